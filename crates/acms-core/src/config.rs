@@ -1,0 +1,530 @@
+//! The `context.*` configuration, read from TOML (`acms.toml` in the repository, or a file the
+//! user names). Key names and defaults are the ACMS spec's; unknown keys and bad values are
+//! errors that name the dotted key.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Error, Result, Tokenizer};
+
+/// The whole configuration file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// The `[context]` table.
+    pub context: ContextConfig,
+}
+
+/// `context.*`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
+pub struct ContextConfig {
+    /// `context.tokenizer`: the tokenizer every budget is counted with.
+    pub tokenizer: Tokenizer,
+    pub hot: HotConfig,
+    pub warm: WarmConfig,
+    pub cold: ColdConfig,
+    pub tiers: TiersConfig,
+    pub budget: BudgetConfig,
+    pub query: QueryConfig,
+    pub file: FileConfig,
+    pub index: IndexConfig,
+    pub strategies: StrategiesConfig,
+    pub executor: ExecutorConfig,
+    pub pipeline: PipelineConfig,
+    pub scoring: ScoringConfig,
+    pub packer: PackerConfig,
+    pub preamble: PreambleConfig,
+    pub llm: LlmConfig,
+}
+
+impl Default for ContextConfig {
+    fn default() -> Self {
+        ContextConfig {
+            tokenizer: Tokenizer::Cl100kBase,
+            hot: HotConfig::default(),
+            warm: WarmConfig::default(),
+            cold: ColdConfig::default(),
+            tiers: TiersConfig::default(),
+            budget: BudgetConfig::default(),
+            query: QueryConfig::default(),
+            file: FileConfig::default(),
+            index: IndexConfig::default(),
+            strategies: StrategiesConfig::default(),
+            executor: ExecutorConfig::default(),
+            pipeline: PipelineConfig::default(),
+            scoring: ScoringConfig::default(),
+            packer: PackerConfig::default(),
+            preamble: PreambleConfig::default(),
+            llm: LlmConfig::default(),
+        }
+    }
+}
+
+macro_rules! defaults {
+    ($ty:ident { $($field:ident : $val:expr),* $(,)? }) => {
+        impl Default for $ty {
+            fn default() -> Self {
+                $ty { $($field: $val),* }
+            }
+        }
+    };
+}
+
+/// `context.hot.*`: the working set loaded into the model's window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
+pub struct HotConfig {
+    pub max_tokens: usize,
+}
+defaults!(HotConfig { max_tokens: 16_000 });
+
+/// `context.warm.*`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
+pub struct WarmConfig {
+    pub max_decisions: usize,
+}
+defaults!(WarmConfig { max_decisions: 100 });
+
+/// `context.cold.*`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
+pub struct ColdConfig {
+    pub max_decisions: usize,
+}
+defaults!(ColdConfig { max_decisions: 500 });
+
+/// `context.tiers.*`: retention of warm and cold context.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
+pub struct TiersConfig {
+    pub warm: WarmRetention,
+    pub cold: ColdRetention,
+}
+
+/// `context.tiers.warm.*`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
+pub struct WarmRetention {
+    pub retention_hours: u64,
+}
+defaults!(WarmRetention { retention_hours: 24 });
+
+/// `context.tiers.cold.*`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
+pub struct ColdRetention {
+    pub retention_days: u64,
+}
+defaults!(ColdRetention { retention_days: 90 });
+
+/// `context.budget.*`: `budget = window - response_reserve - tool_definitions - skeleton`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
+pub struct BudgetConfig {
+    pub response_reserve: usize,
+    pub refresh_threshold: f64,
+    pub min_useful_budget: usize,
+    pub skeleton_ratio: f64,
+}
+defaults!(BudgetConfig {
+    response_reserve: 4096,
+    refresh_threshold: 0.30,
+    min_useful_budget: 500,
+    skeleton_ratio: 0.15,
+});
+
+/// `context.query.*`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
+pub struct QueryConfig {
+    /// Retrieval results below this relevance are discarded.
+    pub min_relevance: f64,
+}
+defaults!(QueryConfig { min_relevance: 0.3 });
+
+/// `context.file.*`: size caps, in bytes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
+pub struct FileConfig {
+    pub max_size: u64,
+    pub max_total_size: u64,
+}
+defaults!(FileConfig {
+    max_size: 1024 * 1024,
+    max_total_size: 50 * 1024 * 1024,
+});
+
+/// `context.index.*`: analyzer limits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
+pub struct IndexConfig {
+    /// Per-file tree-sitter parse timeout; a file that hits it is chunked by lines.
+    pub parse_timeout_ms: u64,
+    /// Lines per chunk for files indexed without a parser.
+    pub chunk_lines: usize,
+}
+defaults!(IndexConfig {
+    parse_timeout_ms: 500,
+    chunk_lines: 60,
+});
+
+/// `context.strategies.*`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
+pub struct StrategiesConfig {
+    pub enabled: Vec<String>,
+    pub breadth_depth_navigator: NavigatorConfig,
+    pub arce: ArceConfig,
+    pub semantic_embedding: SemanticConfig,
+    /// `context.strategies.custom.<name>`: strategies registered in Rust against the trait.
+    pub custom: BTreeMap<String, CustomStrategyConfig>,
+}
+defaults!(StrategiesConfig {
+    enabled: vec![
+        "simple-keyword".into(),
+        "semantic-embedding".into(),
+        "breadth-depth-navigator".into(),
+    ],
+    breadth_depth_navigator: NavigatorConfig::default(),
+    arce: ArceConfig::default(),
+    semantic_embedding: SemanticConfig::default(),
+    custom: BTreeMap::new(),
+});
+
+/// `context.strategies.breadth-depth-navigator.*`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
+pub struct NavigatorConfig {
+    pub max_hops: usize,
+}
+defaults!(NavigatorConfig { max_hops: 4 });
+
+/// `context.strategies.arce.*`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
+pub struct ArceConfig {
+    pub max_rounds: usize,
+}
+defaults!(ArceConfig { max_rounds: 3 });
+
+/// `context.strategies.semantic-embedding.*`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
+pub struct SemanticConfig {
+    /// Directory holding the ONNX model and tokenizer files (see `scripts/fetch-model.sh`);
+    /// unset means the `ACMS_MODEL_DIR` environment variable, then the built-in embedder.
+    pub model_dir: Option<String>,
+    /// Below this many vectors an exact scan is used instead of HNSW.
+    pub exact_scan_below: usize,
+}
+defaults!(SemanticConfig {
+    model_dir: None,
+    exact_scan_below: 20_000,
+});
+
+/// `context.strategies.custom.<name>`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct CustomStrategyConfig {
+    /// Name under which the Rust implementation was registered (defaults to the table name).
+    #[serde(default)]
+    pub class: Option<String>,
+    /// Upper bound on the quality this strategy's results are trusted with, in [0, 1].
+    #[serde(alias = "max_quality")]
+    pub max_quality: f64,
+    /// Free-form settings handed to the strategy.
+    #[serde(default)]
+    pub config: toml::Table,
+}
+
+/// `context.executor.*`: the parallel strategy executor.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
+pub struct ExecutorConfig {
+    pub timeout_seconds: f64,
+    pub circuit_breaker_threshold: u32,
+    /// After this long an open breaker lets one trial call through (half-open).
+    pub circuit_breaker_cooldown_seconds: f64,
+    pub max_workers: usize,
+}
+defaults!(ExecutorConfig {
+    timeout_seconds: 30.0,
+    circuit_breaker_threshold: 3,
+    circuit_breaker_cooldown_seconds: 30.0,
+    max_workers: 4,
+});
+
+/// `context.pipeline.<component>`: the registered implementation name of each stage.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
+pub struct PipelineConfig {
+    pub strategy_selector: String,
+    pub budget_allocator: String,
+    pub strategy_executor: String,
+    pub fragment_deduplicator: String,
+    pub detail_depth_resolver: String,
+    pub fragment_scorer: String,
+    pub budget_packer: String,
+    pub fragment_orderer: String,
+    pub preamble_generator: String,
+    pub skeleton_compressor: String,
+}
+defaults!(PipelineConfig {
+    strategy_selector: "default".into(),
+    budget_allocator: "default".into(),
+    strategy_executor: "default".into(),
+    fragment_deduplicator: "default".into(),
+    detail_depth_resolver: "default".into(),
+    fragment_scorer: "default".into(),
+    budget_packer: "default".into(),
+    fragment_orderer: "default".into(),
+    preamble_generator: "default".into(),
+    skeleton_compressor: "default".into(),
+});
+
+/// `context.scoring.*`: composite score weights and fusion.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
+pub struct ScoringConfig {
+    pub relevance: f64,
+    pub hierarchy: f64,
+    pub strategy_quality: f64,
+    pub recency: f64,
+    /// Similarity above which two fragments count as semantic duplicates.
+    pub dedup_similarity: f64,
+}
+defaults!(ScoringConfig {
+    relevance: 0.4,
+    hierarchy: 0.3,
+    strategy_quality: 0.2,
+    recency: 0.1,
+    dedup_similarity: 0.95,
+});
+
+/// `context.packer.*`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
+pub struct PackerConfig {
+    /// Depths a fragment may fall back through, deepest first.
+    pub depth_fallback: Vec<u8>,
+    pub min_fragment_tokens: usize,
+}
+defaults!(PackerConfig {
+    depth_fallback: vec![9, 4, 2, 0],
+    min_fragment_tokens: 10,
+});
+
+/// `context.preamble.*`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
+pub struct PreambleConfig {
+    pub max_tokens: usize,
+}
+defaults!(PreambleConfig { max_tokens: 200 });
+
+/// `context.llm.*`: an OpenAI-compatible chat-completions endpoint (ARCE, summaries).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
+pub struct LlmConfig {
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    /// Name of the environment variable holding the API key.
+    pub api_key_env: String,
+    pub timeout_seconds: f64,
+}
+defaults!(LlmConfig {
+    base_url: None,
+    model: None,
+    api_key_env: "OPENAI_API_KEY".into(),
+    timeout_seconds: 60.0,
+});
+
+
+impl Config {
+    /// Parses a TOML document; `origin` names it in errors.
+    pub fn from_toml_str(text: &str, origin: &str) -> Result<Config> {
+        let de = toml::Deserializer::parse(text).map_err(|e| Error::Config {
+            origin: origin.to_string(),
+            key: "(syntax)".into(),
+            message: e.message().to_string(),
+        })?;
+        let config: Config = serde_path_to_error::deserialize(de).map_err(|e| Error::Config {
+            origin: origin.to_string(),
+            key: e.path().to_string(),
+            message: e.inner().message().to_string(),
+        })?;
+        config.validate(origin)?;
+        Ok(config)
+    }
+
+    /// Reads and parses a TOML file.
+    pub fn from_file(path: &Path) -> Result<Config> {
+        let text = std::fs::read_to_string(path).map_err(|source| Error::ConfigRead {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Config::from_toml_str(&text, &path.display().to_string())
+    }
+
+    /// `<repo>/acms.toml` when it exists, else the defaults.
+    pub fn for_repo(repo: &Path) -> Result<Config> {
+        let path = repo.join("acms.toml");
+        if path.is_file() {
+            Config::from_file(&path)
+        } else {
+            Ok(Config::default())
+        }
+    }
+
+    /// Range checks that types alone cannot express.
+    fn validate(&self, origin: &str) -> Result<()> {
+        let c = &self.context;
+        let bad = |key: &str, message: String| {
+            Err(Error::Config {
+                origin: origin.to_string(),
+                key: key.to_string(),
+                message,
+            })
+        };
+        let unit = |key: &str, v: f64| {
+            if (0.0..=1.0).contains(&v) {
+                Ok(())
+            } else {
+                bad(key, format!("{v} is outside [0, 1]"))
+            }
+        };
+        unit("context.budget.refresh-threshold", c.budget.refresh_threshold)?;
+        unit("context.budget.skeleton-ratio", c.budget.skeleton_ratio)?;
+        unit("context.query.min-relevance", c.query.min_relevance)?;
+        unit("context.scoring.relevance", c.scoring.relevance)?;
+        unit("context.scoring.hierarchy", c.scoring.hierarchy)?;
+        unit("context.scoring.strategy-quality", c.scoring.strategy_quality)?;
+        unit("context.scoring.recency", c.scoring.recency)?;
+        unit("context.scoring.dedup-similarity", c.scoring.dedup_similarity)?;
+        for (name, s) in &c.strategies.custom {
+            unit(&format!("context.strategies.custom.{name}.max-quality"), s.max_quality)?;
+        }
+        if c.executor.max_workers == 0 {
+            return bad("context.executor.max-workers", "must be at least 1".into());
+        }
+        if !(c.executor.timeout_seconds > 0.0) {
+            return bad("context.executor.timeout-seconds", "must be positive".into());
+        }
+        if c.executor.circuit_breaker_threshold == 0 {
+            return bad(
+                "context.executor.circuit-breaker-threshold",
+                "must be at least 1".into(),
+            );
+        }
+        if c.file.max_size == 0 || c.file.max_total_size < c.file.max_size {
+            return bad(
+                "context.file.max-total-size",
+                "must be positive and at least context.file.max-size".into(),
+            );
+        }
+        if c.packer.depth_fallback.is_empty() {
+            return bad("context.packer.depth-fallback", "must name at least one depth".into());
+        }
+        for d in &c.packer.depth_fallback {
+            if crate::Depth::try_from(*d).is_err() {
+                return bad(
+                    "context.packer.depth-fallback",
+                    format!("{d} is not a depth: use 9, 4, 2, 0"),
+                );
+            }
+        }
+        if c.strategies.enabled.is_empty() {
+            return bad("context.strategies.enabled", "must name at least one strategy".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        Config::from_toml_str(text, "t.toml").unwrap_err().to_string()
+    }
+
+    #[test]
+    fn defaults_are_the_spec_values() {
+        let c = Config::from_toml_str("", "t.toml").unwrap().context;
+        assert_eq!(c.hot.max_tokens, 16_000);
+        assert_eq!(c.budget.response_reserve, 4096);
+        assert_eq!(c.query.min_relevance, 0.3);
+        assert_eq!(c.file.max_size, 1 << 20);
+        assert_eq!(c.file.max_total_size, 50 << 20);
+        assert_eq!(c.budget.refresh_threshold, 0.30);
+        assert_eq!(c.budget.min_useful_budget, 500);
+        assert_eq!(c.budget.skeleton_ratio, 0.15);
+        assert_eq!(
+            c.strategies.enabled,
+            ["simple-keyword", "semantic-embedding", "breadth-depth-navigator"]
+        );
+        assert_eq!(c.strategies.breadth_depth_navigator.max_hops, 4);
+        assert_eq!(c.strategies.arce.max_rounds, 3);
+        assert_eq!(c.executor.timeout_seconds, 30.0);
+        assert_eq!(c.executor.circuit_breaker_threshold, 3);
+        assert_eq!(c.executor.max_workers, 4);
+        assert_eq!(c.tiers.warm.retention_hours, 24);
+        assert_eq!(c.warm.max_decisions, 100);
+        assert_eq!(c.tiers.cold.retention_days, 90);
+        assert_eq!(c.cold.max_decisions, 500);
+        assert_eq!(c.packer.depth_fallback, [9, 4, 2, 0]);
+        assert_eq!(c.preamble.max_tokens, 200);
+        assert_eq!(c.tokenizer, Tokenizer::Cl100kBase);
+    }
+
+    #[test]
+    fn reads_spec_key_names() {
+        let c = Config::from_toml_str(
+            r#"
+            [context]
+            tokenizer = "o200k_base"
+            [context.hot]
+            max-tokens = 8000
+            [context.strategies]
+            enabled = ["simple-keyword"]
+            [context.strategies.breadth-depth-navigator]
+            max-hops = 2
+            [context.strategies.custom.grep]
+            max_quality = 0.5
+            config = { pattern = "TODO" }
+            [context.pipeline]
+            budget-packer = "greedy"
+            "#,
+            "t.toml",
+        )
+        .unwrap()
+        .context;
+        assert_eq!(c.tokenizer, Tokenizer::O200kBase);
+        assert_eq!(c.hot.max_tokens, 8000);
+        assert_eq!(c.strategies.breadth_depth_navigator.max_hops, 2);
+        assert_eq!(c.strategies.custom["grep"].max_quality, 0.5);
+        assert_eq!(c.pipeline.budget_packer, "greedy");
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_name_the_key() {
+        let e = err("[context.hot]\nmax-tokns = 1\n");
+        assert!(e.contains("context.hot") && e.contains("max-tokns"), "{e}");
+        let e = err("[context.hot]\nmax-tokens = \"many\"\n");
+        assert!(e.contains("context.hot.max-tokens"), "{e}");
+        let e = err("[context.query]\nmin-relevance = 1.5\n");
+        assert!(e.contains("context.query.min-relevance"), "{e}");
+        let e = err("[context.packer]\ndepth-fallback = [9, 3]\n");
+        assert!(e.contains("context.packer.depth-fallback"), "{e}");
+        let e = err("[context]\ntokenizer = \"gpt2\"\n");
+        assert!(e.contains("context.tokenizer"), "{e}");
+        let e = err("[contxt]\n");
+        assert!(e.contains("contxt"), "{e}");
+        let e = err("[context.executor]\nmax-workers = 0\n");
+        assert!(e.contains("context.executor.max-workers"), "{e}");
+    }
+}

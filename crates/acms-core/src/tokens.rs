@@ -1,0 +1,124 @@
+//! Exact token counting with the configured BPE tokenizer.
+
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
+use tiktoken_rs::CoreBPE;
+
+/// Counts tokens exactly as a provider's tokenizer would.
+///
+/// BPE counts are not additive: `count(a + b)` may differ from `count(a) + count(b)`, so a
+/// budget is only ever checked on the final text.
+pub trait TokenCounter: Send + Sync {
+    /// The exact number of tokens in `text`.
+    fn count(&self, text: &str) -> usize;
+    /// The tokenizer's name, e.g. `cl100k_base`.
+    fn name(&self) -> &str;
+}
+
+/// The tokenizers acms counts with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub enum Tokenizer {
+    /// GPT-3.5/GPT-4 tokenizer (the default).
+    #[default]
+    #[serde(rename = "cl100k_base", alias = "cl100k")]
+    Cl100kBase,
+    /// GPT-4o and later tokenizer.
+    #[serde(rename = "o200k_base", alias = "o200k")]
+    O200kBase,
+}
+
+impl Tokenizer {
+    /// The canonical name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tokenizer::Cl100kBase => "cl100k_base",
+            Tokenizer::O200kBase => "o200k_base",
+        }
+    }
+
+    /// A counter for this tokenizer; the BPE tables are built once per process.
+    pub fn counter(self) -> TiktokenCounter {
+        TiktokenCounter { tokenizer: self }
+    }
+}
+
+impl std::str::FromStr for Tokenizer {
+    type Err = crate::Error;
+    fn from_str(s: &str) -> crate::Result<Tokenizer> {
+        match s {
+            "cl100k_base" | "cl100k" => Ok(Tokenizer::Cl100kBase),
+            "o200k_base" | "o200k" => Ok(Tokenizer::O200kBase),
+            other => Err(crate::Error::UnknownTokenizer(other.to_string())),
+        }
+    }
+}
+
+impl std::fmt::Display for Tokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// [`TokenCounter`] backed by `tiktoken-rs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TiktokenCounter {
+    tokenizer: Tokenizer,
+}
+
+impl TiktokenCounter {
+    fn bpe(&self) -> &'static CoreBPE {
+        static CL100K: OnceLock<CoreBPE> = OnceLock::new();
+        static O200K: OnceLock<CoreBPE> = OnceLock::new();
+        // The BPE tables ship inside tiktoken-rs, so building them cannot fail at run time.
+        match self.tokenizer {
+            Tokenizer::Cl100kBase => CL100K
+                .get_or_init(|| tiktoken_rs::cl100k_base().expect("bundled cl100k_base tables")),
+            Tokenizer::O200kBase => O200K
+                .get_or_init(|| tiktoken_rs::o200k_base().expect("bundled o200k_base tables")),
+        }
+    }
+
+    /// The tokenizer this counter uses.
+    pub fn tokenizer(&self) -> Tokenizer {
+        self.tokenizer
+    }
+}
+
+impl TokenCounter for TiktokenCounter {
+    fn count(&self, text: &str) -> usize {
+        if text.is_empty() {
+            return 0;
+        }
+        // Special-token strings in source code are plain text to a provider's user content.
+        self.bpe().encode_ordinary(text).len()
+    }
+
+    fn name(&self) -> &str {
+        self.tokenizer.name()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_known_strings() {
+        let c = Tokenizer::Cl100kBase.counter();
+        assert_eq!(c.count(""), 0);
+        assert_eq!(c.count("hello world"), 2);
+        let o = Tokenizer::O200kBase.counter();
+        assert_eq!(o.count("hello world"), 2);
+        assert_eq!("o200k".parse::<Tokenizer>().unwrap(), Tokenizer::O200kBase);
+        assert!("gpt2".parse::<Tokenizer>().is_err());
+    }
+
+    #[test]
+    fn counts_are_not_additive() {
+        // Why budgets are verified on the final text: concatenation merges tokens.
+        let c = Tokenizer::Cl100kBase.counter();
+        let (a, b) = ("hel", "lo");
+        assert_ne!(c.count(a) + c.count(b), c.count(&format!("{a}{b}")));
+    }
+}

@@ -1,0 +1,9 @@
+//! The acms knowledge index (UKO): walks a repository, analyzes each file with tree-sitter
+//! into symbols rendered at four detail depths with exact token counts, links them with
+//! edges, and keeps it all in an on-disk store that is updated incrementally.
+
+pub mod analyze;
+pub mod model;
+
+pub use analyze::{Analyzer, ParseLimits, analyzer_for, detect_language};
+pub use model::{Language, NodeKind, ParsedFile, ParsedImport, ParsedNode, ParsedRef, RefKind};
