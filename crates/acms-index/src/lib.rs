@@ -3,7 +3,15 @@
 //! edges, and keeps it all in an on-disk store that is updated incrementally.
 
 pub mod analyze;
+mod build;
+mod error;
 pub mod model;
+pub mod store;
+mod walk;
+
+pub use build::{IndexOptions, IndexReport, NodeChanges, Warning, index_repo};
+pub use error::{Error, Result};
+pub use store::{EdgeKind, EdgeRecord, FileRecord, Meta, NodeRecord, Store};
 
 pub use analyze::{Analyzer, ParseLimits, analyzer_for, detect_language};
 pub use model::{Language, NodeKind, ParsedFile, ParsedImport, ParsedNode, ParsedRef, RefKind};

@@ -1,0 +1,72 @@
+//! The `acms` binary: argument parsing and output formats only. Every command is one call on
+//! the `acms` library API.
+//!
+//! Exit codes: 0 success; 1 an error (message on stderr says what to do); 2 bad usage.
+
+mod index;
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+#[derive(Parser)]
+#[command(
+    name = "acms",
+    version,
+    about = "The right context at the right size for LLM agents"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Index a repository (incremental: only changed files are re-parsed).
+    Index(index::IndexArgs),
+}
+
+/// Output format shared by the commands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum Format {
+    /// Human-readable text.
+    #[default]
+    Text,
+    /// One JSON document for machines.
+    Json,
+}
+
+/// The configuration: `--config FILE`, else `<repo>/acms.toml`, else the defaults.
+pub fn load_config(config: Option<&Path>, repo: Option<&Path>) -> anyhow::Result<acms::Config> {
+    Ok(match (config, repo) {
+        (Some(path), _) => acms::Config::from_file(path)?,
+        (None, Some(repo)) => acms::Config::for_repo(repo)?,
+        (None, None) => acms::Config::default(),
+    })
+}
+
+/// Whether progress bars should be drawn.
+pub fn interactive() -> bool {
+    std::io::stderr().is_terminal()
+}
+
+/// The index directory: `--index DIR`, else `<repo>/.acms`.
+pub fn index_dir(index: Option<&PathBuf>, repo: &Path) -> PathBuf {
+    index.cloned().unwrap_or_else(|| repo.join(".acms"))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Index(args) => index::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(1)
+        }
+    }
+}

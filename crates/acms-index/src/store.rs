@@ -1,0 +1,596 @@
+//! The on-disk store: one SQLite database (`index.sqlite`) in the index directory holding
+//! files (with their text), nodes (renderings and exact token counts per depth), raw
+//! references and imports, and the resolved edges.
+//!
+//! **Architecture Invariant:** every index run is one SQLite transaction, so a run killed at
+//! any point leaves the previous index readable. The derived keyword and vector indexes
+//! (owned by `acms-retrieve`) record the store's `generation` to detect that they are stale.
+//!
+//! This module does not parse, walk or count tokens: it stores what the builder hands it.
+
+use std::path::{Path, PathBuf};
+
+use acms_core::{Depth, NodeId};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Language, NodeKind};
+use crate::{Error, Result};
+
+/// Bumped on every incompatible change of the schema or of what is stored.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// File name of the database inside the index directory.
+pub const DB_FILE: &str = "index.sqlite";
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, hash TEXT NOT NULL, language TEXT NOT NULL, size INTEGER NOT NULL,
+    mtime INTEGER NOT NULL, modified INTEGER NOT NULL, content TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS nodes (
+    id INTEGER PRIMARY KEY, path TEXT NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL,
+    qualified_name TEXT NOT NULL, parent INTEGER, start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL, start_byte INTEGER NOT NULL, end_byte INTEGER NOT NULL,
+    signature TEXT NOT NULL, doc TEXT, with_doc TEXT NOT NULL, skeleton TEXT NOT NULL,
+    tok0 INTEGER NOT NULL, tok2 INTEGER NOT NULL, tok4 INTEGER NOT NULL, tok9 INTEGER NOT NULL,
+    seq INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS nodes_path ON nodes(path);
+CREATE TABLE IF NOT EXISTS refs (path TEXT NOT NULL, src INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS refs_path ON refs(path);
+CREATE TABLE IF NOT EXISTS imports (path TEXT NOT NULL, module TEXT NOT NULL, names TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS imports_path ON imports(path);
+CREATE TABLE IF NOT EXISTS edges (src INTEGER NOT NULL, dst INTEGER NOT NULL, kind TEXT NOT NULL, confidence REAL NOT NULL);
+";
+
+/// Deletes the database files of the index at `index_dir` (used by a rebuild of an index
+/// this build cannot read).
+pub(crate) fn remove_db(index_dir: &Path) -> Result<()> {
+    for suffix in ["", "-wal", "-shm"] {
+        let path = index_dir.join(format!("{DB_FILE}{suffix}"));
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => return Err(Error::IndexDir { path, source }),
+        }
+    }
+    Ok(())
+}
+
+/// An edge kind of the UKO graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EdgeKind {
+    /// Parent contains child (module → class → method).
+    Contains,
+    /// Module imports module (resolved to a repository file).
+    Imports,
+    /// A node calls or references another, resolved by name.
+    Calls,
+    /// A class/impl inherits or implements another.
+    Inherits,
+}
+
+impl EdgeKind {
+    /// Stable name used in the store.
+    pub fn name(self) -> &'static str {
+        match self {
+            EdgeKind::Contains => "contains",
+            EdgeKind::Imports => "imports",
+            EdgeKind::Calls => "calls",
+            EdgeKind::Inherits => "inherits",
+        }
+    }
+
+    fn from_name(s: &str) -> Option<EdgeKind> {
+        Some(match s {
+            "contains" => EdgeKind::Contains,
+            "imports" => EdgeKind::Imports,
+            "calls" => EdgeKind::Calls,
+            "inherits" => EdgeKind::Inherits,
+            _ => return None,
+        })
+    }
+}
+
+/// A resolved edge; `confidence` is 1.0 for structural edges and lower for name-based ones.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct EdgeRecord {
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub kind: EdgeKind,
+    pub confidence: f32,
+}
+
+/// A stored file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRecord {
+    /// Repository-relative, `/`-separated.
+    pub path: String,
+    pub hash: String,
+    pub language: Language,
+    pub size: u64,
+    /// File system mtime (seconds), used to skip re-reading unchanged files.
+    pub mtime: i64,
+    /// Last change (seconds): the latest git commit touching the file when known, else mtime.
+    pub modified: i64,
+}
+
+/// A stored node, without its depth 2/4/9 texts (see [`Store::text`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeRecord {
+    pub id: NodeId,
+    pub path: String,
+    pub kind: NodeKind,
+    pub name: String,
+    pub qualified_name: String,
+    pub parent: Option<NodeId>,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub start_byte: usize,
+    pub end_byte: usize,
+    pub signature: String,
+    pub doc: Option<String>,
+    /// Exact token counts at depths 0, 2, 4, 9 (indexed by [`Depth::index`]).
+    pub tokens: [u32; 4],
+}
+
+impl NodeRecord {
+    /// Exact tokens of the rendering at `depth`.
+    pub fn tokens_at(&self, depth: Depth) -> u32 {
+        self.tokens[depth.index()]
+    }
+}
+
+/// Everything stored for one file by one index run.
+#[derive(Debug, Clone, Default)]
+pub struct FileRows {
+    pub nodes: Vec<NodeRow>,
+    pub refs: Vec<(NodeId, String, crate::model::RefKind)>,
+    pub imports: Vec<crate::model::ParsedImport>,
+}
+
+/// A node as written, with all renderings.
+#[derive(Debug, Clone)]
+pub struct NodeRow {
+    pub record: NodeRecord,
+    pub with_doc: String,
+    pub skeleton: String,
+}
+
+/// Store-level facts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Meta {
+    pub format_version: u32,
+    /// Absolute path of the indexed repository.
+    pub repo_root: PathBuf,
+    /// Name of the tokenizer every stored count was made with.
+    pub tokenizer: String,
+    /// Incremented by every committed run.
+    pub generation: u64,
+}
+
+/// The SQLite-backed index store.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    fn err(&self, source: rusqlite::Error) -> Error {
+        Error::Store {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// Opens an existing index read-only, checking its format version.
+    pub fn open(index_dir: &Path) -> Result<Store> {
+        let path = index_dir.join(DB_FILE);
+        if !path.is_file() {
+            return Err(Error::IndexNotFound(index_dir.to_path_buf()));
+        }
+        let conn = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(
+            |source| Error::Store {
+                path: path.clone(),
+                source,
+            },
+        )?;
+        let store = Store { conn, path };
+        store.check_version(index_dir)?;
+        Ok(store)
+    }
+
+    /// Opens (creating if needed) an index for writing.
+    pub fn open_for_write(index_dir: &Path) -> Result<Store> {
+        std::fs::create_dir_all(index_dir).map_err(|source| Error::IndexDir {
+            path: index_dir.to_path_buf(),
+            source,
+        })?;
+        let path = index_dir.join(DB_FILE);
+        let fresh = !path.exists();
+        let conn = Connection::open(&path).map_err(|source| Error::Store {
+            path: path.clone(),
+            source,
+        })?;
+        let store = Store { conn, path };
+        store
+            .conn
+            .execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+            .map_err(|e| store.err(e))?;
+        if fresh {
+            store.conn.execute_batch(SCHEMA).map_err(|e| store.err(e))?;
+            store
+                .conn
+                .execute(
+                    "INSERT INTO meta(key, value) VALUES ('format_version', ?1)",
+                    params![FORMAT_VERSION.to_string()],
+                )
+                .map_err(|e| store.err(e))?;
+        } else {
+            store.check_version(index_dir)?;
+        }
+        Ok(store)
+    }
+
+    fn check_version(&self, index_dir: &Path) -> Result<()> {
+        let found = self.meta_value("format_version")?;
+        let found: u32 = found.and_then(|v| v.parse().ok()).unwrap_or(0);
+        if found != FORMAT_VERSION {
+            return Err(Error::FormatVersion {
+                path: index_dir.to_path_buf(),
+                found,
+                expected: FORMAT_VERSION,
+            });
+        }
+        Ok(())
+    }
+
+    fn meta_value(&self, key: &str) -> Result<Option<String>> {
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", params![key], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Store-level facts; an index that never completed a run has generation 0.
+    pub fn meta(&self) -> Result<Meta> {
+        Ok(Meta {
+            format_version: FORMAT_VERSION,
+            repo_root: PathBuf::from(self.meta_value("repo_root")?.unwrap_or_default()),
+            tokenizer: self.meta_value("tokenizer")?.unwrap_or_default(),
+            generation: self
+                .meta_value("generation")?
+                .and_then(|g| g.parse().ok())
+                .unwrap_or(0),
+        })
+    }
+
+    /// All files.
+    pub fn files(&self) -> Result<Vec<FileRecord>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT path, hash, language, size, mtime, modified FROM files ORDER BY path")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                let lang: String = r.get(2)?;
+                Ok(FileRecord {
+                    path: r.get(0)?,
+                    hash: r.get(1)?,
+                    language: Language::from_name(&lang).unwrap_or(Language::Text),
+                    size: r.get::<_, i64>(3)? as u64,
+                    mtime: r.get(4)?,
+                    modified: r.get(5)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The stored text of the file at `path`.
+    pub fn file_content(&self, path: &str) -> Result<Option<String>> {
+        self.conn
+            .query_row(
+                "SELECT content FROM files WHERE path = ?1",
+                params![path],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// All nodes, in path then source order.
+    pub fn nodes(&self) -> Result<Vec<NodeRecord>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, path, kind, name, qualified_name, parent, start_line, end_line,
+                        start_byte, end_byte, signature, doc, tok0, tok2, tok4, tok9
+                 FROM nodes ORDER BY path, seq",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                let kind: String = r.get(2)?;
+                Ok(NodeRecord {
+                    id: NodeId(r.get::<_, i64>(0)? as u64),
+                    path: r.get(1)?,
+                    kind: NodeKind::from_name(&kind).unwrap_or(NodeKind::Chunk),
+                    name: r.get(3)?,
+                    qualified_name: r.get(4)?,
+                    parent: r.get::<_, Option<i64>>(5)?.map(|p| NodeId(p as u64)),
+                    start_line: r.get(6)?,
+                    end_line: r.get(7)?,
+                    start_byte: r.get::<_, i64>(8)? as usize,
+                    end_byte: r.get::<_, i64>(9)? as usize,
+                    signature: r.get(10)?,
+                    doc: r.get(11)?,
+                    tokens: [r.get(12)?, r.get(13)?, r.get(14)?, r.get(15)?],
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The rendering of node `id` at `depth`: exactly the text whose tokens were counted.
+    pub fn text(&self, id: NodeId, depth: Depth) -> Result<String> {
+        let row = self
+            .conn
+            .query_row(
+                "SELECT n.signature, n.with_doc, n.skeleton, n.start_byte, n.end_byte, f.content
+                 FROM nodes n JOIN files f ON f.path = n.path WHERE n.id = ?1",
+                params![id.0 as i64],
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, i64>(3)? as usize,
+                        r.get::<_, i64>(4)? as usize,
+                        r.get::<_, String>(5)?,
+                    ))
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))?
+            .ok_or(Error::UnknownNode(id))?;
+        let (signature, with_doc, skeleton, start, end, content) = row;
+        Ok(match depth {
+            Depth::Signature => signature,
+            Depth::Doc => with_doc,
+            Depth::Skeleton => skeleton,
+            Depth::Full => content.get(start..end).unwrap_or_default().to_string(),
+        })
+    }
+
+    /// All resolved edges.
+    pub fn edges(&self) -> Result<Vec<EdgeRecord>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT src, dst, kind, confidence FROM edges ORDER BY src, dst, kind")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                let kind: String = r.get(2)?;
+                Ok(EdgeRecord {
+                    src: NodeId(r.get::<_, i64>(0)? as u64),
+                    dst: NodeId(r.get::<_, i64>(1)? as u64),
+                    kind: EdgeKind::from_name(&kind).unwrap_or(EdgeKind::Calls),
+                    confidence: r.get::<_, f64>(3)? as f32,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Raw references of all files: (source node, name, kind).
+    pub(crate) fn refs(&self) -> Result<Vec<(NodeId, String, crate::model::RefKind)>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT src, name, kind FROM refs")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                let kind: String = r.get(2)?;
+                let kind = if kind == "inherits" {
+                    crate::model::RefKind::Inherits
+                } else {
+                    crate::model::RefKind::Call
+                };
+                Ok((NodeId(r.get::<_, i64>(0)? as u64), r.get(1)?, kind))
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Raw imports of all files: (importing path, module as written).
+    pub(crate) fn imports(&self) -> Result<Vec<(String, String)>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT path, module FROM imports")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Starts the one transaction of an index run.
+    pub(crate) fn begin(&mut self) -> Result<Tx<'_>> {
+        let path = self.path.clone();
+        let tx = self.conn.transaction().map_err(|source| Error::Store {
+            path: path.clone(),
+            source,
+        })?;
+        Ok(Tx { tx, path })
+    }
+}
+
+/// The write transaction of one index run; dropped without [`Tx::commit`] it rolls back.
+pub(crate) struct Tx<'a> {
+    tx: rusqlite::Transaction<'a>,
+    path: PathBuf,
+}
+
+impl Tx<'_> {
+    fn err(&self, source: rusqlite::Error) -> Error {
+        Error::Store {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    pub(crate) fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        self.tx
+            .execute(
+                "INSERT INTO meta(key, value) VALUES (?1, ?2)
+                 ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                params![key, value],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// Removes a file and everything derived from it.
+    pub(crate) fn remove_file(&self, path: &str) -> Result<()> {
+        for sql in [
+            "DELETE FROM files WHERE path = ?1",
+            "DELETE FROM nodes WHERE path = ?1",
+            "DELETE FROM refs WHERE path = ?1",
+            "DELETE FROM imports WHERE path = ?1",
+        ] {
+            self.tx
+                .prepare_cached(sql)
+                .and_then(|mut s| s.execute(params![path]))
+                .map_err(|e| self.err(e))?;
+        }
+        Ok(())
+    }
+
+    /// Updates only the stat fields of an unchanged file.
+    pub(crate) fn touch_file(&self, path: &str, mtime: i64, modified: i64) -> Result<()> {
+        self.tx
+            .prepare_cached("UPDATE files SET mtime = ?2, modified = ?3 WHERE path = ?1")
+            .and_then(|mut s| s.execute(params![path, mtime, modified]))
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// Writes a (new or changed) file with its rows, replacing what was stored for it.
+    pub(crate) fn put_file(&self, file: &FileRecord, content: &str, rows: &FileRows) -> Result<()> {
+        self.remove_file(&file.path)?;
+        self.tx
+            .prepare_cached(
+                "INSERT INTO files(path, hash, language, size, mtime, modified, content)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
+                    file.path,
+                    file.hash,
+                    file.language.name(),
+                    file.size as i64,
+                    file.mtime,
+                    file.modified,
+                    content
+                ])
+            })
+            .map_err(|e| self.err(e))?;
+        let mut insert = self
+            .tx
+            .prepare_cached(
+                "INSERT OR REPLACE INTO nodes(id, path, kind, name, qualified_name, parent,
+                    start_line, end_line, start_byte, end_byte, signature, doc, with_doc,
+                    skeleton, tok0, tok2, tok4, tok9, seq)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
+                    ?16, ?17, ?18, ?19)",
+            )
+            .map_err(|e| self.err(e))?;
+        for (seq, row) in rows.nodes.iter().enumerate() {
+            let n = &row.record;
+            insert
+                .execute(params![
+                    n.id.0 as i64,
+                    n.path,
+                    n.kind.name(),
+                    n.name,
+                    n.qualified_name,
+                    n.parent.map(|p| p.0 as i64),
+                    n.start_line,
+                    n.end_line,
+                    n.start_byte as i64,
+                    n.end_byte as i64,
+                    n.signature,
+                    n.doc,
+                    row.with_doc,
+                    row.skeleton,
+                    n.tokens[0],
+                    n.tokens[1],
+                    n.tokens[2],
+                    n.tokens[3],
+                    seq as i64,
+                ])
+                .map_err(|e| self.err(e))?;
+        }
+        let mut insert = self
+            .tx
+            .prepare_cached("INSERT INTO refs(path, src, name, kind) VALUES (?1, ?2, ?3, ?4)")
+            .map_err(|e| self.err(e))?;
+        for (src, name, kind) in &rows.refs {
+            let kind = match kind {
+                crate::model::RefKind::Call => "call",
+                crate::model::RefKind::Inherits => "inherits",
+            };
+            insert
+                .execute(params![file.path, src.0 as i64, name, kind])
+                .map_err(|e| self.err(e))?;
+        }
+        let mut insert = self
+            .tx
+            .prepare_cached("INSERT INTO imports(path, module, names) VALUES (?1, ?2, ?3)")
+            .map_err(|e| self.err(e))?;
+        for imp in &rows.imports {
+            insert
+                .execute(params![file.path, imp.module, imp.names.join(",")])
+                .map_err(|e| self.err(e))?;
+        }
+        Ok(())
+    }
+
+    /// Replaces every edge.
+    pub(crate) fn replace_edges(&self, edges: &[EdgeRecord]) -> Result<()> {
+        self.tx
+            .execute("DELETE FROM edges", [])
+            .map_err(|e| self.err(e))?;
+        let mut insert = self
+            .tx
+            .prepare_cached("INSERT INTO edges(src, dst, kind, confidence) VALUES (?1, ?2, ?3, ?4)")
+            .map_err(|e| self.err(e))?;
+        for e in edges {
+            insert
+                .execute(params![
+                    e.src.0 as i64,
+                    e.dst.0 as i64,
+                    e.kind.name(),
+                    e.confidence as f64
+                ])
+                .map_err(|err| self.err(err))?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn commit(self) -> Result<()> {
+        let path = self.path;
+        self.tx
+            .commit()
+            .map_err(|source| Error::Store { path, source })
+    }
+}

@@ -1,0 +1,121 @@
+//! Each bad input degrades to one warning naming the file; the run goes on.
+
+use acms_index::{Error, IndexOptions, index_repo};
+
+use crate::{index, open, warnings_for, write_repo};
+
+#[test]
+fn bad_files_warn_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    let mut big = b"x = 1\n".repeat(200_000);
+    big.push(b'\n');
+    let nested_py = format!("x = {}{}\n", "[".repeat(10_000), "]".repeat(10_000));
+    write_repo(
+        repo,
+        &[
+            ("good.py", b"def ok():\n    return 1\n"),
+            ("image.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"),
+            ("latin1.py", b"def caf\xe9():\n    return 1\n"),
+            ("empty.py", b""),
+            ("big.py", &big),
+            (
+                "broken.py",
+                b"def broken(:\n    return\n\ndef fine():\n    return 2\n",
+            ),
+            ("nested.py", nested_py.as_bytes()),
+        ],
+    );
+    std::os::unix::fs::symlink(repo.join("loop"), repo.join("loop/inner")).ok();
+    std::fs::create_dir_all(repo.join("loop")).unwrap();
+    std::os::unix::fs::symlink(repo.join("loop"), repo.join("loop/self")).unwrap();
+    std::os::unix::fs::symlink(repo.join("missing.py"), repo.join("dangling.py")).unwrap();
+
+    let report = index(repo);
+
+    assert_eq!(warnings_for(&report, "image.png").len(), 1, "{report:#?}");
+    assert!(warnings_for(&report, "image.png")[0].contains("binary"));
+    assert_eq!(warnings_for(&report, "latin1.py").len(), 1);
+    assert!(warnings_for(&report, "latin1.py")[0].contains("UTF-8"));
+    assert_eq!(warnings_for(&report, "empty.py").len(), 1);
+    assert_eq!(warnings_for(&report, "big.py").len(), 1);
+    assert!(warnings_for(&report, "big.py")[0].contains("max-size"));
+    assert!(!warnings_for(&report, "broken.py").is_empty());
+    assert_eq!(warnings_for(&report, "dangling.py").len(), 1);
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.message.contains("symlink loop")),
+        "{:#?}",
+        report.warnings
+    );
+
+    let store = open(repo);
+    let nodes = store.nodes().unwrap();
+    let names: Vec<&str> = nodes.iter().map(|n| n.qualified_name.as_str()).collect();
+    assert!(names.contains(&"good.ok"), "{names:?}");
+    // What tree-sitter recovers from a file with a syntax error is still indexed.
+    assert!(names.contains(&"broken.fine"), "{names:?}");
+    // Invalid bytes are replaced, the symbol is kept.
+    assert!(
+        names.iter().any(|n| n.starts_with("latin1.caf")),
+        "{names:?}"
+    );
+    // Pathological nesting is indexed without overflowing the stack.
+    assert!(nodes.iter().any(|n| n.path == "nested.py"));
+    assert!(
+        !nodes
+            .iter()
+            .any(|n| n.path == "image.png" || n.path == "big.py")
+    );
+}
+
+#[test]
+fn missing_repo_and_unwritable_index_dir_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope");
+    assert!(matches!(
+        index_repo(&missing, &IndexOptions::new(&missing)),
+        Err(Error::RepoNotFound(_))
+    ));
+    write_repo(dir.path(), &[("a.py", b"x = 1\n"), ("file", b"")]);
+    let mut opts = IndexOptions::new(dir.path());
+    // A directory cannot be created below a regular file, even by root.
+    opts.index_dir = dir.path().join("file/index");
+    let err = index_repo(dir.path(), &opts).unwrap_err();
+    assert!(matches!(err, Error::IndexDir { .. }), "{err}");
+}
+
+#[test]
+fn a_missing_index_and_a_foreign_format_say_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = acms_index::Store::open(dir.path())
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("acms index"), "{err}");
+
+    write_repo(dir.path(), &[("a.py", b"x = 1\n")]);
+    index(dir.path());
+    set_format(dir.path(), 999);
+    let err = acms_index::Store::open(&dir.path().join(".acms"))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("--rebuild"), "{err}");
+    let mut opts = IndexOptions::new(dir.path());
+    opts.rebuild = true;
+    index_repo(dir.path(), &opts).expect("rebuild replaces an unreadable index");
+    assert!(acms_index::Store::open(&dir.path().join(".acms")).is_ok());
+}
+
+/// Rewrites the stored format version, as an index from another acms version would have.
+fn set_format(repo: &std::path::Path, version: u32) {
+    let conn = rusqlite::Connection::open(repo.join(".acms/index.sqlite")).unwrap();
+    conn.execute(
+        "UPDATE meta SET value = ?1 WHERE key = 'format_version'",
+        [version.to_string()],
+    )
+    .unwrap();
+}
