@@ -1,0 +1,435 @@
+//! [`KeywordIndex`]: the persisted tantivy index, its atomic incremental updates, its
+//! generation counter, and BM25 search with matched-term reasons.
+//!
+//! **Architecture Invariant:** every [`KeywordIndex::apply`] is one tantivy commit. tantivy
+//! publishes a commit by atomically replacing `meta.json`, so a process killed during `apply`
+//! leaves the previous commit (and its generation) readable; the orphaned segment files are
+//! garbage-collected by the next successful commit.
+//!
+//! This module does not know about UKO nodes or the store: the caller maps its nodes to
+//! [`KeywordDoc`]s and keeps the generation of the store and of this index in step.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use tantivy::collector::TopDocs;
+use tantivy::directory::MmapDirectory;
+use tantivy::indexer::UserOperation;
+use tantivy::schema::IndexRecordOption;
+use tantivy::{
+    DocId, DocSet, Index, IndexReader, IndexSettings, IndexWriter, ReloadPolicy, TantivyDocument,
+    TantivyError, Term,
+};
+
+use crate::error::{Error, Result};
+use crate::query::{boolean_query, candidate_terms, clauses, select_terms, stem};
+use crate::schema::{Fields, register_analyzers, stemmer};
+
+/// One searchable symbol (a UKO node, or anything else with an id).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KeywordDoc {
+    /// Caller-chosen id, unique within the index (acms uses `NodeId.0`).
+    pub id: u64,
+    /// Repository-relative path of the file the symbol is in.
+    pub path: String,
+    /// Fully qualified name (`pkg.module.Class.method`, `crate::mod::Type`).
+    pub qualified_name: String,
+    /// Short name (`method`).
+    pub name: String,
+    /// Kind (`function`, `class`, …). Not searched: it is kept for callers that build docs
+    /// generically; filter by kind in the caller.
+    pub kind: String,
+    /// Declaration line(s).
+    pub signature: String,
+    /// Docstring or doc comment (English prose, stemmed).
+    pub doc: String,
+    /// Full source text.
+    pub body: String,
+}
+
+/// One search result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeywordHit {
+    /// The [`KeywordDoc::id`] that matched.
+    pub id: u64,
+    /// Raw BM25 score, summed over the boosted field clauses that matched.
+    pub score: f32,
+    /// `score` divided by the best score of this result list, so the top hit is 1.0 and the
+    /// rest fall in (0, 1]. It is relative to the query: it ranks hits against each other, and
+    /// says nothing about how good the best hit is (see `matched_terms` for that).
+    pub relevance: f32,
+    /// The query terms (lowercased, unstemmed, in query order) found in this document in any
+    /// field.
+    pub matched_terms: Vec<String>,
+}
+
+/// Bumped when the schema or the payload layout changes incompatibly.
+const PAYLOAD_FORMAT: u32 = 1;
+
+/// What each commit records besides the documents.
+#[derive(Serialize, Deserialize)]
+struct Payload {
+    format: u32,
+    generation: u64,
+}
+
+/// Writer memory per indexing thread; tantivy requires at least 15 MB.
+const WRITER_BYTES_PER_THREAD: usize = 32_000_000;
+/// Results fetched beyond `limit` so that ties at the cut are broken by id, not by segment
+/// layout.
+const TIE_MARGIN: usize = 16;
+
+/// A tantivy keyword index over code symbols, persisted in one directory.
+///
+/// A `KeywordIndex` sees its own commits immediately; call [`KeywordIndex::reload`] to see
+/// commits made by another process. Only one process at a time may `apply` (tantivy's writer
+/// lock, taken on the first `apply` and held until drop); any number may search.
+pub struct KeywordIndex {
+    dir: PathBuf,
+    index: Index,
+    reader: IndexReader,
+    writer: Option<IndexWriter>,
+    fields: Fields,
+    generation: u64,
+}
+
+impl std::fmt::Debug for KeywordIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeywordIndex")
+            .field("dir", &self.dir)
+            .field("generation", &self.generation)
+            .field("writing", &self.writer.is_some())
+            .finish()
+    }
+}
+
+impl KeywordIndex {
+    /// Opens the index in `dir`, creating the directory and an empty index (generation 0) if
+    /// needed.
+    pub fn create_or_open(dir: impl AsRef<Path>) -> Result<KeywordIndex> {
+        let dir = dir.as_ref().to_path_buf();
+        std::fs::create_dir_all(&dir).map_err(|source| Error::CreateDir {
+            path: dir.clone(),
+            source,
+        })?;
+        let tv = |source: TantivyError| Error::Tantivy {
+            path: dir.clone(),
+            source,
+        };
+        let mmap = MmapDirectory::open(&dir).map_err(|e| tv(e.into()))?;
+        let (schema, fields) = Fields::schema();
+        let index = if Index::exists(&mmap).map_err(|e| tv(e.into()))? {
+            let index = Index::open(mmap).map_err(tv)?;
+            if index.schema() != schema {
+                return Err(Error::SchemaMismatch { path: dir });
+            }
+            index
+        } else {
+            Index::create(mmap, schema, IndexSettings::default()).map_err(tv)?
+        };
+        register_analyzers(index.tokenizers());
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(tv)?;
+        let generation = read_generation(&dir, &index)?;
+        Ok(KeywordIndex {
+            dir,
+            index,
+            reader,
+            writer: None,
+            fields,
+            generation,
+        })
+    }
+
+    /// The directory the index lives in.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The generation recorded by the last commit this index has seen (0 for a new index).
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Number of live documents.
+    pub fn num_docs(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    /// Removes the documents with ids in `remove_ids`, adds `add`, and bumps the generation
+    /// by one, as a single atomic commit. An added id replaces any document already stored
+    /// under it, so re-adding a changed node needs no explicit removal. Removing an id that
+    /// is not in the index is not an error.
+    pub fn apply(&mut self, remove_ids: &[u64], add: &[KeywordDoc]) -> Result<()> {
+        let next = self.generation.saturating_add(1);
+        self.apply_with_generation(remove_ids, add, next)
+    }
+
+    /// Like [`KeywordIndex::apply`], but records `generation` (for example the generation of
+    /// the caller's store) instead of incrementing.
+    pub fn apply_with_generation(
+        &mut self,
+        remove_ids: &[u64],
+        add: &[KeywordDoc],
+        generation: u64,
+    ) -> Result<()> {
+        self.stage(remove_ids, add)?;
+        let payload = serde_json::to_string(&Payload {
+            format: PAYLOAD_FORMAT,
+            generation,
+        })
+        .unwrap_or_default();
+        let writer = self.writer()?;
+        let committed = writer.prepare_commit().and_then(|mut prepared| {
+            prepared.set_payload(&payload);
+            prepared.commit()
+        });
+        if let Err(source) = committed {
+            // Leave the writer clean for the next call; the on-disk index is still at the
+            // previous commit either way.
+            let _ = writer.rollback();
+            return Err(self.tantivy(source));
+        }
+        self.reader.reload().map_err(|e| self.tantivy(e))?;
+        self.generation = generation;
+        Ok(())
+    }
+
+    /// Queues the deletes and adds of one `apply` in the writer, without committing.
+    fn stage(&mut self, remove_ids: &[u64], add: &[KeywordDoc]) -> Result<()> {
+        let mut added = HashSet::with_capacity(add.len());
+        for doc in add {
+            if !added.insert(doc.id) {
+                return Err(Error::DuplicateId(doc.id));
+            }
+        }
+        // On an empty index (the first full build) there is nothing to replace, and skipping
+        // one delete per added document keeps bulk indexing fast.
+        let committed_docs: u64 = self
+            .index
+            .load_metas()
+            .map_err(|e| self.tantivy(e))?
+            .segments
+            .iter()
+            .map(|s| u64::from(s.num_docs()))
+            .sum();
+        let id = self.fields.id;
+        let removed: HashSet<u64> = remove_ids.iter().copied().collect();
+        let mut ops: Vec<UserOperation> = removed
+            .iter()
+            .map(|&r| UserOperation::Delete(Term::from_field_u64(id, r)))
+            .collect();
+        if committed_docs > 0 {
+            ops.extend(
+                add.iter()
+                    .filter(|d| !removed.contains(&d.id))
+                    .map(|d| UserOperation::Delete(Term::from_field_u64(id, d.id))),
+            );
+        }
+        ops.extend(
+            add.iter()
+                .map(|d| UserOperation::Add(to_document(&self.fields, d))),
+        );
+        let writer = self.writer()?;
+        if let Err(source) = writer.run(ops) {
+            let _ = writer.rollback();
+            return Err(self.tantivy(source));
+        }
+        Ok(())
+    }
+
+    /// The writer, created (and the directory lock taken) on first use.
+    fn writer(&mut self) -> Result<&mut IndexWriter> {
+        if self.writer.is_none() {
+            let threads = std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .clamp(1, 4);
+            let writer = self
+                .index
+                .writer_with_num_threads(threads, threads * WRITER_BYTES_PER_THREAD)
+                .map_err(|e| match e {
+                    TantivyError::LockFailure(..) => Error::Locked {
+                        path: self.dir.clone(),
+                    },
+                    source => self.tantivy(source),
+                })?;
+            self.writer = Some(writer);
+        }
+        // Just set above when it was None.
+        self.writer.as_mut().ok_or_else(|| Error::Locked {
+            path: self.dir.clone(),
+        })
+    }
+
+    /// Picks up commits made by another process (or another `KeywordIndex` on the same
+    /// directory) since this one was opened or last reloaded.
+    pub fn reload(&mut self) -> Result<()> {
+        self.reader.reload().map_err(|e| self.tantivy(e))?;
+        self.generation = read_generation(&self.dir, &self.index)?;
+        Ok(())
+    }
+
+    /// The query terms `search` would use for `query`: code-tokenized, stop words dropped,
+    /// deduplicated and capped (see the `query` module).
+    pub fn query_terms(&self, query: &str) -> Vec<String> {
+        let searcher = self.reader.searcher();
+        let mut stemmer = stemmer();
+        let fields = &self.fields;
+        select_terms(candidate_terms(query), |t| {
+            let df = |field, text: &str| {
+                searcher
+                    .doc_freq(&Term::from_field_text(field, text))
+                    .unwrap_or(0)
+            };
+            let stemmed = stem(&mut stemmer, t);
+            df(fields.identifiers, t)
+                .max(df(fields.path, t))
+                .max(df(fields.doc, &stemmed))
+        })
+    }
+
+    /// The best `limit` documents for `query`, best first (ties by ascending id).
+    ///
+    /// Any text is a valid query: text without searchable terms (empty, punctuation, only stop
+    /// words) returns no hits, and a very long query is cut to its rarest terms.
+    pub fn search(&self, query: &str, limit: usize) -> Result<Vec<KeywordHit>> {
+        let searcher = self.reader.searcher();
+        let limit = usize::try_from(searcher.num_docs())
+            .unwrap_or(usize::MAX)
+            .min(limit);
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let terms = self.query_terms(query);
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let clauses = clauses(&terms, &self.fields.searchable(), &mut stemmer());
+        let query = boolean_query(&clauses);
+        let fetch = limit.saturating_add(TIE_MARGIN);
+        let top = searcher
+            .search(&query, &TopDocs::with_limit(fetch).order_by_score())
+            .map_err(|e| self.tantivy(e))?;
+
+        // Resolve ids through the fast field, one column per segment.
+        let mut columns = HashMap::new();
+        let mut hits = Vec::with_capacity(top.len());
+        for (score, addr) in top {
+            let column = match columns.entry(addr.segment_ord) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => e.insert(
+                    searcher
+                        .segment_reader(addr.segment_ord)
+                        .fast_fields()
+                        .u64("id")
+                        .map_err(|e| self.tantivy(e))?,
+                ),
+            };
+            if let Some(id) = column.first(addr.doc_id) {
+                hits.push((score, id, addr));
+            }
+        }
+        hits.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        hits.truncate(limit);
+
+        // Which query terms each hit contains: walk each clause's postings over the hits of
+        // each segment in doc order. At most 64 query terms, so a u64 bit set suffices.
+        let mut matched = vec![0u64; hits.len()];
+        let mut by_segment: HashMap<u32, Vec<(DocId, usize)>> = HashMap::new();
+        for (i, (_, _, addr)) in hits.iter().enumerate() {
+            by_segment
+                .entry(addr.segment_ord)
+                .or_default()
+                .push((addr.doc_id, i));
+        }
+        for (segment_ord, mut docs) in by_segment {
+            docs.sort_unstable();
+            let segment = searcher.segment_reader(segment_ord);
+            for clause in &clauses {
+                let inverted = segment
+                    .inverted_index(clause.field)
+                    .map_err(|e| self.tantivy(e))?;
+                let postings = inverted
+                    .read_postings(&clause.term, IndexRecordOption::Basic)
+                    .map_err(|e| self.tantivy(e.into()))?;
+                let Some(mut postings) = postings else {
+                    continue;
+                };
+                let bits = clause
+                    .query_terms
+                    .iter()
+                    .fold(0u64, |acc, &q| acc | (1u64 << q));
+                for &(doc, hit) in &docs {
+                    if postings.doc() < doc {
+                        postings.seek(doc);
+                    }
+                    if postings.doc() == doc {
+                        matched[hit] |= bits;
+                    }
+                }
+            }
+        }
+
+        let best = hits.first().map_or(1.0, |h| h.0).max(f32::MIN_POSITIVE);
+        Ok(hits
+            .into_iter()
+            .zip(matched)
+            .map(|((score, id, _), bits)| KeywordHit {
+                id,
+                score,
+                relevance: (score / best).clamp(0.0, 1.0),
+                matched_terms: terms
+                    .iter()
+                    .enumerate()
+                    .filter(|(q, _)| bits & (1u64 << q) != 0)
+                    .map(|(_, t)| t.clone())
+                    .collect(),
+            })
+            .collect())
+    }
+
+    fn tantivy(&self, source: TantivyError) -> Error {
+        Error::Tantivy {
+            path: self.dir.clone(),
+            source,
+        }
+    }
+}
+
+fn to_document(fields: &Fields, d: &KeywordDoc) -> TantivyDocument {
+    let mut doc = TantivyDocument::new();
+    doc.add_u64(fields.id, d.id);
+    doc.add_text(fields.name, &d.name);
+    doc.add_text(fields.qualified_name, &d.qualified_name);
+    doc.add_text(fields.signature, &d.signature);
+    doc.add_text(fields.doc, &d.doc);
+    doc.add_text(fields.path, &d.path);
+    // `identifiers` is multi-valued: the split names, signature and body, searched
+    // unstemmed so that `user` finds `getUserName` wherever it occurs.
+    for text in [&d.name, &d.qualified_name, &d.signature, &d.body] {
+        doc.add_text(fields.identifiers, text);
+    }
+    doc.add_text(fields.body, &d.body);
+    doc
+}
+
+fn read_generation(dir: &Path, index: &Index) -> Result<u64> {
+    let metas = index.load_metas().map_err(|source| Error::Tantivy {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let Some(payload) = metas.payload else {
+        return Ok(0);
+    };
+    match serde_json::from_str::<Payload>(&payload) {
+        Ok(p) if p.format == PAYLOAD_FORMAT => Ok(p.generation),
+        _ => Err(Error::BadPayload {
+            path: dir.to_path_buf(),
+            payload,
+        }),
+    }
+}

@@ -1,0 +1,204 @@
+//! Turning arbitrary user text into a tantivy query without ever failing.
+//!
+//! The query is built programmatically from the code tokenizer's terms (tantivy's
+//! `QueryParser` is not used: its syntax rejects unbalanced quotes, stray colons and the like,
+//! which are normal in task text and pasted code). Stop words are dropped, terms are
+//! deduplicated, and at most [`MAX_QUERY_TERMS`] are kept — the rarest in the index among the
+//! first [`MAX_CANDIDATE_TERMS`] — so a 100 000-character query costs about as much as a short
+//! one. Each kept term becomes one boosted `TermQuery` per field, all OR-ed together.
+//!
+//! This module does not run the query or score anything; `index` does.
+
+use std::collections::HashMap;
+
+use tantivy::Term;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::schema::{Field, IndexRecordOption};
+use tantivy::tokenizer::{TextAnalyzer, TokenStream, Tokenizer};
+
+use crate::schema::{Analysis, STOP_WORDS, SearchField};
+use crate::tokenizer::CodeTokenizer;
+
+/// Most distinct terms one query uses.
+pub const MAX_QUERY_TERMS: usize = 64;
+/// Most distinct terms considered (in order of first occurrence) before rarity selection.
+pub const MAX_CANDIDATE_TERMS: usize = 1024;
+
+/// Distinct non-stop-word terms of `query`, in order of first occurrence, at most
+/// [`MAX_CANDIDATE_TERMS`].
+pub(crate) fn candidate_terms(query: &str) -> Vec<String> {
+    let mut tokenizer = CodeTokenizer;
+    let mut stream = tokenizer.token_stream(query);
+    let mut seen = std::collections::HashSet::new();
+    let mut terms = Vec::new();
+    while terms.len() < MAX_CANDIDATE_TERMS && stream.advance() {
+        let text = &stream.token().text;
+        if STOP_WORDS.contains(&text.as_str()) || seen.contains(text) {
+            continue;
+        }
+        seen.insert(text.clone());
+        terms.push(text.clone());
+    }
+    terms
+}
+
+/// Keeps at most [`MAX_QUERY_TERMS`] of `candidates`: the ones with the lowest non-zero
+/// document frequency `df` (rare terms discriminate; a term in no document cannot match),
+/// ties and zero-frequency terms by first occurrence. The kept terms stay in query order.
+pub(crate) fn select_terms(
+    candidates: Vec<String>,
+    mut df: impl FnMut(&str) -> u64,
+) -> Vec<String> {
+    if candidates.len() <= MAX_QUERY_TERMS {
+        return candidates;
+    }
+    let mut ranked: Vec<(bool, u64, usize)> = candidates
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let f = df(t);
+            (f == 0, f, i)
+        })
+        .collect();
+    ranked.sort_unstable();
+    let mut keep: Vec<usize> = ranked
+        .into_iter()
+        .take(MAX_QUERY_TERMS)
+        .map(|(_, _, i)| i)
+        .collect();
+    keep.sort_unstable();
+    let mut candidates: Vec<Option<String>> = candidates.into_iter().map(Some).collect();
+    keep.into_iter()
+        .filter_map(|i| candidates[i].take())
+        .collect()
+}
+
+/// One (field, term) pair of the query and the query terms (indices) it came from; two query
+/// terms share a pair when they stem alike (`render`, `rendering`).
+#[derive(Clone, Debug)]
+pub(crate) struct Clause {
+    pub field: Field,
+    pub term: Term,
+    pub boost: f32,
+    pub query_terms: Vec<usize>,
+}
+
+/// Stems one lowercase term with `stemmer` (a raw tokenizer plus stemmer).
+pub(crate) fn stem(stemmer: &mut TextAnalyzer, term: &str) -> String {
+    let mut stream = stemmer.token_stream(term);
+    if stream.advance() {
+        stream.token().text.clone()
+    } else {
+        term.to_owned()
+    }
+}
+
+/// The (field, term) clauses for `terms` over `fields`.
+pub(crate) fn clauses(
+    terms: &[String],
+    fields: &[SearchField],
+    stemmer: &mut TextAnalyzer,
+) -> Vec<Clause> {
+    let stems: Vec<String> = terms.iter().map(|t| stem(stemmer, t)).collect();
+    let mut out: Vec<Clause> = Vec::new();
+    let mut index: HashMap<(Field, String), usize> = HashMap::new();
+    for f in fields {
+        for (qi, term) in terms.iter().enumerate() {
+            let text = match f.analysis {
+                Analysis::Code => term,
+                Analysis::Stemmed => &stems[qi],
+            };
+            match index.get(&(f.field, text.clone())) {
+                Some(&ci) => out[ci].query_terms.push(qi),
+                None => {
+                    index.insert((f.field, text.clone()), out.len());
+                    out.push(Clause {
+                        field: f.field,
+                        term: Term::from_field_text(f.field, text),
+                        boost: f.boost,
+                        query_terms: vec![qi],
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A boosted OR of all clauses; BM25 sums over the clauses a document matches.
+pub(crate) fn boolean_query(clauses: &[Clause]) -> BooleanQuery {
+    let subqueries: Vec<(Occur, Box<dyn Query>)> = clauses
+        .iter()
+        .map(|c| {
+            let tq = TermQuery::new(c.term.clone(), IndexRecordOption::WithFreqs);
+            let q: Box<dyn Query> = Box::new(BoostQuery::new(Box::new(tq), c.boost));
+            (Occur::Should, q)
+        })
+        .collect();
+    BooleanQuery::new(subqueries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(query: &str, expected: &[&str]) {
+        assert_eq!(candidate_terms(query), expected, "terms of {query:?}");
+    }
+
+    #[test]
+    fn candidates() {
+        check(
+            "render the response template",
+            &["render", "response", "template"],
+        );
+        check("getUserName", &["getusername", "get", "user", "name"]);
+        check("user user USER", &["user"]);
+        check("", &[]);
+        check("?!:(){}[]\"'", &[]);
+        check("the of and", &[]);
+        check("to_string", &["to_string", "string"]);
+    }
+
+    #[test]
+    fn candidates_are_capped() {
+        let query: String = (0..5000).map(|i| format!("w{i}x ")).collect();
+        assert_eq!(candidate_terms(&query).len(), MAX_CANDIDATE_TERMS);
+    }
+
+    #[test]
+    fn selection_keeps_rarest_in_query_order() {
+        let few = vec!["b".to_string(), "a".to_string()];
+        assert_eq!(select_terms(few.clone(), |_| 1), few);
+
+        // 100 terms t0..t99; df = 100 - i, except every tenth term matches nothing.
+        let many: Vec<String> = (0..100).map(|i| format!("t{i}")).collect();
+        let df = |t: &str| {
+            let i: u64 = t[1..].parse().unwrap_or(0);
+            if i % 10 == 0 { 0 } else { 100 - i }
+        };
+        let kept = select_terms(many, df);
+        assert_eq!(kept.len(), MAX_QUERY_TERMS);
+        // The 90 matching terms are ranked by rarity: the 64 with the highest index survive.
+        let expected: Vec<String> = (0..100)
+            .filter(|i| i % 10 != 0)
+            .skip(90 - MAX_QUERY_TERMS)
+            .map(|i| format!("t{i}"))
+            .collect();
+        assert_eq!(kept, expected);
+    }
+
+    #[test]
+    fn stemmed_clauses_are_shared() {
+        let (_, fields) = crate::schema::Fields::schema();
+        let searchable = fields.searchable();
+        let terms = vec!["render".to_string(), "rendering".to_string()];
+        let mut stemmer = crate::schema::stemmer();
+        let clauses = clauses(&terms, &searchable, &mut stemmer);
+        let doc: Vec<&Clause> = clauses.iter().filter(|c| c.field == fields.doc).collect();
+        assert_eq!(doc.len(), 1);
+        assert_eq!(doc[0].query_terms, vec![0, 1]);
+        let name: Vec<&Clause> = clauses.iter().filter(|c| c.field == fields.name).collect();
+        assert_eq!(name.len(), 2);
+    }
+}
