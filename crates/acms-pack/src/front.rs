@@ -1,0 +1,160 @@
+//! Per-candidate preprocessing shared by the packers: which options are usable at all, the
+//! Pareto front (no option costs more for less value), its upper convex hull (no option is
+//! beaten by a mix of two others, i.e. LP-dominated), and the canonical candidate order that
+//! makes ties independent of input order.
+//!
+//! It does not choose anything across candidates; that is each packer's job.
+
+use crate::{Candidate, DepthOption};
+use std::cmp::Ordering;
+
+/// A usable option, remembering where it came from in `Candidate::options`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Opt {
+    pub tokens: u32,
+    pub value: f64,
+    /// Index into the candidate's `options`.
+    pub orig: usize,
+}
+
+/// Whether a packer may consider this option at all: it must cost something and be worth
+/// something (a NaN or infinite value from a broken scorer is ignored, not propagated).
+pub(crate) fn usable(o: &DepthOption) -> bool {
+    o.tokens > 0 && o.value.is_finite() && o.value > 0.0
+}
+
+/// The Pareto front of a candidate's usable options that fit `budget`: sorted by tokens
+/// ascending with strictly increasing value. Among options with equal tokens and value the
+/// deeper one wins, then the earlier one, so the front does not depend on option order.
+pub(crate) fn pareto(c: &Candidate, budget: u32) -> Vec<Opt> {
+    let mut opts: Vec<(Opt, u8)> = c
+        .options
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| usable(o) && o.tokens <= budget)
+        .map(|(orig, o)| {
+            let opt = Opt {
+                tokens: o.tokens,
+                value: o.value,
+                orig,
+            };
+            (opt, o.depth.value())
+        })
+        .collect();
+    opts.sort_by(|(a, da), (b, db)| {
+        a.tokens
+            .cmp(&b.tokens)
+            .then(b.value.total_cmp(&a.value))
+            .then(db.cmp(da))
+            .then(a.orig.cmp(&b.orig))
+    });
+    let mut front: Vec<Opt> = Vec::with_capacity(opts.len());
+    for (o, _) in opts {
+        if front.last().is_none_or(|last| o.value > last.value) {
+            front.push(o);
+        }
+    }
+    front
+}
+
+/// Indices into `front` of its upper convex hull seen from the empty choice `(0, 0)`: the
+/// options an LP would ever use. Successive hull steps have strictly decreasing incremental
+/// efficiency (value gained per token spent); collinear middle points are dropped.
+pub(crate) fn hull(front: &[Opt]) -> Vec<usize> {
+    // Points as (tokens, value); `None` stands for the origin.
+    let point = |i: Option<usize>| -> (f64, f64) {
+        i.map_or((0.0, 0.0), |i| (f64::from(front[i].tokens), front[i].value))
+    };
+    let mut h: Vec<usize> = Vec::with_capacity(front.len());
+    for (k, _) in front.iter().enumerate() {
+        let c = point(Some(k));
+        while let Some(&b_idx) = h.last() {
+            let a = point(h.len().checked_sub(2).map(|j| h[j]));
+            let b = point(Some(b_idx));
+            // Keep b only if the slope a→b is strictly steeper than b→c.
+            if (b.1 - a.1) * (c.0 - b.0) > (c.1 - b.1) * (b.0 - a.0) {
+                break;
+            }
+            h.pop();
+        }
+        h.push(k);
+    }
+    h
+}
+
+/// Candidate positions sorted by `(id, position)`: the order every tie is broken in.
+pub(crate) fn canonical_order(candidates: &[Candidate]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..candidates.len()).collect();
+    order.sort_by_key(|&i| (candidates[i].id, i));
+    order
+}
+
+/// Compares two efficiencies (value per token), larger first, NaN-safe.
+pub(crate) fn by_efficiency_desc(a: f64, b: f64) -> Ordering {
+    b.total_cmp(&a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Depth;
+
+    fn cand(opts: &[(u8, u32, f64)]) -> Candidate {
+        Candidate {
+            id: 1,
+            options: opts
+                .iter()
+                .map(|&(d, tokens, value)| DepthOption {
+                    depth: Depth::try_from(d).unwrap(),
+                    tokens,
+                    value,
+                })
+                .collect(),
+        }
+    }
+
+    /// `expected_front` and `expected_hull` are lists of original option indices.
+    fn check(
+        opts: &[(u8, u32, f64)],
+        budget: u32,
+        expected_front: &[usize],
+        expected_hull: &[usize],
+    ) {
+        let front = pareto(&cand(opts), budget);
+        let got: Vec<usize> = front.iter().map(|o| o.orig).collect();
+        assert_eq!(got, expected_front, "front of {opts:?}");
+        let h: Vec<usize> = hull(&front).iter().map(|&i| front[i].orig).collect();
+        assert_eq!(h, expected_hull, "hull of {opts:?}");
+    }
+
+    #[test]
+    fn fronts_and_hulls() {
+        // A typical concave candidate: every depth is on the hull.
+        check(
+            &[(9, 1000, 1.0), (4, 350, 0.7), (2, 120, 0.4), (0, 50, 0.2)],
+            10_000,
+            &[3, 2, 1, 0],
+            &[3, 2, 1, 0],
+        );
+        // Skeleton costs more than full source: dominated.
+        check(&[(9, 100, 1.0), (4, 150, 0.5)], 1000, &[0], &[0]);
+        // Doc is LP-dominated: a mix of signature and full beats it.
+        check(
+            &[(9, 100, 1.0), (2, 60, 0.3), (0, 10, 0.2)],
+            1000,
+            &[2, 1, 0],
+            &[2, 0],
+        );
+        // Options over budget, free, or worth nothing are ignored.
+        check(
+            &[(9, 5000, 1.0), (4, 0, 0.5), (2, 40, 0.0), (0, 20, f64::NAN)],
+            1000,
+            &[],
+            &[],
+        );
+        // Collinear middle point dropped from the hull, kept in the front.
+        check(&[(9, 200, 2.0), (4, 100, 1.0)], 1000, &[1, 0], &[0]);
+        // Duplicates: the deeper of two equal options wins.
+        check(&[(0, 50, 0.5), (9, 50, 0.5)], 1000, &[1], &[1]);
+    }
+}
