@@ -1,0 +1,1 @@
+//! Integration tests of acms-vector.
