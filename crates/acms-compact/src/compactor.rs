@@ -1,0 +1,796 @@
+//! The compaction pipeline: given a conversation and a hard limit, escalate through the tiers
+//! until it fits, verifying every proposal, and end with a typed outcome.
+//!
+//! 1. **Tier 1** (no model call): offload large old tool results to the artifact store, compact
+//!    code in old messages, then replace old tool results with the sentinel (the last
+//!    `keep_recent_results` results are always kept).
+//! 2. **Tier 3** when a [`Summarizer`] is configured (one call), else **tier 2**: summarize
+//!    the older history into one message, keep recent context and restore recently read
+//!    files and active skills. A failed or over-budget tier 3 falls back to tier 2.
+//! 3. **Tier 4**: peel the oldest rounds until the conversation fits.
+//!
+//! A conversation already within the limit is returned unchanged. System messages, the latest
+//! user turn and pinned messages are never changed, and tool calls stay with their results
+//! (see `verify`). When nothing more can be removed the result is [`Error::Irreducible`]:
+//! over-limit content is never returned as a success. The pipeline runs each tier at most once
+//! and so always terminates.
+
+use std::collections::HashSet;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::artifact::{ArtifactRef, ArtifactStore};
+use crate::budget::Thresholds;
+use crate::code::{CodeOutliner, NoOutliner, compact_code, compact_fences, is_code_path};
+use crate::diagnostics::{self, Diagnostics, Outcome, Rejection, Stage, StageReport};
+use crate::measure::{Measured, Meter};
+use crate::model::{
+    CLEARED_SENTINEL, Conversation, Message, RESTORED_MARKER, Role, SUMMARY_MARKER, calls_by_id,
+    groups, latest_user, normalize,
+};
+use crate::session::{self, Access, call_access, call_path};
+use crate::summarize::{Summarizer, SummaryRequest};
+use crate::verify::{Reference, verify};
+use crate::{Error, Result};
+
+/// Prefix of a tool result replaced by an artifact reference.
+pub const OFFLOAD_MARKER: &str = "[Tool result offloaded to ";
+
+/// Compaction settings. Sizes are in the [`Meter`]'s unit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompactConfig {
+    /// The hard limit the output must fit.
+    pub limit: usize,
+    /// The context window the budget states refer to (default: `limit`).
+    pub window: Option<usize>,
+    pub thresholds: Thresholds,
+    /// Tier 1: tool results older than this are cleared.
+    pub microcompact_age_secs: f64,
+    /// Tier 1: this many most recent tool results are never cleared, offloaded or compacted.
+    pub keep_recent_results: usize,
+    /// Tool results at least this large (bytes) are offloaded when an artifact store is set.
+    pub offload_min_bytes: usize,
+    /// Tier 1: compact code in old messages.
+    pub code_compaction: bool,
+    /// Tier 2/3: keep at least this much recent context (when the limit allows).
+    pub keep_recent: usize,
+    /// Tier 3: room reserved for the summary.
+    pub summary_reserve: usize,
+    pub restore_files: usize,
+    pub restore_file_max: usize,
+    pub restore_files_total: usize,
+    pub restore_skill_max: usize,
+    pub restore_skills_total: usize,
+    /// Compute the per-category density report (costs one more pass over the output).
+    pub category_report: bool,
+    /// Which tiers may run (index 0 is tier 1).
+    pub tiers: [bool; 4],
+}
+
+impl CompactConfig {
+    /// The spec's defaults for a hard `limit`.
+    pub fn new(limit: usize) -> CompactConfig {
+        CompactConfig {
+            limit,
+            window: None,
+            thresholds: Thresholds::default(),
+            microcompact_age_secs: 3600.0,
+            keep_recent_results: 5,
+            offload_min_bytes: 16 * 1024,
+            code_compaction: true,
+            keep_recent: 10_000,
+            summary_reserve: 20_000,
+            restore_files: 5,
+            restore_file_max: 5_000,
+            restore_files_total: 50_000,
+            restore_skill_max: 5_000,
+            restore_skills_total: 25_000,
+            category_report: true,
+            tiers: [true; 4],
+        }
+    }
+
+    /// The window the states are computed against.
+    pub fn window(&self) -> usize {
+        self.window.unwrap_or(self.limit)
+    }
+}
+
+/// A skill (instructions loaded into the session) to restore after tier 2+.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skill {
+    pub name: String,
+    pub content: String,
+}
+
+/// A compacted conversation and its diagnostics.
+#[derive(Debug, Clone)]
+pub struct Compacted {
+    pub conversation: Conversation,
+    pub diagnostics: Diagnostics,
+}
+
+/// Compacts conversations to a hard limit. Build one, then call [`Compactor::compact`].
+pub struct Compactor {
+    config: CompactConfig,
+    meter: Meter,
+    summarizer: Option<Box<dyn Summarizer>>,
+    outliner: Box<dyn CodeOutliner>,
+    artifacts: Option<ArtifactStore>,
+    skills: Vec<Skill>,
+    now: Option<f64>,
+}
+
+impl std::fmt::Debug for Compactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Compactor")
+            .field("config", &self.config)
+            .field("unit", &self.meter.unit())
+            .field("summarizer", &self.summarizer.is_some())
+            .field("artifacts", &self.artifacts.is_some())
+            .finish()
+    }
+}
+
+/// The work of one stage: a proposal and how many messages it touched.
+struct Proposal {
+    measured: Measured,
+    changed: usize,
+}
+
+impl Compactor {
+    /// A compactor with no summarizer (tier 2 instead of 3), no outliner (head/tail code
+    /// fallback) and no artifact store (no offload).
+    pub fn new(config: CompactConfig, meter: Meter) -> Result<Compactor> {
+        config.thresholds.validate(config.window())?;
+        if config.limit == 0 {
+            return Err(Error::Config("the limit must be positive".into()));
+        }
+        Ok(Compactor {
+            config,
+            meter,
+            summarizer: None,
+            outliner: Box::new(NoOutliner),
+            artifacts: None,
+            skills: Vec::new(),
+            now: None,
+        })
+    }
+
+    /// Enables tier 3 with `summarizer`.
+    pub fn with_summarizer(mut self, summarizer: Box<dyn Summarizer>) -> Compactor {
+        self.summarizer = Some(summarizer);
+        self
+    }
+
+    /// Uses `outliner` for AST-aware code compaction.
+    pub fn with_outliner(mut self, outliner: Box<dyn CodeOutliner>) -> Compactor {
+        self.outliner = outliner;
+        self
+    }
+
+    /// Offloads large tool results to `store`.
+    pub fn with_artifacts(mut self, store: ArtifactStore) -> Compactor {
+        self.artifacts = Some(store);
+        self
+    }
+
+    /// Skills to restore after tier 2+.
+    pub fn with_skills(mut self, skills: Vec<Skill>) -> Compactor {
+        self.skills = skills;
+        self
+    }
+
+    /// Uses `now` (unix seconds) as the current time for tier 1 ages.
+    pub fn at_time(mut self, now: f64) -> Compactor {
+        self.now = Some(now);
+        self
+    }
+
+    /// The meter sizes are measured with.
+    pub fn meter(&self) -> &Meter {
+        &self.meter
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &CompactConfig {
+        &self.config
+    }
+
+    /// Compacts `conversation` to the limit.
+    pub fn compact(&self, conversation: &Conversation) -> Result<Compacted> {
+        self.compact_measured(Measured::new(conversation, &self.meter))
+    }
+
+    /// Compacts an already measured conversation (the sizes must come from this compactor's
+    /// meter).
+    pub fn compact_measured(&self, input: Measured) -> Result<Compacted> {
+        self.run(input, self.config.limit, self.config.tiers)
+    }
+
+    /// Tier 4 alone: peel the oldest rounds until the conversation is at most `target`
+    /// (capped at the limit).
+    pub fn reactive(&self, conversation: &Conversation, target: usize) -> Result<Compacted> {
+        let input = Measured::new(conversation, &self.meter);
+        self.run(
+            input,
+            target.min(self.config.limit),
+            [false, false, false, true],
+        )
+    }
+
+    /// Reacts to a provider error: `None` unless it is a context overflow, else tier 4 to at
+    /// most 90% of the conversation's current size (the provider's real limit is unknown).
+    pub fn on_provider_error(
+        &self,
+        conversation: &Conversation,
+        error: &acms_llm::Error,
+    ) -> Option<Result<Compacted>> {
+        if !error.is_context_overflow() {
+            return None;
+        }
+        let input = Measured::new(conversation, &self.meter);
+        let target = input.total - (input.total / 10).max(1).min(input.total);
+        Some(self.run(
+            input,
+            target.min(self.config.limit),
+            [false, false, false, true],
+        ))
+    }
+
+    fn run(&self, input: Measured, limit: usize, tiers: [bool; 4]) -> Result<Compacted> {
+        let original_size = input.total;
+        let original_messages = input.messages.len();
+        let mut messages = input.messages;
+        let mut sizes = input.sizes;
+        let warnings = normalize(&mut messages);
+        for w in &warnings {
+            if let crate::model::StructureWarning::OrphanToolResult { index } = w {
+                sizes[*index] = self.meter.message(&messages[*index]);
+            }
+        }
+        let mut cur = Measured::from_parts(messages, sizes);
+        let reference = Reference::of(&cur.messages);
+        let window = self.config.window();
+        let mut diag = Diagnostics {
+            unit: self.meter.unit(),
+            tokenizer: self.meter.tokenizer(),
+            limit,
+            window,
+            original_size,
+            final_size: original_size,
+            original_messages,
+            final_messages: original_messages,
+            state_before: self.config.thresholds.state(window, original_size),
+            state_after: self.config.thresholds.state(window, original_size),
+            outcome: Outcome::WithinLimit,
+            tier: 0,
+            stages: Vec::new(),
+            categories: Vec::new(),
+            warnings,
+            artifacts: Vec::new(),
+            restored_files: 0,
+            restored_skills: 0,
+        };
+        if cur.total > limit && tiers[0] {
+            for stage in [Stage::Offload, Stage::CodeCompaction, Stage::Microcompact] {
+                if cur.total <= limit {
+                    break;
+                }
+                let proposal = match stage {
+                    Stage::Offload => self.offload(&cur, &mut diag.artifacts),
+                    Stage::CodeCompaction => self.code(&cur),
+                    _ => self.microcompact(&cur),
+                };
+                self.consider(stage, &reference, &mut cur, proposal, &mut diag);
+            }
+        }
+        if cur.total > limit && (tiers[1] || tiers[2]) {
+            let mut accepted = false;
+            if tiers[2] && self.summarizer.is_some() {
+                let p = self.summarize(&cur, limit, true, &mut diag);
+                accepted = self.consider(Stage::LlmSummary, &reference, &mut cur, p, &mut diag);
+            }
+            if !accepted && tiers[1] {
+                let p = self.summarize(&cur, limit, false, &mut diag);
+                self.consider(Stage::SessionSummary, &reference, &mut cur, p, &mut diag);
+            }
+        }
+        if cur.total > limit && tiers[3] {
+            let p = self.peel(&cur, limit);
+            self.consider(Stage::Peel, &reference, &mut cur, p, &mut diag);
+        }
+        diag.final_size = cur.total;
+        diag.final_messages = cur.messages.len();
+        diag.state_after = self.config.thresholds.state(window, cur.total);
+        if self.config.category_report {
+            let calls = calls_by_id(&cur.messages);
+            diag.categories =
+                diagnostics::categories(&cur.messages, &cur.sizes, &calls, &self.meter);
+        }
+        if cur.total > limit {
+            diag.outcome = Outcome::Irreducible;
+            return Err(Error::Irreducible {
+                size: cur.total,
+                limit,
+                unit: self.meter.unit(),
+                diagnostics: Box::new(diag),
+            });
+        }
+        if cur.total != original_size || !diag.stages.is_empty() {
+            diag.outcome = Outcome::Reduced;
+        }
+        Ok(Compacted {
+            conversation: Conversation::new(cur.messages),
+            diagnostics: diag,
+        })
+    }
+
+    /// Verifies a stage's proposal, records it, and adopts it when valid. Returns whether it
+    /// was accepted.
+    fn consider(
+        &self,
+        stage: Stage,
+        reference: &Reference,
+        cur: &mut Measured,
+        proposal: std::result::Result<Option<Proposal>, Rejection>,
+        diag: &mut Diagnostics,
+    ) -> bool {
+        let mut report = StageReport {
+            stage,
+            tier: stage.tier(),
+            size_before: cur.total,
+            size_after: cur.total,
+            messages_before: cur.messages.len(),
+            messages_after: cur.messages.len(),
+            messages_changed: 0,
+            accepted: false,
+            rejection: None,
+        };
+        match proposal {
+            Ok(None) => return false, // nothing this stage could do
+            Err(r) => report.rejection = Some(r),
+            Ok(Some(p)) => {
+                report.size_after = p.measured.total;
+                report.messages_after = p.measured.messages.len();
+                report.messages_changed = p.changed;
+                match verify(reference, cur.total, &p.measured) {
+                    Ok(()) => {
+                        report.accepted = true;
+                        diag.tier = diag.tier.max(stage.tier());
+                        *cur = p.measured;
+                    }
+                    Err(r) => report.rejection = Some(r),
+                }
+            }
+        }
+        let accepted = report.accepted;
+        diag.stages.push(report);
+        accepted
+    }
+
+    /// Messages no step may touch: system, latest user request, pinned, and earlier
+    /// compaction summaries (kept whole by tiers 1-3; tier 4 peels them last).
+    fn protected(&self, messages: &[Message]) -> Vec<bool> {
+        let latest = latest_user(messages);
+        messages
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                m.role.is_system() || Some(i) == latest || m.pinned || m.is_compaction_artifact()
+            })
+            .collect()
+    }
+
+    /// Indices of tool results tier 1 may rewrite: not protected, not among the most recent.
+    fn old_results(&self, messages: &[Message]) -> Vec<usize> {
+        let protected = self.protected(messages);
+        let results: Vec<usize> = (0..messages.len())
+            .filter(|&i| messages[i].role == Role::Tool && !protected[i])
+            .collect();
+        let keep = self.config.keep_recent_results.min(results.len());
+        results[..results.len() - keep].to_vec()
+    }
+
+    /// Rewrites the messages at the given indices with `f` (returning `None` = unchanged).
+    fn rewrite(
+        &self,
+        cur: &Measured,
+        indices: impl IntoIterator<Item = usize>,
+        mut f: impl FnMut(usize, &Message) -> Option<String>,
+    ) -> Option<Proposal> {
+        let mut messages = cur.messages.clone();
+        let mut sizes = cur.sizes.clone();
+        let mut changed = 0;
+        for i in indices {
+            if let Some(content) = f(i, &cur.messages[i]) {
+                messages[i].content = content;
+                sizes[i] = self.meter.message(&messages[i]);
+                changed += 1;
+            }
+        }
+        (changed > 0).then(|| Proposal {
+            measured: Measured::from_parts(messages, sizes),
+            changed,
+        })
+    }
+
+    fn offload(
+        &self,
+        cur: &Measured,
+        refs: &mut Vec<ArtifactRef>,
+    ) -> std::result::Result<Option<Proposal>, Rejection> {
+        let Some(store) = &self.artifacts else {
+            return Ok(None);
+        };
+        let mut failed = false;
+        let p = self.rewrite(cur, self.old_results(&cur.messages), |_, m| {
+            if m.content.len() < self.config.offload_min_bytes
+                || m.content.starts_with(OFFLOAD_MARKER)
+                || failed
+            {
+                return None;
+            }
+            match store.put(m.content.as_bytes()) {
+                Ok(r) => {
+                    let head: Vec<String> = m
+                        .content
+                        .lines()
+                        .take(5)
+                        .map(|l| l.chars().take(200).collect())
+                        .collect();
+                    let text = format!(
+                        "{OFFLOAD_MARKER}{} ({} bytes, {} lines); first lines:]\n{}",
+                        r.uri(),
+                        r.bytes,
+                        m.content.lines().count(),
+                        head.join("\n")
+                    );
+                    refs.push(r);
+                    Some(text)
+                }
+                Err(_) => {
+                    failed = true;
+                    None
+                }
+            }
+        });
+        if failed && p.is_none() {
+            return Err(Rejection::ArtifactWriteFailed);
+        }
+        Ok(p)
+    }
+
+    fn code(&self, cur: &Measured) -> std::result::Result<Option<Proposal>, Rejection> {
+        if !self.config.code_compaction {
+            return Ok(None);
+        }
+        let protected = self.protected(&cur.messages);
+        let old: HashSet<usize> = self.old_results(&cur.messages).into_iter().collect();
+        let calls = calls_by_id(&cur.messages);
+        let eligible = (0..cur.messages.len()).filter(|&i| {
+            if cur.messages[i].role == Role::Tool {
+                old.contains(&i)
+            } else {
+                !protected[i]
+            }
+        });
+        Ok(self.rewrite(cur, eligible, |_, m| {
+            if m.content == CLEARED_SENTINEL || m.content.starts_with(OFFLOAD_MARKER) {
+                return None;
+            }
+            let file = m
+                .tool_call_id
+                .as_deref()
+                .and_then(|id| calls.get(id))
+                .filter(|c| call_access(c) == Access::Read)
+                .and_then(|c| call_path(c))
+                .filter(|p| is_code_path(p));
+            match file {
+                Some(path) => compact_code(self.outliner.as_ref(), Some(&path), &m.content),
+                None => compact_fences(self.outliner.as_ref(), &m.content),
+            }
+        }))
+    }
+
+    fn microcompact(&self, cur: &Measured) -> std::result::Result<Option<Proposal>, Rejection> {
+        let now = self.now.unwrap_or_else(|| {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_secs_f64())
+                .unwrap_or(0.0)
+        });
+        let age = self.config.microcompact_age_secs;
+        Ok(self.rewrite(cur, self.old_results(&cur.messages), |_, m| {
+            // A result without a timestamp cannot be shown to be recent, so it counts as old.
+            let old = m.timestamp.is_none_or(|t| now - t >= age);
+            (old && m.content != CLEARED_SENTINEL).then(|| CLEARED_SENTINEL.to_string())
+        }))
+    }
+
+    /// Tier 2 (`llm == false`) or tier 3: replaces older history with one summary message,
+    /// keeps recent groups and restores recent files and skills.
+    fn summarize(
+        &self,
+        cur: &Measured,
+        limit: usize,
+        llm: bool,
+        diag: &mut Diagnostics,
+    ) -> std::result::Result<Option<Proposal>, Rejection> {
+        let msgs = &cur.messages;
+        let gs = groups(msgs);
+        let protected = self.protected(msgs);
+        let group_protected: Vec<bool> =
+            gs.iter().map(|g| g.clone().any(|i| protected[i])).collect();
+        let group_size: Vec<usize> = gs
+            .iter()
+            .map(|g| cur.sizes[g.clone()].iter().sum())
+            .collect();
+        let protected_size: usize = (0..gs.len())
+            .filter(|&g| group_protected[g])
+            .map(|g| group_size[g])
+            .sum();
+        if protected_size >= limit {
+            return Err(Rejection::OverBudget);
+        }
+        let room = limit - protected_size;
+        let calls = calls_by_id(msgs);
+        // Tier 3 knows its summary budget up front; tier 2 measures its summary instead.
+        let reserve = if llm {
+            self.config.summary_reserve.min(room / 2)
+        } else {
+            let all: Vec<Message> = (0..gs.len())
+                .filter(|&g| !group_protected[g])
+                .flat_map(|g| msgs[gs[g].clone()].iter().cloned())
+                .collect();
+            let facts = session::extract(&all, &calls);
+            self.meter.text(&facts.render_summary(all.len(), Some(400)))
+        };
+        // Recent unprotected groups, newest first, contiguous from the end.
+        let mut tail: Vec<usize> = Vec::new();
+        let mut tail_size = 0;
+        for g in (0..gs.len()).rev().filter(|&g| !group_protected[g]) {
+            if tail_size >= self.config.keep_recent || tail_size + group_size[g] + reserve > room {
+                break;
+            }
+            tail_size += group_size[g];
+            tail.push(g);
+        }
+        loop {
+            let kept: HashSet<usize> = tail.iter().copied().collect();
+            let removed: Vec<usize> = (0..gs.len())
+                .filter(|&g| !group_protected[g] && !kept.contains(&g))
+                .collect();
+            if removed.is_empty() {
+                return Ok(None);
+            }
+            let removed_msgs: Vec<Message> = removed
+                .iter()
+                .flat_map(|&g| msgs[gs[g].clone()].iter().cloned())
+                .collect();
+            let facts = session::extract(&removed_msgs, &calls);
+            let budget = room - tail_size;
+            let summary = if llm {
+                let s = self.summarizer.as_deref().ok_or(Rejection::OverBudget)?;
+                let transcript: Vec<String> = removed_msgs.iter().map(Message::render).collect();
+                let request = SummaryRequest {
+                    transcript: &transcript.join("\n\n"),
+                    facts: &facts,
+                    max_size: reserve,
+                };
+                let text = s.summarize(&request).map_err(Rejection::SummarizerFailed)?;
+                let m = Message::text(
+                    Role::User,
+                    format!(
+                        "{SUMMARY_MARKER} of {} earlier messages, written by the summary model]\n{}",
+                        removed_msgs.len(),
+                        text.trim()
+                    ),
+                );
+                let size = self.meter.message(&m);
+                // Never loop on the model: one call, and an oversized answer means tier 2.
+                if size > reserve.max(budget.min(reserve)) || size > budget {
+                    return Err(Rejection::OverBudget);
+                }
+                Some((m, size))
+            } else {
+                [None, Some(2000), Some(400), Some(80)]
+                    .into_iter()
+                    .find_map(|cap| {
+                        let m = Message::text(
+                            Role::User,
+                            facts.render_summary(removed_msgs.len(), cap),
+                        );
+                        let size = self.meter.message(&m);
+                        (size <= budget).then_some((m, size))
+                    })
+            };
+            let Some((summary, summary_size)) = summary else {
+                // Not even the tightest summary fits next to this tail: give up the oldest
+                // tail group and try again (bounded by the tail's length).
+                match tail.pop() {
+                    Some(g) => {
+                        tail_size -= group_size[g];
+                        continue;
+                    }
+                    None => return Err(Rejection::OverBudget),
+                }
+            };
+            let left = budget - summary_size;
+            let tail_msgs: Vec<Message> = tail
+                .iter()
+                .flat_map(|&g| msgs[gs[g].clone()].iter().cloned())
+                .chain(
+                    protected
+                        .iter()
+                        .zip(msgs)
+                        .filter(|(p, _)| **p)
+                        .map(|(_, m)| m.clone()),
+                )
+                .collect();
+            let restored = self.restoration(&removed_msgs, &tail_msgs, &calls, left);
+            let mut out = Vec::with_capacity(msgs.len());
+            let mut out_sizes = Vec::with_capacity(msgs.len());
+            let first_removed = removed[0];
+            for (g, range) in gs.iter().enumerate() {
+                if g == first_removed {
+                    out.push(summary.clone());
+                    out_sizes.push(summary_size);
+                    if let Some((m, size, files, skills)) = &restored {
+                        out.push(m.clone());
+                        out_sizes.push(*size);
+                        diag.restored_files = *files;
+                        diag.restored_skills = *skills;
+                    }
+                }
+                if group_protected[g] || kept.contains(&g) {
+                    out.extend(msgs[range.clone()].iter().cloned());
+                    out_sizes.extend_from_slice(&cur.sizes[range.clone()]);
+                }
+            }
+            return Ok(Some(Proposal {
+                changed: removed_msgs.len() + 1 + usize::from(restored.is_some()),
+                measured: Measured::from_parts(out, out_sizes),
+            }));
+        }
+    }
+
+    /// The restoration message: the last files read in the compacted span (not read again in
+    /// what is kept) and the active skills, each capped, all within `room`.
+    fn restoration(
+        &self,
+        removed: &[Message],
+        kept: &[Message],
+        calls: &std::collections::HashMap<&str, &crate::model::ToolCall>,
+        room: usize,
+    ) -> Option<(Message, usize, usize, usize)> {
+        let still_visible: HashSet<String> = session::recent_reads(kept, calls)
+            .into_iter()
+            .map(|r| r.path)
+            .collect();
+        let reads: Vec<session::FileRead> = session::recent_reads(removed, calls)
+            .into_iter()
+            .filter(|r| !still_visible.contains(&r.path))
+            .collect();
+        let reads = &reads[reads.len().saturating_sub(self.config.restore_files)..];
+        if reads.is_empty() && self.skills.is_empty() {
+            return None;
+        }
+        let mut text =
+            format!("{RESTORED_MARKER} after compaction: recently read files and active skills]\n");
+        let header = self.meter.message(&Message::text(Role::User, text.clone()));
+        if header >= room {
+            return None;
+        }
+        // Budgets are checked on each piece, then the whole message is measured exactly and
+        // pieces are dropped from the end until it fits.
+        let mut pieces: Vec<(bool, String)> = Vec::new();
+        let mut used = header;
+        let mut files_total = 0;
+        for r in reads.iter().rev() {
+            let cap = self
+                .config
+                .restore_file_max
+                .min(self.config.restore_files_total - files_total)
+                .min(room.saturating_sub(used));
+            let body = self.meter.truncate(&r.content, cap.saturating_sub(20));
+            if body.is_empty() {
+                continue;
+            }
+            let piece = format!("\n### File: {}\n```\n{}\n```\n", r.path, body);
+            let size = self.meter.text(&piece);
+            if used + size > room || files_total + size > self.config.restore_files_total {
+                continue;
+            }
+            files_total += size;
+            used += size;
+            pieces.push((true, piece));
+        }
+        let mut skills_total = 0;
+        for s in &self.skills {
+            let cap = self
+                .config
+                .restore_skill_max
+                .min(self.config.restore_skills_total - skills_total)
+                .min(room.saturating_sub(used));
+            let body = self.meter.truncate(&s.content, cap.saturating_sub(10));
+            if body.is_empty() {
+                continue;
+            }
+            let piece = format!("\n### Skill: {}\n{}\n", s.name, body);
+            let size = self.meter.text(&piece);
+            if used + size > room || skills_total + size > self.config.restore_skills_total {
+                continue;
+            }
+            skills_total += size;
+            used += size;
+            pieces.push((false, piece));
+        }
+        while !pieces.is_empty() {
+            let mut t = text.clone();
+            for (_, p) in &pieces {
+                t.push_str(p);
+            }
+            let m = Message::text(Role::User, t);
+            let size = self.meter.message(&m);
+            if size <= room {
+                let files = pieces.iter().filter(|(f, _)| *f).count();
+                return Some((m, size, files, pieces.len() - files));
+            }
+            pieces.pop();
+        }
+        text.clear();
+        None
+    }
+
+    /// Tier 4: removes the oldest unprotected groups (earlier summaries last) until the total
+    /// is at most `limit`, recounting after each.
+    fn peel(
+        &self,
+        cur: &Measured,
+        limit: usize,
+    ) -> std::result::Result<Option<Proposal>, Rejection> {
+        let msgs = &cur.messages;
+        let gs = groups(msgs);
+        let latest = latest_user(msgs);
+        let hard: Vec<bool> = gs
+            .iter()
+            .map(|g| {
+                g.clone()
+                    .any(|i| msgs[i].role.is_system() || Some(i) == latest || msgs[i].pinned)
+            })
+            .collect();
+        let summary: Vec<bool> = gs
+            .iter()
+            .map(|g| g.clone().any(|i| msgs[i].is_compaction_artifact()))
+            .collect();
+        let order = (0..gs.len())
+            .filter(|&g| !hard[g] && !summary[g])
+            .chain((0..gs.len()).filter(|&g| !hard[g] && summary[g]));
+        let mut total = cur.total;
+        let mut removed = vec![false; gs.len()];
+        let mut changed = 0;
+        for g in order {
+            if total <= limit {
+                break;
+            }
+            total -= cur.sizes[gs[g].clone()].iter().sum::<usize>();
+            removed[g] = true;
+            changed += gs[g].len();
+        }
+        if changed == 0 {
+            return Ok(None);
+        }
+        let mut out = Vec::new();
+        let mut sizes = Vec::new();
+        for (g, range) in gs.iter().enumerate() {
+            if !removed[g] {
+                out.extend(msgs[range.clone()].iter().cloned());
+                sizes.extend_from_slice(&cur.sizes[range.clone()]);
+            }
+        }
+        Ok(Some(Proposal {
+            measured: Measured::from_parts(out, sizes),
+            changed,
+        }))
+    }
+}

@@ -1,0 +1,163 @@
+//! The verifier every compaction step's proposal must pass before it is accepted: strictly
+//! smaller than its input, system messages unchanged and in order, the latest user turn and
+//! pinned messages present verbatim, and every tool call still paired with exactly the
+//! results it had (and no result without its call). A proposal is advice, never trusted.
+//!
+//! The verifier judges; it never repairs a proposal.
+
+use std::collections::HashMap;
+
+use crate::diagnostics::Rejection;
+use crate::measure::Measured;
+use crate::model::{Message, Role, groups, latest_user};
+
+/// What the original conversation requires of every proposal.
+#[derive(Debug, Clone)]
+pub struct Reference {
+    system: Vec<Message>,
+    latest_user: Option<Message>,
+    pinned: Vec<Message>,
+    results_per_call: HashMap<String, usize>,
+}
+
+impl Reference {
+    /// The requirements of `messages` (the normalized input).
+    pub fn of(messages: &[Message]) -> Reference {
+        Reference {
+            system: messages
+                .iter()
+                .filter(|m| m.role.is_system())
+                .cloned()
+                .collect(),
+            latest_user: latest_user(messages).map(|i| messages[i].clone()),
+            pinned: messages.iter().filter(|m| m.pinned).cloned().collect(),
+            results_per_call: results_per_call(messages),
+        }
+    }
+}
+
+fn results_per_call(messages: &[Message]) -> HashMap<String, usize> {
+    let mut out = HashMap::new();
+    for g in groups(messages) {
+        let group = &messages[g];
+        for c in &group[0].tool_calls {
+            let n = group[1..]
+                .iter()
+                .filter(|r| r.tool_call_id.as_deref() == Some(c.id.as_str()))
+                .count();
+            out.insert(c.id.clone(), n);
+        }
+    }
+    out
+}
+
+/// Checks `proposal` against `reference` and the size it must beat.
+pub fn verify(
+    reference: &Reference,
+    before_total: usize,
+    proposal: &Measured,
+) -> Result<(), Rejection> {
+    if proposal.total >= before_total {
+        return Err(Rejection::NotSmaller);
+    }
+    structure(reference, &proposal.messages)
+}
+
+/// The structural checks alone (used on final outputs, where size is checked separately).
+pub fn structure(reference: &Reference, messages: &[Message]) -> Result<(), Rejection> {
+    let system: Vec<&Message> = messages.iter().filter(|m| m.role.is_system()).collect();
+    if system.len() != reference.system.len()
+        || system.iter().zip(&reference.system).any(|(a, b)| *a != b)
+    {
+        return Err(Rejection::RequiredMessageChanged);
+    }
+    if let Some(u) = &reference.latest_user
+        && !messages.contains(u)
+    {
+        return Err(Rejection::RequiredMessageChanged);
+    }
+    if reference.pinned.iter().any(|p| !messages.contains(p)) {
+        return Err(Rejection::RequiredMessageChanged);
+    }
+    for g in groups(messages) {
+        let group = &messages[g];
+        if group[0].role == Role::Tool {
+            return Err(Rejection::ToolPairBroken);
+        }
+        for c in &group[0].tool_calls {
+            let n = group[1..]
+                .iter()
+                .filter(|r| r.tool_call_id.as_deref() == Some(c.id.as_str()))
+                .count();
+            if reference.results_per_call.get(&c.id) != Some(&n) {
+                return Err(Rejection::ToolPairBroken);
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::Meter;
+    use crate::model::ToolCall;
+
+    fn conv() -> Vec<Message> {
+        vec![
+            Message::text(Role::System, "s"),
+            Message::text(Role::User, "first"),
+            Message::calls(
+                "",
+                vec![ToolCall {
+                    id: "1".into(),
+                    name: "t".into(),
+                    arguments: "{}".into(),
+                }],
+            ),
+            Message::tool_result("1", "result body"),
+            Message::text(Role::User, "latest"),
+        ]
+    }
+
+    fn check(proposal: Vec<Message>, expected: Result<(), Rejection>) {
+        let input = conv();
+        let r = Reference::of(&input);
+        let before = Measured::from_messages(input, &Meter::bytes()).total;
+        let p = Measured::from_messages(proposal, &Meter::bytes());
+        assert_eq!(verify(&r, before, &p), expected);
+    }
+
+    #[test]
+    fn accepts_and_rejects() {
+        let c = conv();
+        check(c.clone(), Err(Rejection::NotSmaller));
+        check(
+            vec![c[0].clone(), c[2].clone(), c[3].clone(), c[4].clone()],
+            Ok(()),
+        );
+        check(vec![c[0].clone(), c[1].clone(), c[4].clone()], Ok(()));
+        check(
+            vec![c[0].clone(), c[2].clone(), c[4].clone()],
+            Err(Rejection::ToolPairBroken),
+        );
+        check(
+            vec![c[0].clone(), c[3].clone(), c[4].clone()],
+            Err(Rejection::ToolPairBroken),
+        );
+        check(
+            vec![c[1].clone(), c[4].clone()],
+            Err(Rejection::RequiredMessageChanged),
+        );
+        check(
+            vec![c[0].clone(), c[1].clone()],
+            Err(Rejection::RequiredMessageChanged),
+        );
+        let mut edited = c[4].clone();
+        edited.content = "late".into();
+        check(
+            vec![c[0].clone(), edited],
+            Err(Rejection::RequiredMessageChanged),
+        );
+    }
+}
