@@ -433,3 +433,61 @@ fn read_generation(dir: &Path, index: &Index) -> Result<u64> {
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(id: u64, name: &str) -> KeywordDoc {
+        KeywordDoc {
+            id,
+            name: name.into(),
+            qualified_name: format!("m.{name}"),
+            ..KeywordDoc::default()
+        }
+    }
+
+    fn files(dir: &Path) -> usize {
+        std::fs::read_dir(dir).map_or(0, |d| d.count())
+    }
+
+    /// Simulates a process killed after its segments reached the disk but before the commit
+    /// replaced `meta.json`: the staged documents must be invisible to every reader, now and
+    /// after reopening, and the previous commit (with its generation) must still be served.
+    #[test]
+    fn uncommitted_adds_are_invisible() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut index = KeywordIndex::create_or_open(tmp.path()).unwrap();
+        index.apply(&[], &[doc(1, "keptname")]).unwrap();
+        let before = files(tmp.path());
+
+        let staged: Vec<KeywordDoc> = (2..200).map(|i| doc(i, "ghostname")).collect();
+        index.stage(&[1], &staged).unwrap();
+        // Flushes the staged segments to disk, as the first half of a commit does.
+        let prepared = index.writer().unwrap().prepare_commit().unwrap();
+        std::mem::drop(prepared);
+        assert!(
+            files(tmp.path()) > before,
+            "the staged segment files are on disk"
+        );
+
+        let other = KeywordIndex::create_or_open(tmp.path()).unwrap();
+        assert_eq!(other.num_docs(), 1);
+        assert_eq!(other.generation(), 1);
+        assert!(other.search("ghostname", 10).unwrap().is_empty());
+        assert_eq!(other.search("keptname", 10).unwrap()[0].id, 1);
+
+        // The "killed" writer goes away without committing.
+        drop(index);
+        let mut reopened = KeywordIndex::create_or_open(tmp.path()).unwrap();
+        assert_eq!(reopened.num_docs(), 1);
+        assert_eq!(reopened.generation(), 1);
+        assert!(reopened.search("ghostname", 10).unwrap().is_empty());
+
+        // The next commit works and cleans up the orphaned files eventually; it must not
+        // resurrect the staged documents.
+        reopened.apply(&[], &[doc(2, "nextname")]).unwrap();
+        assert_eq!(reopened.num_docs(), 2);
+        assert!(reopened.search("ghostname", 10).unwrap().is_empty());
+    }
+}

@@ -175,13 +175,13 @@ mod tests {
         let many: Vec<String> = (0..100).map(|i| format!("t{i}")).collect();
         let df = |t: &str| {
             let i: u64 = t[1..].parse().unwrap_or(0);
-            if i % 10 == 0 { 0 } else { 100 - i }
+            if i.is_multiple_of(10) { 0 } else { 100 - i }
         };
         let kept = select_terms(many, df);
         assert_eq!(kept.len(), MAX_QUERY_TERMS);
         // The 90 matching terms are ranked by rarity: the 64 with the highest index survive.
         let expected: Vec<String> = (0..100)
-            .filter(|i| i % 10 != 0)
+            .filter(|i: &u64| !i.is_multiple_of(10))
             .skip(90 - MAX_QUERY_TERMS)
             .map(|i| format!("t{i}"))
             .collect();

@@ -1,0 +1,150 @@
+//! Incremental updates: deletes, replacements, re-adds, atomicity of a rejected call.
+
+use std::collections::BTreeMap;
+
+use acms_keyword::{Error, KeywordDoc, KeywordIndex};
+
+use crate::fixture::{doc, docs, ids, index};
+
+#[test]
+fn removed_ids_are_never_returned() {
+    let (_tmp, mut index) = index();
+    index.apply(&[4], &[]).unwrap();
+    assert_eq!(index.num_docs(), 11);
+    for query in [
+        "get_user_name",
+        "getUserName",
+        "user name",
+        "login",
+        "users.rs",
+    ] {
+        assert!(!ids(&index, query, 20).contains(&4), "{query}");
+    }
+    // Re-adding brings it back.
+    let four = docs().into_iter().find(|d| d.id == 4).unwrap();
+    index.apply(&[], &[four]).unwrap();
+    assert_eq!(ids(&index, "get_user_name", 1), [4]);
+    assert_eq!(index.num_docs(), 12);
+}
+
+#[test]
+fn adding_an_existing_id_replaces_it() {
+    let (_tmp, mut index) = index();
+    let changed = doc(
+        1,
+        "web/pages.py",
+        "web.pages.render_page",
+        "function",
+        "def render_page(page)",
+        "Render a page.",
+        "    return page.html()",
+    );
+    index.apply(&[], &[changed]).unwrap();
+    assert_eq!(index.num_docs(), 12, "replaced, not duplicated");
+    assert_eq!(ids(&index, "render_page", 1), [1]);
+    assert!(!ids(&index, "templating", 20).contains(&1));
+    assert_eq!(ids(&index, "render_template", 1), [9]);
+}
+
+#[test]
+fn remove_and_add_in_one_call() {
+    let (_tmp, mut index) = index();
+    let replacement = doc(
+        7,
+        "src/config/loader.rs",
+        "config::loader::load_config",
+        "function",
+        "pub fn load_config(path: &Path) -> Result<Config>",
+        "Loads the configuration.",
+        "",
+    );
+    // 7 is both removed and added: the added version wins. 10 is removed.
+    index.apply(&[7, 10, 999], &[replacement]).unwrap();
+    assert_eq!(index.num_docs(), 11);
+    assert_eq!(ids(&index, "load_config", 1), [7]);
+    assert!(!ids(&index, "parse toml", 20).contains(&7));
+    assert_eq!(ids(&index, "smtplib", 20), Vec::<u64>::new());
+}
+
+#[test]
+fn a_rejected_call_changes_nothing() {
+    let (_tmp, mut index) = index();
+    let generation = index.generation();
+    let dup = docs().into_iter().take(1).collect::<Vec<_>>();
+    let twice = [dup[0].clone(), dup[0].clone()];
+    let err = index.apply(&[2], &twice).unwrap_err();
+    assert!(matches!(err, Error::DuplicateId(1)), "{err}");
+    assert_eq!(index.generation(), generation);
+    assert_eq!(index.num_docs(), 12);
+    assert_eq!(ids(&index, "make_response", 1), [2]);
+    // The index is still usable afterwards.
+    index.apply(&[2], &[]).unwrap();
+    assert_eq!(index.num_docs(), 11);
+}
+
+/// A one-term tag (letters only, so the tokenizer does not split it).
+fn tag(prefix: &str, n: u64) -> String {
+    let letter = char::from(b'a' + u8::try_from(n % 26).unwrap_or(0));
+    format!("{prefix}{letter}")
+}
+
+fn marked(id: u64, version: u32) -> KeywordDoc {
+    KeywordDoc {
+        id,
+        path: format!("src/m{id}.rs"),
+        qualified_name: format!("m{id}::item{id}"),
+        name: format!("item{id}"),
+        kind: "function".into(),
+        signature: format!("fn item{id}() -> u32"),
+        doc: format!("Version v{version}x of item."),
+        body: format!("{} {}", tag("mark", id), tag("ver", u64::from(version))),
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(12))]
+
+    /// After any sequence of applies, the index holds exactly the model's documents, each in
+    /// its latest version.
+    #[test]
+    fn index_matches_a_model(
+        steps in proptest::collection::vec(
+            (proptest::collection::vec(0u64..12, 0..5), proptest::collection::vec(0u64..12, 0..6)),
+            1..5,
+        )
+    ) {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut index = KeywordIndex::create_or_open(tmp.path()).unwrap();
+        let mut model: BTreeMap<u64, u32> = BTreeMap::new();
+        for (step, (remove, add)) in steps.into_iter().enumerate() {
+            let version = u32::try_from(step).unwrap();
+            let mut add_ids = add;
+            add_ids.sort_unstable();
+            add_ids.dedup();
+            let docs: Vec<KeywordDoc> = add_ids.iter().map(|&id| marked(id, version)).collect();
+            index.apply(&remove, &docs).unwrap();
+            for id in &remove {
+                model.remove(id);
+            }
+            for &id in &add_ids {
+                model.insert(id, version);
+            }
+            proptest::prop_assert_eq!(index.num_docs(), model.len() as u64);
+            proptest::prop_assert_eq!(index.generation(), step as u64 + 1);
+        }
+        for id in 0u64..12 {
+            let found = ids(&index, &tag("mark", id), 5);
+            match model.get(&id) {
+                Some(&version) => {
+                    proptest::prop_assert_eq!(&found, &vec![id]);
+                    let query = format!("{} {}", tag("mark", id), tag("ver", u64::from(version)));
+                    let current = ids(&index, &query, 5);
+                    proptest::prop_assert_eq!(current.first(), Some(&id));
+                    let hits = index.search(&query, 1).unwrap();
+                    proptest::prop_assert_eq!(&hits[0].matched_terms, &index.query_terms(&query));
+                }
+                None => proptest::prop_assert!(found.is_empty(), "{} found: {:?}", id, found),
+            }
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! Persistence: reopen, generation round trip, concurrent instances, damaged directories.
+
+use acms_keyword::{Error, KeywordIndex};
+
+use crate::fixture::{docs, ids};
+
+const QUERIES: &[&str] = &[
+    "user",
+    "render the response template",
+    "getUserName",
+    "http",
+];
+
+#[test]
+fn reopen_returns_the_same_results() {
+    let tmp = tempfile::tempdir().unwrap();
+    let before: Vec<_> = {
+        let mut index = KeywordIndex::create_or_open(tmp.path()).unwrap();
+        index.apply(&[], &docs()).unwrap();
+        index.apply(&[5], &[]).unwrap();
+        QUERIES
+            .iter()
+            .map(|q| index.search(q, 10).unwrap())
+            .collect()
+    };
+    let index = KeywordIndex::create_or_open(tmp.path()).unwrap();
+    let after: Vec<_> = QUERIES
+        .iter()
+        .map(|q| index.search(q, 10).unwrap())
+        .collect();
+    assert_eq!(before, after);
+    assert_eq!(index.num_docs(), 11);
+    assert_eq!(index.generation(), 2);
+}
+
+#[test]
+fn generation_round_trip() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("nested/keyword");
+    let mut index = KeywordIndex::create_or_open(&dir).unwrap();
+    assert_eq!(index.generation(), 0);
+    assert_eq!(index.num_docs(), 0);
+    index.apply(&[], &docs()).unwrap();
+    assert_eq!(index.generation(), 1);
+    index.apply(&[], &[]).unwrap();
+    assert_eq!(index.generation(), 2);
+    index.apply_with_generation(&[3], &[], 42).unwrap();
+    assert_eq!(index.generation(), 42);
+    drop(index);
+
+    let mut index = KeywordIndex::create_or_open(&dir).unwrap();
+    assert_eq!(index.generation(), 42);
+    assert_eq!(index.num_docs(), 11);
+    index.apply(&[], &[]).unwrap();
+    assert_eq!(index.generation(), 43);
+}
+
+#[test]
+fn a_second_instance_sees_commits_after_reload() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut writer = KeywordIndex::create_or_open(tmp.path()).unwrap();
+    let mut reader = KeywordIndex::create_or_open(tmp.path()).unwrap();
+    writer.apply(&[], &docs()).unwrap();
+    assert_eq!(ids(&reader, "user", 10), Vec::<u64>::new());
+    assert_eq!(reader.generation(), 0);
+    reader.reload().unwrap();
+    assert_eq!(reader.generation(), 1);
+    assert_eq!(ids(&reader, "getUserName", 1), [3]);
+}
+
+#[test]
+fn only_one_writer_at_a_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut first = KeywordIndex::create_or_open(tmp.path()).unwrap();
+    let mut second = KeywordIndex::create_or_open(tmp.path()).unwrap();
+    first.apply(&[], &docs()).unwrap();
+    let err = second.apply(&[1], &[]).unwrap_err();
+    assert!(matches!(err, Error::Locked { .. }), "{err}");
+    assert!(err.to_string().contains("another process"), "{err}");
+    // Once the first writer is gone the second may write.
+    drop(first);
+    second.reload().unwrap();
+    second.apply(&[1], &[]).unwrap();
+    assert_eq!(second.num_docs(), 11);
+}
+
+fn rewrite_meta(dir: &std::path::Path, edit: impl FnOnce(&mut serde_json::Value)) {
+    let path = dir.join("meta.json");
+    let mut meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    edit(&mut meta);
+    std::fs::write(&path, serde_json::to_string(&meta).unwrap()).unwrap();
+}
+
+#[test]
+fn damaged_directories_are_errors_not_panics() {
+    // A payload that is not ours.
+    let tmp = tempfile::tempdir().unwrap();
+    KeywordIndex::create_or_open(tmp.path())
+        .unwrap()
+        .apply(&[], &docs())
+        .unwrap();
+    rewrite_meta(tmp.path(), |m| m["payload"] = "nightly build 7".into());
+    let err = KeywordIndex::create_or_open(tmp.path()).unwrap_err();
+    assert!(matches!(err, Error::BadPayload { .. }), "{err}");
+    assert!(err.to_string().contains("re-index"), "{err}");
+
+    // A truncated meta.json.
+    let tmp = tempfile::tempdir().unwrap();
+    KeywordIndex::create_or_open(tmp.path()).unwrap();
+    std::fs::write(tmp.path().join("meta.json"), "{\"segments\": [").unwrap();
+    let err = KeywordIndex::create_or_open(tmp.path()).unwrap_err();
+    assert!(matches!(err, Error::Tantivy { .. }), "{err}");
+
+    // A different schema (another acms version, or someone else's tantivy index).
+    let tmp = tempfile::tempdir().unwrap();
+    let mut schema = tantivy::schema::Schema::builder();
+    schema.add_text_field("title", tantivy::schema::TEXT);
+    tantivy::Index::create_in_dir(tmp.path(), schema.build()).unwrap();
+    let err = KeywordIndex::create_or_open(tmp.path()).unwrap_err();
+    assert!(matches!(err, Error::SchemaMismatch { .. }), "{err}");
+
+    // A file where the directory should be.
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("not-a-dir");
+    std::fs::write(&file, "x").unwrap();
+    assert!(KeywordIndex::create_or_open(&file).is_err());
+}

@@ -1,0 +1,91 @@
+//! Expected top hits on the fixture set.
+
+use crate::fixture::{ids, index};
+
+/// `query`'s best hits start with `expected_top`, in that order.
+fn check(query: &str, expected_top: &[u64]) {
+    let (_tmp, index) = index();
+    let got = ids(&index, query, 10);
+    assert!(
+        got.starts_with(expected_top),
+        "query {query:?}: expected top {expected_top:?}, got {got:?}"
+    );
+}
+
+#[test]
+fn expected_top_hits() {
+    check("render the response template", &[1]);
+    check("render_template", &[1, 9]);
+    check("getUserName", &[3, 4]);
+    check("get_user_name", &[4, 3]);
+    check("user name", &[3, 4]);
+    check("HTTPServer2", &[6]);
+    check("http server", &[6]);
+    check("config parser", &[7]);
+    check("parses configuration files", &[7]);
+    check("mailer.py", &[10]);
+    check("notifications", &[10]);
+    check("send an email", &[10]);
+    check("template cache", &[8]);
+    check("UserRepository findByEmail", &[5]);
+    check("Größe", &[11]);
+    check("user email address", &[12]);
+}
+
+#[test]
+fn stemming_applies_to_doc_text() {
+    // "caching" and "compiled" only occur as "Caches" / "compiled" in the doc comment.
+    check("caching compiled", &[8]);
+}
+
+#[test]
+fn matched_terms_name_the_query_terms_found() {
+    let (_tmp, index) = index();
+    let hits = index.search("render the response template", 3).unwrap();
+    assert_eq!(hits[0].id, 1);
+    assert_eq!(hits[0].matched_terms, ["render", "response", "template"]);
+
+    let hits = index.search("getUserName", 2).unwrap();
+    assert_eq!(hits[0].id, 3);
+    assert_eq!(
+        hits[0].matched_terms,
+        ["getusername", "get", "user", "name"]
+    );
+    assert_eq!(hits[1].id, 4);
+    assert_eq!(hits[1].matched_terms, ["get", "user", "name"]);
+}
+
+#[test]
+fn scores_and_relevance() {
+    let (_tmp, index) = index();
+    let hits = index.search("user", 20).unwrap();
+    assert!(hits.len() >= 4, "{hits:?}");
+    assert_eq!(hits[0].relevance, 1.0);
+    for pair in hits.windows(2) {
+        assert!(pair[0].score >= pair[1].score, "{hits:?}");
+        assert!(pair[0].relevance >= pair[1].relevance, "{hits:?}");
+    }
+    for hit in &hits {
+        assert!(hit.score > 0.0);
+        assert!(hit.relevance > 0.0 && hit.relevance <= 1.0);
+        assert!(hit.matched_terms == ["user"], "{hit:?}");
+    }
+}
+
+#[test]
+fn limit_is_respected() {
+    let (_tmp, index) = index();
+    assert_eq!(ids(&index, "user", 2).len(), 2);
+    assert_eq!(ids(&index, "user", 0), Vec::<u64>::new());
+    // A limit beyond the number of documents is fine.
+    assert!(ids(&index, "user", usize::MAX).len() <= 12);
+}
+
+#[test]
+fn search_is_deterministic() {
+    let (_tmp, a) = index();
+    let (_tmp2, b) = index();
+    for query in ["user", "template", "get", "server http config email"] {
+        assert_eq!(a.search(query, 10).unwrap(), b.search(query, 10).unwrap());
+    }
+}
