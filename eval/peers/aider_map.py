@@ -58,6 +58,20 @@ class CachedRepoMap(RepoMap):
         self.TAGS_CACHE_DIR = str(cache_dir)
         super().__init__(**kw)
 
+    def _run_captures(self, query, node):
+        """Aider's captures, in source order.
+
+        py-tree-sitter 0.25 returns each capture's node list in an order that changes from call
+        to call, and Aider's get_tags_raw appends the *last* node of every list a second time,
+        so which tag gets double weight, and with it the map, varied between runs on identical
+        input. Sorting restores reproducibility without changing what Aider extracts.
+        """
+        caps = super()._run_captures(query, node)
+        return {
+            tag: sorted(nodes, key=lambda n: (n.start_byte, n.end_byte))
+            for tag, nodes in sorted(caps.items())
+        }
+
 
 class AiderPeer:
     def __init__(self, counter: common.Cl100kCounter) -> None:
@@ -71,7 +85,8 @@ class AiderPeer:
         if not repo.is_dir():
             raise FileNotFoundError(f"repo {repo} is not a directory")
         key = hashlib.sha1(str(repo).encode()).hexdigest()[:12]
-        cache_dir = CACHE_ROOT / f"{repo.name}-{key}"
+        # "sorted": tags cached by an unpatched run (see _run_captures) must not be reused.
+        cache_dir = CACHE_ROOT / f"{repo.name}-{key}-sorted"
         cache_dir.parent.mkdir(parents=True, exist_ok=True)
         rm = CachedRepoMap(
             cache_dir,
