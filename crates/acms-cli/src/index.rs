@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use acms::index::{IndexOptions, IndexReport, index_repo};
+use acms::RepositoryIndex;
+use acms::index::IndexOptions;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::Format;
@@ -21,6 +22,9 @@ pub struct IndexArgs {
     /// Discard the existing index and build it from scratch.
     #[arg(long)]
     rebuild: bool,
+    /// Skip embeddings (the semantic strategy then reports itself unavailable).
+    #[arg(long)]
+    no_vectors: bool,
     #[arg(long, value_enum, default_value_t)]
     format: Format,
 }
@@ -52,7 +56,7 @@ pub fn run(args: &IndexArgs) -> anyhow::Result<ExitCode> {
     opts.config = config.context;
     opts.rebuild = args.rebuild;
     opts.progress = Some(&progress);
-    let report = index_repo(&args.repo, &opts)?;
+    let report = acms::index_repository(&args.repo, &opts, !args.no_vectors)?;
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
@@ -63,7 +67,8 @@ pub fn run(args: &IndexArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_text(r: &IndexReport, index_dir: &std::path::Path) {
+fn print_text(report: &RepositoryIndex, index_dir: &std::path::Path) {
+    let r = &report.index;
     for w in &r.warnings {
         eprintln!("warning: {w}");
     }
@@ -88,4 +93,18 @@ fn print_text(r: &IndexReport, index_dir: &std::path::Path) {
         r.seconds,
         langs.join(", ")
     );
+    let d = &report.derived;
+    println!(
+        "keyword index: {} documents written{}",
+        d.keyword_docs,
+        if d.keyword_rebuilt { " (rebuilt)" } else { "" }
+    );
+    if let Some(line) = &report.embedder {
+        println!(
+            "vectors: {} embedded, {} total ({:.2} s); {line}",
+            d.embedded,
+            d.vectors.unwrap_or(0),
+            d.embed_seconds
+        );
+    }
 }

@@ -4,6 +4,8 @@
 //! Exit codes: 0 success; 1 an error (message on stderr says what to do); 2 bad usage.
 
 mod index;
+mod query;
+mod search;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -26,6 +28,10 @@ struct Cli {
 enum Command {
     /// Index a repository (incremental: only changed files are re-parsed).
     Index(index::IndexArgs),
+    /// Assemble the context for a task within a token budget.
+    Query(query::QueryArgs),
+    /// Show the raw hits of the retrieval strategies for a query.
+    Search(search::SearchArgs),
 }
 
 /// Output format shared by the commands.
@@ -47,6 +53,17 @@ pub fn load_config(config: Option<&Path>, repo: Option<&Path>) -> anyhow::Result
     })
 }
 
+/// The task text: the argument itself, or stdin when it is `-`.
+pub fn read_task(arg: &str) -> anyhow::Result<String> {
+    if arg == "-" {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)?;
+        Ok(s)
+    } else {
+        Ok(arg.to_string())
+    }
+}
+
 /// Whether progress bars should be drawn.
 pub fn interactive() -> bool {
     std::io::stderr().is_terminal()
@@ -61,6 +78,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Index(args) => index::run(args),
+        Command::Query(args) => query::run(args),
+        Command::Search(args) => search::run(args),
     };
     match result {
         Ok(code) => code,

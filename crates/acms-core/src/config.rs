@@ -111,7 +111,9 @@ pub struct TiersConfig {
 pub struct WarmRetention {
     pub retention_hours: u64,
 }
-defaults!(WarmRetention { retention_hours: 24 });
+defaults!(WarmRetention {
+    retention_hours: 24
+});
 
 /// `context.tiers.cold.*`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -296,6 +298,9 @@ pub struct ScoringConfig {
     pub recency: f64,
     /// Similarity above which two fragments count as semantic duplicates.
     pub dedup_similarity: f64,
+    /// How several strategies' relevances for one node are fused: `noisy-or` (default),
+    /// `rrf` (reciprocal-rank fusion) or `max`.
+    pub fusion: String,
 }
 defaults!(ScoringConfig {
     relevance: 0.4,
@@ -303,6 +308,7 @@ defaults!(ScoringConfig {
     strategy_quality: 0.2,
     recency: 0.1,
     dedup_similarity: 0.95,
+    fusion: "noisy-or".into(),
 });
 
 /// `context.packer.*`
@@ -342,7 +348,6 @@ defaults!(LlmConfig {
     api_key_env: "OPENAI_API_KEY".into(),
     timeout_seconds: 60.0,
 });
-
 
 impl Config {
     /// Parses a TOML document; `origin` names it in errors.
@@ -397,22 +402,43 @@ impl Config {
                 bad(key, format!("{v} is outside [0, 1]"))
             }
         };
-        unit("context.budget.refresh-threshold", c.budget.refresh_threshold)?;
+        unit(
+            "context.budget.refresh-threshold",
+            c.budget.refresh_threshold,
+        )?;
         unit("context.budget.skeleton-ratio", c.budget.skeleton_ratio)?;
         unit("context.query.min-relevance", c.query.min_relevance)?;
         unit("context.scoring.relevance", c.scoring.relevance)?;
         unit("context.scoring.hierarchy", c.scoring.hierarchy)?;
-        unit("context.scoring.strategy-quality", c.scoring.strategy_quality)?;
+        unit(
+            "context.scoring.strategy-quality",
+            c.scoring.strategy_quality,
+        )?;
         unit("context.scoring.recency", c.scoring.recency)?;
-        unit("context.scoring.dedup-similarity", c.scoring.dedup_similarity)?;
+        unit(
+            "context.scoring.dedup-similarity",
+            c.scoring.dedup_similarity,
+        )?;
         for (name, s) in &c.strategies.custom {
-            unit(&format!("context.strategies.custom.{name}.max-quality"), s.max_quality)?;
+            unit(
+                &format!("context.strategies.custom.{name}.max-quality"),
+                s.max_quality,
+            )?;
+        }
+        if !["noisy-or", "rrf", "max"].contains(&c.scoring.fusion.as_str()) {
+            return bad(
+                "context.scoring.fusion",
+                format!("`{}` is not a fusion method: use noisy-or, rrf or max", c.scoring.fusion),
+            );
         }
         if c.executor.max_workers == 0 {
             return bad("context.executor.max-workers", "must be at least 1".into());
         }
         if !(c.executor.timeout_seconds > 0.0) {
-            return bad("context.executor.timeout-seconds", "must be positive".into());
+            return bad(
+                "context.executor.timeout-seconds",
+                "must be positive".into(),
+            );
         }
         if c.executor.circuit_breaker_threshold == 0 {
             return bad(
@@ -427,7 +453,10 @@ impl Config {
             );
         }
         if c.packer.depth_fallback.is_empty() {
-            return bad("context.packer.depth-fallback", "must name at least one depth".into());
+            return bad(
+                "context.packer.depth-fallback",
+                "must name at least one depth".into(),
+            );
         }
         for d in &c.packer.depth_fallback {
             if crate::Depth::try_from(*d).is_err() {
@@ -438,7 +467,10 @@ impl Config {
             }
         }
         if c.strategies.enabled.is_empty() {
-            return bad("context.strategies.enabled", "must name at least one strategy".into());
+            return bad(
+                "context.strategies.enabled",
+                "must name at least one strategy".into(),
+            );
         }
         Ok(())
     }
@@ -449,7 +481,9 @@ mod tests {
     use super::*;
 
     fn err(text: &str) -> String {
-        Config::from_toml_str(text, "t.toml").unwrap_err().to_string()
+        Config::from_toml_str(text, "t.toml")
+            .unwrap_err()
+            .to_string()
     }
 
     #[test]
@@ -465,7 +499,11 @@ mod tests {
         assert_eq!(c.budget.skeleton_ratio, 0.15);
         assert_eq!(
             c.strategies.enabled,
-            ["simple-keyword", "semantic-embedding", "breadth-depth-navigator"]
+            [
+                "simple-keyword",
+                "semantic-embedding",
+                "breadth-depth-navigator"
+            ]
         );
         assert_eq!(c.strategies.breadth_depth_navigator.max_hops, 4);
         assert_eq!(c.strategies.arce.max_rounds, 3);

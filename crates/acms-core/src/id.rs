@@ -20,7 +20,9 @@ impl NodeId {
         }
         h.update(&ordinal.to_le_bytes());
         let bytes = h.finalize();
-        NodeId(u64::from_le_bytes(bytes.as_bytes()[..8].try_into().expect("8 bytes")))
+        NodeId(u64::from_le_bytes(
+            bytes.as_bytes()[..8].try_into().expect("8 bytes"),
+        ))
     }
 }
 

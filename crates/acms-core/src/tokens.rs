@@ -74,8 +74,9 @@ impl TiktokenCounter {
         match self.tokenizer {
             Tokenizer::Cl100kBase => CL100K
                 .get_or_init(|| tiktoken_rs::cl100k_base().expect("bundled cl100k_base tables")),
-            Tokenizer::O200kBase => O200K
-                .get_or_init(|| tiktoken_rs::o200k_base().expect("bundled o200k_base tables")),
+            Tokenizer::O200kBase => {
+                O200K.get_or_init(|| tiktoken_rs::o200k_base().expect("bundled o200k_base tables"))
+            }
         }
     }
 

@@ -102,6 +102,7 @@ enum Outcome {
     Unchanged { path: String, mtime: i64 },
     Changed(Box<ChangedFile>),
     Skipped(Warning),
+    Ignored,
 }
 
 struct ChangedFile {
@@ -193,6 +194,7 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
                 changed.push(*file);
             }
             Outcome::Skipped(warning) => warnings.push(warning),
+            Outcome::Ignored => {}
         }
     }
     let changed_paths: HashSet<&str> = changed.iter().map(|f| f.record.path.as_str()).collect();
@@ -364,7 +366,8 @@ fn look_at(
         }
     };
     let Some(language) = detect_language(&entry.rel, &content) else {
-        return skipped("skipped: not a text file acms indexes".into());
+        // A kind of file acms does not index (lock files, data): not a problem to report.
+        return Outcome::Ignored;
     };
     let parsed = analyzer_for(language).analyze(&entry.rel, &content, limits);
     warnings.extend(

@@ -339,33 +339,62 @@ impl Store {
 
     /// The rendering of node `id` at `depth`: exactly the text whose tokens were counted.
     pub fn text(&self, id: NodeId, depth: Depth) -> Result<String> {
-        let row = self
+        let sql = match depth {
+            Depth::Signature => "SELECT signature FROM nodes WHERE id = ?1",
+            Depth::Doc => "SELECT with_doc FROM nodes WHERE id = ?1",
+            Depth::Skeleton => "SELECT skeleton FROM nodes WHERE id = ?1",
+            Depth::Full => {
+                "SELECT substr(CAST(f.content AS BLOB), n.start_byte + 1, n.end_byte - n.start_byte)
+                 FROM nodes n JOIN files f ON f.path = n.path WHERE n.id = ?1"
+            }
+        };
+        let text: Option<Vec<u8>> =
+            self.conn
+                .prepare_cached(sql)
+                .and_then(|mut s| {
+                    s.query_row(params![id.0 as i64], |r| {
+                        Ok(match r.get_ref(0)? {
+                            rusqlite::types::ValueRef::Text(t)
+                            | rusqlite::types::ValueRef::Blob(t) => t.to_vec(),
+                            _ => Vec::new(),
+                        })
+                    })
+                    .optional()
+                })
+                .map_err(|e| self.err(e))?;
+        let bytes = text.ok_or(Error::UnknownNode(id))?;
+        // Byte spans always fall on char boundaries of the stored (valid UTF-8) text.
+        Ok(String::from_utf8(bytes)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+    }
+
+    /// The renderings of every node of the file at `path` at depths 0, 2, 4, 9 (indexed by
+    /// [`Depth::index`]), in source order: one read of the file for all its nodes.
+    pub fn file_renderings(&self, path: &str) -> Result<Vec<(NodeId, [String; 4])>> {
+        let content = self.file_content(path)?.unwrap_or_default();
+        let mut stmt = self
             .conn
-            .query_row(
-                "SELECT n.signature, n.with_doc, n.skeleton, n.start_byte, n.end_byte, f.content
-                 FROM nodes n JOIN files f ON f.path = n.path WHERE n.id = ?1",
-                params![id.0 as i64],
-                |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                        r.get::<_, i64>(3)? as usize,
-                        r.get::<_, i64>(4)? as usize,
-                        r.get::<_, String>(5)?,
-                    ))
-                },
+            .prepare_cached(
+                "SELECT id, signature, with_doc, skeleton, start_byte, end_byte FROM nodes
+                 WHERE path = ?1 ORDER BY seq",
             )
-            .optional()
-            .map_err(|e| self.err(e))?
-            .ok_or(Error::UnknownNode(id))?;
-        let (signature, with_doc, skeleton, start, end, content) = row;
-        Ok(match depth {
-            Depth::Signature => signature,
-            Depth::Doc => with_doc,
-            Depth::Skeleton => skeleton,
-            Depth::Full => content.get(start..end).unwrap_or_default().to_string(),
-        })
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![path], |r| {
+                let (start, end) = (r.get::<_, i64>(4)? as usize, r.get::<_, i64>(5)? as usize);
+                Ok((
+                    NodeId(r.get::<_, i64>(0)? as u64),
+                    [
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        content.get(start..end).unwrap_or_default().to_string(),
+                    ],
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
     }
 
     /// All resolved edges.

@@ -1,0 +1,25 @@
+//! acms assembly: turns retrieved fragments into the context window an agent sends, through
+//! the spec's ten components — StrategySelector, BudgetAllocator, StrategyExecutor,
+//! FragmentDeduplicator, DetailDepthResolver, FragmentScorer, BudgetPacker, FragmentOrderer,
+//! PreambleGenerator, SkeletonCompressor — each a trait in [`stages`] with a default
+//! implementation, replaceable by name through [`PipelineRegistry`].
+//!
+//! **Architecture Invariant:** [`AssembledContext::text`] counted exactly with the configured
+//! tokenizer is never over the budget; all ten stages run on every assembly.
+
+mod engine;
+mod error;
+mod pipeline;
+pub mod render;
+mod session;
+pub mod stages;
+mod types;
+
+pub use engine::Engine;
+pub use error::{Error, Result};
+pub use pipeline::{Pipeline, PipelineRegistry};
+pub use session::PlanSession;
+pub use types::{
+    AssembledContext, AssemblyRequest, Budget, Diagnostics, DropReason, Dropped, Fragment,
+    ManifestEntry, PackReport, Placed, Skeleton, StageReport,
+};

@@ -1,0 +1,149 @@
+//! Stage 4, FragmentDeduplicator: one fragment per UKO node (merging every strategy's hit),
+//! then drops copies: identical content under another node (vendored or generated copies)
+//! and near-identical content above `context.scoring.dedup-similarity`. The best-relevance
+//! copy is kept.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use acms_core::{ContentHash, Depth, NodeId};
+use acms_retrieve::Hit;
+
+use super::StageContext;
+use crate::render::header;
+use crate::{DropReason, Dropped, Fragment};
+
+/// Stage 4.
+pub trait FragmentDeduplicator: Send + Sync {
+    fn dedup(&self, ctx: &StageContext<'_>, hits: Vec<Hit>) -> (Vec<Fragment>, Vec<Dropped>);
+}
+
+/// Identity, content-hash and similarity deduplication.
+pub struct DefaultDeduplicator;
+
+/// Exact token cost of each depth of `node` rendered as a fragment (header and separator
+/// included), for the packer.
+pub(crate) fn fragment_cost(ctx: &StageContext<'_>, node: &acms_index::NodeRecord) -> [u32; 4] {
+    // The header differs between depths only in one digit, which is one token.
+    let head = ctx.counter.count(&header(node, Depth::Full)) as u32 + 1;
+    let mut cost = [0; 4];
+    for d in Depth::FALLBACK {
+        cost[d.index()] = node.tokens_at(d) + head;
+    }
+    cost
+}
+
+/// Jaccard similarity of the sets of whitespace-separated words of two texts.
+fn similarity(a: &str, b: &str) -> f64 {
+    let sa: HashSet<&str> = a.split_whitespace().collect();
+    let sb: HashSet<&str> = b.split_whitespace().collect();
+    let union = sa.union(&sb).count();
+    if union == 0 {
+        return 1.0;
+    }
+    sa.intersection(&sb).count() as f64 / union as f64
+}
+
+impl FragmentDeduplicator for DefaultDeduplicator {
+    fn dedup(&self, ctx: &StageContext<'_>, hits: Vec<Hit>) -> (Vec<Fragment>, Vec<Dropped>) {
+        let mut by_node: BTreeMap<NodeId, Vec<Hit>> = BTreeMap::new();
+        for h in hits {
+            by_node.entry(h.node).or_default().push(h);
+        }
+        let mut fragments: Vec<Fragment> = by_node
+            .into_iter()
+            .filter_map(|(node, hits)| {
+                let n = ctx.corpus.node(node)?;
+                let max_depth = hits.iter().map(|h| h.depth).max().unwrap_or(Depth::Full);
+                let relevance = hits.iter().map(|h| h.relevance as f64).fold(0.0, f64::max);
+                Some(Fragment {
+                    node,
+                    hits,
+                    max_depth,
+                    cost: fragment_cost(ctx, n),
+                    relevance,
+                    score: 0.0,
+                })
+            })
+            .collect();
+        // Best copy first, so the first of a group of copies is the one kept.
+        fragments.sort_by(|a, b| {
+            b.relevance
+                .total_cmp(&a.relevance)
+                .then(a.node.cmp(&b.node))
+        });
+
+        // Only fragments of similar size and the same kind can be copies: compare texts
+        // within those groups alone, so the common case reads no text at all.
+        let mut groups: HashMap<(String, u32), Vec<usize>> = HashMap::new();
+        for (i, f) in fragments.iter().enumerate() {
+            if let Some(n) = ctx.corpus.node(f.node) {
+                let bucket = n.tokens_at(Depth::Full) / 16;
+                groups
+                    .entry((n.kind.name().into(), bucket))
+                    .or_default()
+                    .push(i);
+            }
+        }
+        let threshold = ctx.config.scoring.dedup_similarity;
+        let mut duplicate = vec![false; fragments.len()];
+        let mut text_of: HashMap<usize, String> = HashMap::new();
+        let mut text = |i: usize, fragments: &[Fragment]| -> String {
+            text_of
+                .entry(i)
+                .or_insert_with(|| {
+                    ctx.store
+                        .text(fragments[i].node, Depth::Full)
+                        .unwrap_or_default()
+                })
+                .clone()
+        };
+        let mut members: Vec<Vec<usize>> = groups.into_values().filter(|g| g.len() > 1).collect();
+        members.sort();
+        for group in members {
+            let mut hashes: HashMap<ContentHash, usize> = HashMap::new();
+            for (k, &i) in group.iter().enumerate() {
+                if duplicate[i] {
+                    continue;
+                }
+                let ti = text(i, &fragments);
+                if hashes.insert(ContentHash::of(ti.as_bytes()), i).is_some() {
+                    duplicate[i] = true;
+                    continue;
+                }
+                for &j in &group[..k] {
+                    if !duplicate[j] && similarity(&ti, &text(j, &fragments)) >= threshold {
+                        duplicate[i] = true;
+                        break;
+                    }
+                }
+            }
+        }
+        let mut kept = Vec::new();
+        let mut dropped = Vec::new();
+        for (f, dup) in fragments.into_iter().zip(duplicate) {
+            if dup {
+                dropped.push(Dropped {
+                    node: f.node,
+                    reason: DropReason::Duplicate,
+                });
+            } else {
+                kept.push(f);
+            }
+        }
+        kept.sort_by_key(|f| f.node);
+        (kept, dropped)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::similarity;
+
+    #[test]
+    fn similarity_is_jaccard_over_words() {
+        assert_eq!(similarity("a b c", "a b c"), 1.0);
+        assert_eq!(similarity("a b", "c d"), 0.0);
+        assert_eq!(similarity("a b c d", "a b c e"), 3.0 / 5.0);
+        assert_eq!(similarity("", ""), 1.0);
+    }
+}

@@ -1,0 +1,187 @@
+//! `breadth-depth-navigator`: best-first traversal of the UKO graph (petgraph) in both
+//! directions — callees and callers, imports and importers, bases and subclasses, parents
+//! and children — from seeds: the symbols and files the task mentions, the previous phase's
+//! selection, and the primary strategies' best hits. Relevance decays with every hop; the
+//! hop path is the reason.
+
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashMap};
+
+use acms_core::NodeId;
+use acms_index::EdgeKind;
+
+use crate::keyword::{hit_limit, proposed_depth};
+use crate::{Hit, Reason, Result, Stage, Strategy, StrategyInput};
+
+/// Registered name.
+pub const NAME: &str = "breadth-depth-navigator";
+
+/// Relevance kept per hop (before edge confidence).
+const DECAY: f32 = 0.8;
+/// Seeds taken from the primary strategies' hits.
+const MAX_SEEDS: usize = 12;
+/// Neighbours followed from one node, best first: a module's thousand children are noise.
+const MAX_FANOUT: usize = 24;
+
+/// The graph strategy.
+pub struct NavigatorStrategy {
+    max_hops: usize,
+}
+
+impl NavigatorStrategy {
+    pub fn new(max_hops: usize) -> NavigatorStrategy {
+        NavigatorStrategy { max_hops }
+    }
+}
+
+#[derive(PartialEq)]
+struct Item {
+    relevance: f32,
+    node: NodeId,
+}
+
+impl Eq for Item {}
+
+impl Ord for Item {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.relevance
+            .total_cmp(&other.relevance)
+            .then_with(|| other.node.cmp(&self.node))
+    }
+}
+
+impl PartialOrd for Item {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+fn edge_label(kind: EdgeKind, outgoing: bool) -> &'static str {
+    match (kind, outgoing) {
+        (EdgeKind::Calls, true) => "calls",
+        (EdgeKind::Calls, false) => "called-by",
+        (EdgeKind::Imports, true) => "imports",
+        (EdgeKind::Imports, false) => "imported-by",
+        (EdgeKind::Inherits, true) => "inherits",
+        (EdgeKind::Inherits, false) => "inherited-by",
+        (EdgeKind::Contains, true) => "contains",
+        (EdgeKind::Contains, false) => "contained-in",
+    }
+}
+
+impl Strategy for NavigatorStrategy {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn max_quality(&self) -> f32 {
+        0.6
+    }
+
+    fn stage(&self) -> Stage {
+        Stage::Expansion
+    }
+
+    fn retrieve(&self, input: &StrategyInput) -> Result<Vec<Hit>> {
+        let corpus = &input.corpus;
+        let q = &input.query;
+        let mut hits = Vec::new();
+        // (relevance, seed, path) of the best way found to each node.
+        let mut best: HashMap<NodeId, (f32, NodeId, Vec<(String, NodeId)>)> = HashMap::new();
+        let mut heap = BinaryHeap::new();
+        let mut seed = |id: NodeId, relevance: f32, best: &mut HashMap<_, _>| {
+            let better = best
+                .get(&id)
+                .is_none_or(|(r, _, _): &(f32, NodeId, Vec<_>)| relevance > *r);
+            if better {
+                best.insert(id, (relevance, id, Vec::new()));
+                heap.push(Item {
+                    relevance,
+                    node: id,
+                });
+            }
+        };
+        for name in &q.mentioned_symbols {
+            for n in corpus.find_symbol(name) {
+                hits.push(mentioned(n.id, n.kind, name));
+                seed(n.id, 1.0, &mut best);
+            }
+        }
+        for path in &q.mentioned_files {
+            if let Some(m) = corpus.module(path) {
+                hits.push(mentioned(m.id, m.kind, path));
+                seed(m.id, 1.0, &mut best);
+            }
+        }
+        for &id in &q.previous {
+            seed(id, 0.8, &mut best);
+        }
+        let mut seeds: Vec<&Hit> = input.seeds.iter().collect();
+        seeds.sort_by(|a, b| {
+            b.relevance
+                .total_cmp(&a.relevance)
+                .then(a.node.cmp(&b.node))
+        });
+        seeds.dedup_by_key(|h| h.node);
+        for h in seeds.into_iter().take(MAX_SEEDS) {
+            seed(h.node, h.relevance, &mut best);
+        }
+
+        let is_seed: std::collections::HashSet<NodeId> = best.keys().copied().collect();
+        while let Some(Item { relevance, node }) = heap.pop() {
+            let (_, origin, path) = best[&node].clone();
+            if relevance < best[&node].0 || path.len() >= self.max_hops {
+                continue;
+            }
+            let mut next = corpus.neighbours(node);
+            next.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
+            for (other, kind, confidence, outgoing) in next.into_iter().take(MAX_FANOUT) {
+                let r = relevance * DECAY * (0.5 + 0.5 * confidence);
+                if best.get(&other).is_some_and(|(old, _, _)| *old >= r) {
+                    continue;
+                }
+                let mut p = path.clone();
+                p.push((edge_label(kind, outgoing).to_string(), other));
+                best.insert(other, (r, origin, p));
+                heap.push(Item {
+                    relevance: r,
+                    node: other,
+                });
+            }
+        }
+        let mut found: Vec<Hit> = best
+            .into_iter()
+            .filter(|(id, _)| !is_seed.contains(id))
+            .filter_map(|(id, (relevance, seed, hops))| {
+                let node = corpus.node(id)?;
+                Some(Hit {
+                    node: id,
+                    depth: proposed_depth(node.kind),
+                    relevance,
+                    strategy: NAME.to_string(),
+                    reason: Reason::Path { seed, hops },
+                })
+            })
+            .collect();
+        found.sort_by(|a, b| {
+            b.relevance
+                .total_cmp(&a.relevance)
+                .then(a.node.cmp(&b.node))
+        });
+        found.truncate(hit_limit(input.budget));
+        hits.extend(found);
+        Ok(hits)
+    }
+}
+
+fn mentioned(id: NodeId, kind: acms_index::NodeKind, name: &str) -> Hit {
+    Hit {
+        node: id,
+        depth: proposed_depth(kind),
+        relevance: 1.0,
+        strategy: NAME.to_string(),
+        reason: Reason::Mentioned {
+            name: name.to_string(),
+        },
+    }
+}

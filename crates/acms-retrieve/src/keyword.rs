@@ -1,0 +1,73 @@
+//! `simple-keyword`: BM25 over the tantivy index of node names, paths, signatures, docs,
+//! split identifiers and bodies (`acms-keyword`).
+
+use std::sync::Arc;
+
+use acms_core::Depth;
+use acms_index::NodeKind;
+use acms_keyword::KeywordIndex;
+
+use crate::{Hit, Reason, Result, Strategy, StrategyInput};
+
+/// Registered name.
+pub const NAME: &str = "simple-keyword";
+
+/// The keyword strategy over a shared [`KeywordIndex`].
+pub struct KeywordStrategy {
+    index: Arc<KeywordIndex>,
+}
+
+impl KeywordStrategy {
+    pub fn new(index: Arc<KeywordIndex>) -> KeywordStrategy {
+        KeywordStrategy { index }
+    }
+}
+
+/// How many hits a strategy returns for a token share: enough to fill it at shallow depths.
+pub(crate) fn hit_limit(budget: u32) -> usize {
+    (budget as usize / 40).clamp(20, 300)
+}
+
+/// The depth a strategy proposes for a node: whole files and containers start at their
+/// skeleton, everything else at full source; the packer falls back from there.
+pub(crate) fn proposed_depth(kind: NodeKind) -> Depth {
+    match kind {
+        NodeKind::Module => Depth::Skeleton,
+        _ => Depth::Full,
+    }
+}
+
+impl Strategy for KeywordStrategy {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn max_quality(&self) -> f32 {
+        0.8
+    }
+
+    fn retrieve(&self, input: &StrategyInput) -> Result<Vec<Hit>> {
+        let q = &input.query;
+        let mut text = q.text.clone();
+        for s in &q.mentioned_symbols {
+            text.push(' ');
+            text.push_str(s);
+        }
+        let found = self.index.search(&text, hit_limit(input.budget))?;
+        Ok(found
+            .into_iter()
+            .filter_map(|h| {
+                let node = input.corpus.node(acms_core::NodeId(h.id))?;
+                Some(Hit {
+                    node: node.id,
+                    depth: proposed_depth(node.kind),
+                    relevance: h.relevance.clamp(0.0, 1.0),
+                    strategy: NAME.to_string(),
+                    reason: Reason::Terms {
+                        terms: h.matched_terms,
+                    },
+                })
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,43 @@
+//! acms retrieval: the ways of finding relevant nodes in a knowledge index, and the executor
+//! that runs them in parallel.
+//!
+//! Strategies: `simple-keyword` (tantivy BM25), `semantic-embedding` (fastembed or the
+//! built-in embedder, exact scan or HNSW), `breadth-depth-navigator` (petgraph traversal in
+//! both directions), `arce` (LLM search-refine loop) and custom strategies registered in a
+//! [`StrategyRegistry`].
+//!
+//! **Architecture Invariant:** a strategy failure is data ([`StrategyRun`]), never an error
+//! of a retrieval. This crate does not score across strategies, deduplicate or pack: that is
+//! `acms-assemble`.
+
+mod arce;
+mod corpus;
+mod derived;
+mod error;
+mod executor;
+mod graph;
+mod keyword;
+mod query;
+mod retriever;
+mod semantic;
+mod strategy;
+
+pub use arce::ArceStrategy;
+pub use corpus::Corpus;
+pub use derived::{DerivedReport, embedding_text, keyword_dir, update_derived, vector_dir};
+pub use error::{Error, Result};
+pub use executor::{Execution, RunStatus, StrategyExecutor, StrategyRun};
+pub use graph::NavigatorStrategy;
+pub use keyword::KeywordStrategy;
+pub use query::{Hit, Query, Reason};
+pub use retriever::Retriever;
+pub use semantic::SemanticStrategy;
+pub use strategy::{Stage, Strategy, StrategyFactory, StrategyInput, StrategyRegistry};
+
+/// Names of the built-in strategies.
+pub mod names {
+    pub use crate::arce::NAME as ARCE;
+    pub use crate::graph::NAME as NAVIGATOR;
+    pub use crate::keyword::NAME as KEYWORD;
+    pub use crate::semantic::NAME as SEMANTIC;
+}

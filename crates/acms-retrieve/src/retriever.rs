@@ -1,0 +1,236 @@
+//! [`Retriever`]: opens an index directory once (store metadata, graph, keyword index,
+//! vectors, embedder), builds the configured strategies, and runs them through the
+//! [`StrategyExecutor`].
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use acms_core::ContextConfig;
+use acms_index::Store;
+use acms_keyword::KeywordIndex;
+use acms_llm::LlmClient;
+use acms_vector::{EmbedderChoice, IndexParams, VectorIndex, load_embedder};
+
+use crate::derived::{keyword_dir, vector_dir, vector_generation};
+use crate::strategy::Capped;
+use crate::{
+    ArceStrategy, Corpus, Error, Execution, KeywordStrategy, NavigatorStrategy, Query, Result,
+    SemanticStrategy, Strategy, StrategyExecutor, StrategyInput, StrategyRegistry,
+};
+
+/// Strategies, shared data and executor for one index directory.
+pub struct Retriever {
+    corpus: Arc<Corpus>,
+    strategies: Vec<Arc<dyn Strategy>>,
+    executor: StrategyExecutor,
+    notes: Vec<String>,
+}
+
+impl Retriever {
+    /// Opens `index_dir` and builds the strategies `config` enables. A strategy that cannot
+    /// work with this index (no vectors, a corrupted file) is still built and reports itself
+    /// unavailable on every call; the others run. `llm` enables ARCE.
+    pub fn open(
+        index_dir: &Path,
+        config: &ContextConfig,
+        registry: &StrategyRegistry,
+        llm: Option<Arc<dyn LlmClient>>,
+    ) -> Result<Retriever> {
+        let store = Store::open(index_dir)?;
+        let corpus = Arc::new(Corpus::load(&store)?);
+        let mut notes = Vec::new();
+        let keyword = || -> Result<Arc<KeywordIndex>> {
+            let dir = keyword_dir(index_dir);
+            if !dir.join("meta.json").exists() {
+                return Err(Error::Derived {
+                    path: dir,
+                    message: "no keyword index: run `acms index`".into(),
+                });
+            }
+            Ok(Arc::new(KeywordIndex::create_or_open(&dir)?))
+        };
+        let mut keyword_index: Option<Result<Arc<KeywordIndex>>> = None;
+        let mut strategies: Vec<Arc<dyn Strategy>> = Vec::new();
+        for name in &config.strategies.enabled {
+            let strategy: Arc<dyn Strategy> = match name.as_str() {
+                crate::keyword::NAME => {
+                    let k = keyword_index.get_or_insert_with(keyword);
+                    match k {
+                        Ok(k) => Arc::new(KeywordStrategy::new(Arc::clone(k))),
+                        Err(e) => Arc::new(Unavailable::new(name, e.to_string())),
+                    }
+                }
+                crate::semantic::NAME => {
+                    let (s, note) = semantic(index_dir, config, corpus.generation());
+                    notes.push(note);
+                    Arc::new(s)
+                }
+                crate::graph::NAME => Arc::new(NavigatorStrategy::new(
+                    config.strategies.breadth_depth_navigator.max_hops,
+                )),
+                crate::arce::NAME => {
+                    let k = keyword_index.get_or_insert_with(keyword);
+                    match (&llm, k) {
+                        (Some(llm), Ok(k)) => Arc::new(ArceStrategy::new(
+                            Arc::clone(llm),
+                            Arc::clone(k),
+                            config.strategies.arce.max_rounds,
+                        )),
+                        (None, _) => Arc::new(Unavailable::new(
+                            name,
+                            "no language model configured (context.llm.base-url)".into(),
+                        )),
+                        (_, Err(e)) => Arc::new(Unavailable::new(name, e.to_string())),
+                    }
+                }
+                custom => {
+                    let c = config
+                        .strategies
+                        .custom
+                        .get(custom)
+                        .ok_or_else(|| Error::UnknownStrategy(custom.to_string()))?;
+                    Arc::new(Capped {
+                        inner: registry.build(custom, c)?,
+                        name: custom.to_string(),
+                        max_quality: c.max_quality as f32,
+                    })
+                }
+            };
+            strategies.push(strategy);
+        }
+        Ok(Retriever {
+            corpus,
+            strategies,
+            executor: StrategyExecutor::new(&config.executor, config.query.min_relevance),
+            notes,
+        })
+    }
+
+    /// The shared corpus.
+    pub fn corpus(&self) -> &Arc<Corpus> {
+        &self.corpus
+    }
+
+    /// The configured strategies, in configuration order.
+    pub fn strategies(&self) -> &[Arc<dyn Strategy>] {
+        &self.strategies
+    }
+
+    /// One line per notable choice made while opening (which embedder is in use, ...).
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// The executor (its breakers persist across calls).
+    pub fn executor(&self) -> &StrategyExecutor {
+        &self.executor
+    }
+
+    /// Runs `selected` strategies (by name; all when empty) for `query` with per-strategy
+    /// token shares `budgets` (strategies without a share get `default_budget`).
+    pub fn retrieve(
+        &self,
+        query: &Query,
+        selected: &[String],
+        budgets: &HashMap<String, u32>,
+        default_budget: u32,
+    ) -> Execution {
+        let chosen: Vec<Arc<dyn Strategy>> = self
+            .strategies
+            .iter()
+            .filter(|s| selected.is_empty() || selected.iter().any(|n| n == s.name()))
+            .cloned()
+            .collect();
+        let input = StrategyInput {
+            corpus: Arc::clone(&self.corpus),
+            query: Arc::new(query.clone()),
+            budget: default_budget,
+            seeds: Arc::new(Vec::new()),
+        };
+        self.executor.execute(&chosen, &input, budgets)
+    }
+}
+
+/// The semantic strategy for `index_dir`, or an unavailable one saying why, plus the line
+/// that says which embedder is in use.
+fn semantic(
+    index_dir: &Path,
+    config: &ContextConfig,
+    generation: u64,
+) -> (SemanticStrategy, String) {
+    let dir = vector_dir(index_dir);
+    if !dir.exists() {
+        return (
+            SemanticStrategy::unavailable("the index was built without vectors"),
+            "semantic-embedding: unavailable (index built without vectors)".into(),
+        );
+    }
+    let params = IndexParams {
+        exact_scan_below: config.strategies.semantic_embedding.exact_scan_below,
+        ..IndexParams::default()
+    };
+    let vectors = match VectorIndex::load(&dir, params) {
+        Ok(v) => v,
+        Err(e) => {
+            return (
+                SemanticStrategy::unavailable(e.to_string()),
+                format!("semantic-embedding: unavailable ({e})"),
+            );
+        }
+    };
+    let model_dir = config
+        .strategies
+        .semantic_embedding
+        .model_dir
+        .as_deref()
+        .map(Path::new);
+    let (embedder, choice) = load_embedder(model_dir);
+    if embedder.id() != vectors.embedder_id() {
+        let why = format!(
+            "vectors were built with `{}` but the embedder now is `{}`: run `acms index` again",
+            vectors.embedder_id(),
+            embedder.id()
+        );
+        return (
+            SemanticStrategy::unavailable(why.clone()),
+            format!("semantic-embedding: unavailable ({why})"),
+        );
+    }
+    let mut note = choice.to_string();
+    if vector_generation(index_dir) != Some(generation) {
+        note.push_str(" (vectors are older than the index: run `acms index` to refresh them)");
+    }
+    let _: &EmbedderChoice = &choice;
+    (
+        SemanticStrategy::new(Arc::from(embedder), Arc::new(vectors)),
+        note,
+    )
+}
+
+/// A configured strategy that cannot run with this index; it reports why on every call.
+struct Unavailable {
+    name: String,
+    reason: String,
+}
+
+impl Unavailable {
+    fn new(name: &str, reason: String) -> Unavailable {
+        Unavailable {
+            name: name.to_string(),
+            reason,
+        }
+    }
+}
+
+impl Strategy for Unavailable {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn retrieve(&self, _: &StrategyInput) -> Result<Vec<crate::Hit>> {
+        Err(Error::Unavailable {
+            strategy: self.name.clone(),
+            reason: self.reason.clone(),
+        })
+    }
+}

@@ -1,0 +1,83 @@
+//! `semantic-embedding`: cosine similarity between the task's embedding and each node's
+//! compact rendering (signature, doc, identifiers), over an exact scan or HNSW
+//! (`acms-vector`).
+
+use std::sync::Arc;
+
+use acms_vector::{Embedder, VectorIndex};
+
+use crate::keyword::{hit_limit, proposed_depth};
+use crate::{Error, Hit, Reason, Result, Strategy, StrategyInput};
+
+/// Registered name.
+pub const NAME: &str = "semantic-embedding";
+
+/// The semantic strategy: an embedder plus the vectors built with it at index time, or the
+/// reason it is unavailable (no vectors, a corrupted file, an embedder mismatch).
+pub struct SemanticStrategy {
+    state: std::result::Result<(Arc<dyn Embedder>, Arc<VectorIndex>), String>,
+}
+
+impl SemanticStrategy {
+    pub fn new(embedder: Arc<dyn Embedder>, vectors: Arc<VectorIndex>) -> SemanticStrategy {
+        SemanticStrategy {
+            state: Ok((embedder, vectors)),
+        }
+    }
+
+    /// A strategy that reports `reason` on every call; the other strategies still run.
+    pub fn unavailable(reason: impl Into<String>) -> SemanticStrategy {
+        SemanticStrategy {
+            state: Err(reason.into()),
+        }
+    }
+}
+
+impl Strategy for SemanticStrategy {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn max_quality(&self) -> f32 {
+        0.7
+    }
+
+    fn retrieve(&self, input: &StrategyInput) -> Result<Vec<Hit>> {
+        let (embedder, vectors) = self.state.as_ref().map_err(|reason| Error::Unavailable {
+            strategy: NAME.into(),
+            reason: reason.clone(),
+        })?;
+        let text = input.query.text.trim();
+        if text.is_empty() || vectors.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Embedding models read a few hundred tokens; the head of a huge task is what they see.
+        let head: String = text.chars().take(2000).collect();
+        let query = embedder
+            .embed(&[head.as_str()])?
+            .pop()
+            .ok_or_else(|| Error::Unavailable {
+                strategy: NAME.into(),
+                reason: "the embedder returned no vector".into(),
+            })?;
+        let found = vectors.search(&query, hit_limit(input.budget))?;
+        // Cosine scales differ between embedders (a hashing embedder's related pairs score
+        // far lower than a trained model's), so relevance is relative to the best hit, as
+        // for BM25; the raw cosine stays in the reason.
+        let top = found.first().map_or(0.0, |h| h.score);
+        Ok(found
+            .into_iter()
+            .filter(|h| h.score > 0.0)
+            .filter_map(|h| {
+                let node = input.corpus.node(acms_core::NodeId(h.id))?;
+                Some(Hit {
+                    node: node.id,
+                    depth: proposed_depth(node.kind),
+                    relevance: (h.score / top).clamp(0.0, 1.0),
+                    strategy: NAME.to_string(),
+                    reason: Reason::Similarity { cosine: h.score },
+                })
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,107 @@
+//! The [`Strategy`] trait and the [`StrategyRegistry`] that maps configured names to
+//! implementations (built-in and custom).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use acms_core::CustomStrategyConfig;
+
+use crate::{Corpus, Error, Hit, Query, Result};
+
+/// When a strategy runs within one retrieval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Stage {
+    /// Runs first, in parallel with the other primary strategies.
+    Primary,
+    /// Runs after the primaries, seeded with their best hits (graph expansion).
+    Expansion,
+}
+
+/// Everything a strategy gets for one retrieval. Cheap to clone: it is shared with worker
+/// threads, which may outlive a timed-out call.
+#[derive(Clone)]
+pub struct StrategyInput {
+    pub corpus: Arc<Corpus>,
+    pub query: Arc<Query>,
+    /// This strategy's share of the token budget: a hint for how many hits are useful.
+    pub budget: u32,
+    /// Best hits of the primary strategies (empty for primaries).
+    pub seeds: Arc<Vec<Hit>>,
+}
+
+/// A way of finding relevant nodes.
+pub trait Strategy: Send + Sync {
+    /// The registered name (`simple-keyword`, ...).
+    fn name(&self) -> &str;
+    /// How far this strategy's relevance can be trusted, in [0, 1].
+    fn max_quality(&self) -> f32 {
+        1.0
+    }
+    /// When it runs.
+    fn stage(&self) -> Stage {
+        Stage::Primary
+    }
+    /// Scored hits for `input.query`, best first. An `Err` counts against the strategy's
+    /// circuit breaker but never fails the retrieval.
+    fn retrieve(&self, input: &StrategyInput) -> Result<Vec<Hit>>;
+}
+
+/// Builds a custom strategy from its `context.strategies.custom.<name>` table.
+pub type StrategyFactory =
+    Box<dyn Fn(&str, &CustomStrategyConfig) -> Result<Arc<dyn Strategy>> + Send + Sync>;
+
+/// Custom strategy implementations by registered class name.
+#[derive(Default)]
+pub struct StrategyRegistry {
+    factories: BTreeMap<String, StrategyFactory>,
+}
+
+impl StrategyRegistry {
+    /// An empty registry.
+    pub fn new() -> StrategyRegistry {
+        StrategyRegistry::default()
+    }
+
+    /// Registers `factory` under `class`; a config table `context.strategies.custom.<name>`
+    /// selects it with `class = "<class>"` (or by `<name>` itself when `class` is unset).
+    pub fn register(&mut self, class: impl Into<String>, factory: StrategyFactory) {
+        self.factories.insert(class.into(), factory);
+    }
+
+    /// Instantiates the custom strategy configured under `name`.
+    pub fn build(&self, name: &str, config: &CustomStrategyConfig) -> Result<Arc<dyn Strategy>> {
+        let class = config.class.as_deref().unwrap_or(name);
+        let factory = self
+            .factories
+            .get(class)
+            .ok_or_else(|| Error::UnknownStrategy(name.to_string()))?;
+        factory(name, config)
+    }
+}
+
+/// Wraps a custom strategy so its relevance never exceeds its configured `max_quality`.
+pub(crate) struct Capped {
+    pub inner: Arc<dyn Strategy>,
+    pub name: String,
+    pub max_quality: f32,
+}
+
+impl Strategy for Capped {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn max_quality(&self) -> f32 {
+        self.max_quality
+    }
+    fn stage(&self) -> Stage {
+        self.inner.stage()
+    }
+    fn retrieve(&self, input: &StrategyInput) -> Result<Vec<Hit>> {
+        let mut hits = self.inner.retrieve(input)?;
+        for h in &mut hits {
+            h.relevance = h.relevance.min(self.max_quality);
+            h.strategy = self.name.clone();
+        }
+        Ok(hits)
+    }
+}
