@@ -588,7 +588,7 @@ impl Compactor {
                 );
                 let size = self.meter.message(&m);
                 // Never loop on the model: one call, and an oversized answer means tier 2.
-                if size > reserve.max(budget.min(reserve)) || size > budget {
+                if size > reserve.min(budget) {
                     return Err(Rejection::OverBudget);
                 }
                 Some((m, size))

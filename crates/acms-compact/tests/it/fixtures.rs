@@ -1,0 +1,1 @@
+//! Real-shaped transcripts (fixtures under test_data/).

@@ -1,0 +1,140 @@
+//! Invariants over random conversations: within the limit on success, tool pairs intact,
+//! system and latest user messages verbatim, unchanged when already fitting, and
+//! irreducible only when the required content alone is over the limit.
+
+use acms_compact::model::{Message, Role, ToolCall, groups, latest_user};
+use acms_compact::{
+    CompactConfig, Compactor, Conversation, DeterministicSummarizer, Error, Measured, Meter,
+};
+use acms_core::Tokenizer;
+use proptest::prelude::*;
+
+use crate::assert_valid;
+
+#[derive(Debug, Clone)]
+enum Round {
+    User(String, bool),
+    Text(String),
+    Tools(Vec<(String, String, String)>, f64),
+}
+
+fn text() -> impl Strategy<Value = String> {
+    prop::collection::vec("[a-z]{1,8}|fn [a-z]+\\(\\) \\{|```|\\n|é|🦀", 0..60)
+        .prop_map(|w| w.join(" "))
+}
+
+fn round() -> impl Strategy<Value = Round> {
+    prop_oneof![
+        (text(), prop::bool::weighted(0.1)).prop_map(|(t, p)| Round::User(t, p)),
+        text().prop_map(Round::Text),
+        (
+            prop::collection::vec(("[a-z_]{3,10}", text(), text()), 1..4),
+            0.0..20_000.0f64
+        )
+            .prop_map(|(c, age)| Round::Tools(c, age)),
+    ]
+}
+
+fn conversation() -> impl Strategy<Value = Conversation> {
+    (
+        prop::option::of(text()),
+        prop::collection::vec(round(), 0..25),
+    )
+        .prop_map(|(sys, rounds)| {
+            let mut m = Vec::new();
+            if let Some(s) = sys {
+                m.push(Message::text(Role::System, s));
+            }
+            for (r, round) in rounds.into_iter().enumerate() {
+                match round {
+                    Round::User(t, pinned) => {
+                        let mut u = Message::text(Role::User, t);
+                        u.pinned = pinned;
+                        m.push(u);
+                    }
+                    Round::Text(t) => m.push(Message::text(Role::Assistant, t)),
+                    Round::Tools(calls, age) => {
+                        let ids: Vec<String> =
+                            (0..calls.len()).map(|i| format!("call_{r}_{i}")).collect();
+                        m.push(Message::calls(
+                            "",
+                            calls
+                                .iter()
+                                .zip(&ids)
+                                .map(|((name, args, _), id)| ToolCall {
+                                    id: id.clone(),
+                                    name: name.clone(),
+                                    arguments: format!("{{\"path\":\"f{r}.py\",\"q\":{args:?}}}"),
+                                })
+                                .collect(),
+                        ));
+                        for ((_, _, out), id) in calls.iter().zip(&ids) {
+                            let mut res = Message::tool_result(id.clone(), out.clone());
+                            res.timestamp = Some(1_000_000.0 - age);
+                            m.push(res);
+                        }
+                    }
+                }
+            }
+            Conversation::new(m)
+        })
+}
+
+/// Size of what no tier may remove: system messages, the latest user turn, pinned groups.
+fn required_size(conv: &Conversation, meter: &Meter) -> usize {
+    let m = Measured::new(conv, meter);
+    let latest = latest_user(&conv.messages);
+    groups(&conv.messages)
+        .into_iter()
+        .filter(|g| {
+            g.clone().any(|i| {
+                conv.messages[i].role.is_system() || Some(i) == latest || conv.messages[i].pinned
+            })
+        })
+        .map(|g| m.sizes[g].iter().sum::<usize>())
+        .sum()
+}
+
+fn run(conv: &Conversation, limit: usize, summarizer: bool) -> Result<(), TestCaseError> {
+    let meter = Meter::tokens(Tokenizer::Cl100kBase);
+    let mut config = CompactConfig::new(limit);
+    config.keep_recent = limit / 4;
+    config.summary_reserve = limit / 4;
+    let mut c = Compactor::new(config, meter).unwrap().at_time(1_000_000.0);
+    if summarizer {
+        c = c.with_summarizer(Box::new(DeterministicSummarizer));
+    }
+    let before = Measured::new(conv, &meter).total;
+    match c.compact(conv) {
+        Ok(out) => {
+            assert_valid(conv, &out, limit, &meter);
+            if before <= limit {
+                prop_assert_eq!(&out.conversation, conv);
+            }
+            let latest = latest_user(&conv.messages).map(|i| &conv.messages[i]);
+            if let Some(u) = latest {
+                prop_assert!(out.conversation.messages.contains(u));
+            }
+            // Idempotent: compacting the output again changes nothing.
+            let again = c.compact(&out.conversation).unwrap();
+            prop_assert_eq!(&again.conversation, &out.conversation);
+        }
+        Err(Error::Irreducible { size, .. }) => {
+            prop_assert!(size > limit);
+            prop_assert!(required_size(conv, &meter) > limit);
+        }
+        Err(e) => prop_assert!(false, "unexpected error {e}"),
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    #[test]
+    fn compaction_invariants(conv in conversation(), frac in 0.05f64..1.3, summarizer: bool) {
+        let total = Measured::new(&conv, &Meter::tokens(Tokenizer::Cl100kBase)).total;
+        let limit = ((total as f64) * frac).max(1.0) as usize;
+        run(&conv, limit, summarizer)?;
+    }
+}

@@ -1,0 +1,385 @@
+//! Each tier on small conversations, data-driven where it fits.
+
+use acms_compact::model::{Message, Role};
+use acms_compact::{
+    ArtifactStore, BudgetState, BudgetTracker, CLEARED_SENTINEL, CompactConfig, Compactor,
+    DeterministicSummarizer, Error, LlmSummarizer, Meter, OFFLOAD_MARKER, Outcome, Rejection,
+    Skill, Stage, Thresholds,
+};
+use acms_core::Tokenizer;
+use acms_llm::{Error as LlmError, ScriptedClient};
+
+use crate::{assert_valid, call, filler, session};
+
+const NOW: f64 = 1_700_000_000.0;
+
+fn tokens() -> Meter {
+    Meter::tokens(Tokenizer::Cl100kBase)
+}
+
+fn config(limit: usize) -> CompactConfig {
+    let mut c = CompactConfig::new(limit);
+    c.keep_recent = 300;
+    c.summary_reserve = 400;
+    c
+}
+
+fn compactor(c: CompactConfig) -> Compactor {
+    Compactor::new(c, tokens()).unwrap().at_time(NOW)
+}
+
+fn accepted(d: &acms_compact::Diagnostics) -> Vec<Stage> {
+    d.stages
+        .iter()
+        .filter(|s| s.accepted)
+        .map(|s| s.stage)
+        .collect()
+}
+
+#[test]
+fn fitting_conversation_is_returned_unchanged() {
+    let conv = session(3, 5, NOW);
+    let out = compactor(config(100_000)).compact(&conv).unwrap();
+    assert_eq!(out.conversation, conv);
+    assert_eq!(out.diagnostics.outcome, Outcome::WithinLimit);
+    assert!(out.diagnostics.stages.is_empty());
+    assert_eq!(out.diagnostics.tier, 0);
+}
+
+#[test]
+fn tier1_clears_old_results_but_keeps_last_five() {
+    // 12 rounds 10 minutes apart: results older than 60 min are the first 6.
+    let conv = session(12, 40, NOW);
+    let before = acms_compact::Measured::new(&conv, &tokens()).total;
+    let mut c = config(before - 100);
+    c.code_compaction = false;
+    let out = compactor(c.clone()).compact(&conv).unwrap();
+    assert_eq!(accepted(&out.diagnostics), vec![Stage::Microcompact]);
+    let results: Vec<&Message> = out
+        .conversation
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .collect();
+    let cleared = results
+        .iter()
+        .filter(|m| m.content == CLEARED_SENTINEL)
+        .count();
+    // Rounds 0..=6 are at least 60 minutes old; rounds 7..12 are the last five.
+    assert_eq!(cleared, 7);
+    assert!(results[7..].iter().all(|m| m.content != CLEARED_SENTINEL));
+    assert_valid(&conv, &out, before - 100, &tokens());
+
+    // Without timestamps every result but the last five counts as old.
+    let mut untimed = conv.clone();
+    untimed.messages.iter_mut().for_each(|m| m.timestamp = None);
+    let out = compactor(c).compact(&untimed).unwrap();
+    let cleared = out
+        .conversation
+        .messages
+        .iter()
+        .filter(|m| m.content == CLEARED_SENTINEL)
+        .count();
+    assert_eq!(cleared, 7);
+}
+
+#[test]
+fn tier1_offloads_large_results_to_artifacts() {
+    let dir = tempfile::tempdir().unwrap();
+    let conv = session(8, 400, NOW);
+    let original_body = conv.messages[3].content.clone();
+    let before = acms_compact::Measured::new(&conv, &tokens()).total;
+    let mut c = config(before - 1000);
+    c.offload_min_bytes = 4096;
+    let out = compactor(c)
+        .with_artifacts(ArtifactStore::new(dir.path()))
+        .compact(&conv)
+        .unwrap();
+    assert_eq!(accepted(&out.diagnostics), vec![Stage::Offload]);
+    let first = &out.conversation.messages[3].content;
+    assert!(first.starts_with(OFFLOAD_MARKER), "{first}");
+    assert!(first.contains("artifact://sha256/"));
+    // The reference resolves to the original body.
+    let digest = &out.diagnostics.artifacts[0].digest;
+    let store = ArtifactStore::new(dir.path());
+    assert_eq!(store.get(digest).unwrap(), original_body.as_bytes());
+    assert_eq!(out.diagnostics.artifacts.len(), 3);
+}
+
+#[test]
+fn tier1_compacts_code_in_old_file_reads() {
+    let code: String = (0..60)
+        .map(|i| format!("def handler_{i}(request):\n    return process(request, {i})\n"))
+        .collect();
+    let mut conv = vec![Message::text(Role::System, "sys")];
+    for r in 0..7 {
+        conv.push(Message::text(Role::User, format!("read file {r}")));
+        conv.push(call(
+            &format!("c{r}"),
+            "Read",
+            &format!(r#"{{"file_path":"app/h{r}.py"}}"#),
+        ));
+        conv.push(Message::tool_result(format!("c{r}"), code.clone()));
+    }
+    let conv = acms_compact::Conversation::new(conv);
+    let before = acms_compact::Measured::new(&conv, &tokens()).total;
+    let out = compactor(config(before - 200)).compact(&conv).unwrap();
+    assert_eq!(accepted(&out.diagnostics), vec![Stage::CodeCompaction]);
+    let compacted = &out.conversation.messages[3].content;
+    assert!(compacted.contains("lines elided]"), "{compacted}");
+    assert!(compacted.starts_with("def handler_0(request):"));
+    // The last five results are untouched.
+    assert_eq!(out.conversation.messages[9].content, code);
+}
+
+#[test]
+fn tier2_summarizes_and_restores_files() {
+    let conv = session(20, 30, NOW);
+    let before = acms_compact::Measured::new(&conv, &tokens()).total;
+    let limit = before / 3;
+    let mut c = config(limit);
+    c.tiers = [false, true, false, true];
+    let out = compactor(c)
+        .with_skills(vec![Skill {
+            name: "pytest".into(),
+            content: "Run tests with `pytest -q`.".into(),
+        }])
+        .compact(&conv)
+        .unwrap();
+    assert_eq!(accepted(&out.diagnostics), vec![Stage::SessionSummary]);
+    assert_eq!(out.diagnostics.tier, 2);
+    let msgs = &out.conversation.messages;
+    let summary = msgs
+        .iter()
+        .find(|m| m.content.starts_with("[Session summary"))
+        .unwrap();
+    for section in [
+        "## User requests (verbatim)",
+        "## Files touched",
+        "## Errors and fixes",
+        "## Tool usage",
+        "## Current state",
+    ] {
+        assert!(summary.content.contains(section), "{section}");
+    }
+    assert!(summary.content.contains("- request 0: look at module 0\n"));
+    assert!(summary.content.contains("- read_file: "));
+    let restored = msgs
+        .iter()
+        .find(|m| m.content.starts_with("[Restored context"))
+        .unwrap();
+    assert!(restored.content.contains("### Skill: pytest"));
+    assert!(out.diagnostics.restored_files >= 1);
+    assert!(out.diagnostics.restored_skills == 1);
+    // The latest user turn is the original one, verbatim.
+    assert!(msgs.contains(&conv.messages[conv.messages.len() - 4]));
+    assert_valid(&conv, &out, limit, &tokens());
+}
+
+#[test]
+fn tier3_uses_the_summarizer() {
+    let conv = session(20, 30, NOW);
+    let before = acms_compact::Measured::new(&conv, &tokens()).total;
+    let limit = before / 3;
+    let mut c = config(limit);
+    c.tiers = [false, true, true, true];
+    c.summary_reserve = 2_000;
+    let out = compactor(c)
+        .with_summarizer(Box::new(DeterministicSummarizer))
+        .compact(&conv)
+        .unwrap();
+    assert_eq!(accepted(&out.diagnostics), vec![Stage::LlmSummary]);
+    let summary = out
+        .conversation
+        .messages
+        .iter()
+        .find(|m| m.content.starts_with("[Session summary"))
+        .unwrap();
+    assert_eq!(
+        summary.content.matches("\n## ").count(),
+        9,
+        "{}",
+        summary.content
+    );
+    assert_valid(&conv, &out, limit, &tokens());
+}
+
+/// Tier 3 failures fall back to tier 2 after exactly one call, and no error text enters the
+/// history.
+fn check_tier3_fallback(client: ScriptedClient, expected: Rejection) {
+    let conv = session(20, 30, NOW);
+    let before = acms_compact::Measured::new(&conv, &tokens()).total;
+    let limit = before / 3;
+    let mut c = config(limit);
+    c.tiers = [false, true, true, true];
+    let client = std::sync::Arc::new(client);
+    let out = compactor(c)
+        .with_summarizer(Box::new(LlmSummarizer::new(client.clone(), 1.0)))
+        .compact(&conv)
+        .unwrap();
+    assert_eq!(client.requests().len(), 1, "exactly one model call");
+    let stages: Vec<(Stage, bool, Option<Rejection>)> = out
+        .diagnostics
+        .stages
+        .iter()
+        .map(|s| (s.stage, s.accepted, s.rejection))
+        .collect();
+    assert_eq!(
+        stages,
+        vec![
+            (Stage::LlmSummary, false, Some(expected)),
+            (Stage::SessionSummary, true, None)
+        ]
+    );
+    for m in &out.conversation.messages {
+        assert!(!m.content.contains("quota"), "error text leaked");
+        assert!(!m.content.contains("HTTP"), "error text leaked");
+    }
+    assert_valid(&conv, &out, limit, &tokens());
+}
+
+#[test]
+fn tier3_falls_back_to_tier2() {
+    check_tier3_fallback(
+        ScriptedClient::new().fail(LlmError::Status {
+            status: 429,
+            code: Some("quota".into()),
+        }),
+        Rejection::SummarizerFailed(acms_compact::SummarizerError::CallFailed),
+    );
+    check_tier3_fallback(
+        ScriptedClient::new().fail(LlmError::ContextOverflow { status: 413 }),
+        Rejection::SummarizerFailed(acms_compact::SummarizerError::ContextOverflow),
+    );
+    check_tier3_fallback(
+        ScriptedClient::new().reply("## Primary objective\n".to_string() + &filler("big", 400)),
+        Rejection::OverBudget,
+    );
+}
+
+#[test]
+fn tier4_peels_oldest_rounds() {
+    let conv = session(10, 30, NOW);
+    let before = acms_compact::Measured::new(&conv, &tokens()).total;
+    let mut c = config(before / 2);
+    c.tiers = [false, false, false, true];
+    let out = compactor(c).compact(&conv).unwrap();
+    assert_eq!(accepted(&out.diagnostics), vec![Stage::Peel]);
+    let msgs = &out.conversation.messages;
+    assert_eq!(msgs[0], conv.messages[0]);
+    // The newest rounds survive, in order, and the oldest are gone.
+    assert_eq!(msgs.last(), conv.messages.last());
+    assert!(!msgs.contains(&conv.messages[1]));
+    assert_valid(&conv, &out, before / 2, &tokens());
+}
+
+#[test]
+fn reacts_to_provider_overflow() {
+    let conv = session(10, 30, NOW);
+    let before = acms_compact::Measured::new(&conv, &tokens()).total;
+    let c = compactor(config(1_000_000));
+    assert!(
+        c.on_provider_error(
+            &conv,
+            &LlmError::Status {
+                status: 500,
+                code: None
+            }
+        )
+        .is_none()
+    );
+    let out = c
+        .on_provider_error(&conv, &LlmError::ContextOverflow { status: 413 })
+        .unwrap()
+        .unwrap();
+    assert!(out.diagnostics.final_size <= before - before / 10);
+    assert_eq!(out.diagnostics.tier, 4);
+    let out = c.reactive(&conv, before / 3).unwrap();
+    assert!(out.diagnostics.final_size <= before / 3);
+}
+
+#[test]
+fn required_content_over_limit_is_irreducible() {
+    let mut conv = session(4, 10, NOW);
+    conv.messages
+        .push(Message::text(Role::User, filler("huge", 200)));
+    let err = compactor(config(500)).compact(&conv).unwrap_err();
+    match err {
+        Error::Irreducible {
+            size,
+            limit,
+            diagnostics,
+            ..
+        } => {
+            assert_eq!(limit, 500);
+            assert!(size > 500);
+            assert_eq!(diagnostics.outcome, Outcome::Irreducible);
+            assert_eq!(diagnostics.final_size, size);
+        }
+        other => panic!("expected Irreducible, got {other:?}"),
+    }
+}
+
+#[test]
+fn categories_sum_to_final_size() {
+    let mut conv = session(12, 30, NOW);
+    conv.messages.push(Message::text(
+        Role::Assistant,
+        "Here is the fix:\n```python\ndef f(x):\n    return x + 1\n```\nDone.",
+    ));
+    conv.messages
+        .push(Message::text(Role::User, "thanks, now run the tests"));
+    let before = acms_compact::Measured::new(&conv, &tokens()).total;
+    for limit in [before + 10, before / 2, before / 4] {
+        let out = compactor(config(limit)).compact(&conv).unwrap();
+        let d = &out.diagnostics;
+        assert_eq!(
+            d.categories.iter().map(|c| c.size).sum::<usize>(),
+            d.final_size
+        );
+    }
+}
+
+#[test]
+fn state_events_follow_usage() {
+    let events = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut tracker = BudgetTracker::new(200_000, Thresholds::default()).unwrap();
+    let e = events.clone();
+    tracker.subscribe(move |c| e.lock().unwrap().push(c.to));
+    for used in [10_000, 176_000, 183_000, 188_000, 198_000, 120_000] {
+        tracker.observe(used);
+    }
+    assert_eq!(
+        *events.lock().unwrap(),
+        vec![
+            BudgetState::Warning,
+            BudgetState::Pressure,
+            BudgetState::AutoCompact,
+            BudgetState::Blocking,
+            BudgetState::Normal
+        ]
+    );
+    // The compactor reports the states of its input and output against the window.
+    let conv = session(10, 30, NOW);
+    let before = acms_compact::Measured::new(&conv, &tokens()).total;
+    let mut c = config(before / 2);
+    c.window = Some(before + 1000);
+    c.thresholds = Thresholds::fractions(0.4, 0.3, 0.2, 0.01);
+    let out = compactor(c).compact(&conv).unwrap();
+    assert_eq!(out.diagnostics.state_before, BudgetState::AutoCompact);
+    assert_eq!(out.diagnostics.state_after, BudgetState::Normal);
+}
+
+#[test]
+fn bytes_unit() {
+    let conv = session(10, 30, NOW);
+    let m = Meter::bytes();
+    let before = acms_compact::Measured::new(&conv, &m).total;
+    let out = Compactor::new(config(before / 2), m)
+        .unwrap()
+        .at_time(NOW)
+        .compact(&conv)
+        .unwrap();
+    assert_eq!(out.diagnostics.unit, acms_compact::Unit::Bytes);
+    assert_valid(&conv, &out, before / 2, &m);
+}
