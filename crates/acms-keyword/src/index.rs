@@ -53,7 +53,8 @@ pub struct KeywordDoc {
 pub struct KeywordHit {
     /// The [`KeywordDoc::id`] that matched.
     pub id: u64,
-    /// Raw BM25 score, summed over the boosted field clauses that matched.
+    /// Raw BM25 score: per query term the best boosted field's BM25 plus a fraction of the
+    /// other fields' (disjunction-max), summed over the query terms.
     pub score: f32,
     /// `score` divided by the best score of this result list, so the top hit is 1.0 and the
     /// rest fall in (0, 1]. It is relative to the query: it ranks hits against each other, and
@@ -309,7 +310,7 @@ impl KeywordIndex {
             return Ok(Vec::new());
         }
         let clauses = clauses(&terms, &self.fields.searchable(), &mut stemmer());
-        let query = boolean_query(&clauses);
+        let query = boolean_query(&clauses, terms.len());
         let fetch = limit.saturating_add(TIE_MARGIN);
         let top = searcher
             .search(&query, &TopDocs::with_limit(fetch).order_by_score())

@@ -5,14 +5,14 @@
 //! which are normal in task text and pasted code). Stop words are dropped, terms are
 //! deduplicated, and at most [`MAX_QUERY_TERMS`] are kept — the rarest in the index among the
 //! first [`MAX_CANDIDATE_TERMS`] — so a 100 000-character query costs about as much as a short
-//! one. Each kept term becomes one boosted `TermQuery` per field, all OR-ed together.
+//! one. Each kept term becomes a disjunction-max of one boosted `TermQuery` per field, and the terms are OR-ed together.
 //!
 //! This module does not run the query or score anything; `index` does.
 
 use std::collections::HashMap;
 
 use tantivy::Term;
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::query::{BooleanQuery, BoostQuery, DisjunctionMaxQuery, Occur, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::tokenizer::{TextAnalyzer, TokenStream, Tokenizer};
 
@@ -125,13 +125,34 @@ pub(crate) fn clauses(
     out
 }
 
-/// A boosted OR of all clauses; BM25 sums over the clauses a document matches.
-pub(crate) fn boolean_query(clauses: &[Clause]) -> BooleanQuery {
-    let subqueries: Vec<(Occur, Box<dyn Query>)> = clauses
-        .iter()
-        .map(|c| {
+/// How much the fields other than a term's best field add to its score, as a fraction.
+///
+/// A symbol's own name term occurs in five fields at once (name, qualified name, signature,
+/// identifiers, body); summing all of them would let one name term outweigh a document that
+/// matches several query terms. Per query term the best field counts fully and the others
+/// only by this fraction (Lucene's `best_fields` with a tie breaker).
+pub(crate) const TIE_BREAKER: f32 = 0.3;
+
+/// For each query term a disjunction-max over its boosted field clauses; the terms are OR-ed
+/// and their scores summed.
+pub(crate) fn boolean_query(clauses: &[Clause], num_terms: usize) -> BooleanQuery {
+    let mut per_term: Vec<Vec<Box<dyn Query>>> = (0..num_terms).map(|_| Vec::new()).collect();
+    for c in clauses {
+        for &q in &c.query_terms {
             let tq = TermQuery::new(c.term.clone(), IndexRecordOption::WithFreqs);
-            let q: Box<dyn Query> = Box::new(BoostQuery::new(Box::new(tq), c.boost));
+            if let Some(disjuncts) = per_term.get_mut(q) {
+                disjuncts.push(Box::new(BoostQuery::new(Box::new(tq), c.boost)));
+            }
+        }
+    }
+    let subqueries: Vec<(Occur, Box<dyn Query>)> = per_term
+        .into_iter()
+        .filter(|d| !d.is_empty())
+        .map(|disjuncts| {
+            let q: Box<dyn Query> = Box::new(DisjunctionMaxQuery::with_tie_breaker(
+                disjuncts,
+                TIE_BREAKER,
+            ));
             (Occur::Should, q)
         })
         .collect();
