@@ -20,6 +20,21 @@ pub trait CodeOutliner: Send + Sync {
     fn outline(&self, path: &str, source: &str) -> Option<String>;
 }
 
+/// The index's tree-sitter analyzers: language by file name, outline by
+/// `acms_index::analyze::outline` (imports, signatures, type declarations; bodies dropped).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct IndexOutliner {
+    pub limits: acms_index::ParseLimits,
+}
+
+impl CodeOutliner for IndexOutliner {
+    fn outline(&self, path: &str, source: &str) -> Option<String> {
+        let language = acms_index::detect_language(path, source)?;
+        acms_index::analyze::outline(language, source, &self.limits)
+            .filter(|o| !o.trim().is_empty())
+    }
+}
+
 /// An outliner that never outlines, leaving only the head/tail fallback. Used when no
 /// tree-sitter analyzer is available.
 #[derive(Debug, Clone, Copy, Default)]
@@ -249,6 +264,18 @@ mod tests {
             "{out}"
         );
         assert!(out.ends_with("let value12 = 12;"));
+    }
+
+    #[test]
+    fn index_outliner_keeps_signatures() {
+        let code = "import os\n\nclass Store:\n    def get(self, key: str) -> bytes:\n        data = os.read(key)\n        return data\n\ndef helper(x):\n    y = x * 2\n    z = y + 1\n    return z\n";
+        let out = compact_code(&IndexOutliner::default(), Some("a.py"), code).unwrap();
+        assert!(out.starts_with(OUTLINE_MARKER), "{out}");
+        assert!(out.contains("def get(self, key: str) -> bytes"), "{out}");
+        assert!(out.contains("def helper(x)"), "{out}");
+        assert!(!out.contains("y = x * 2"), "{out}");
+        // Not code the index knows: head/tail or nothing.
+        assert_eq!(IndexOutliner::default().outline("notes.txt", "hello"), None);
     }
 
     #[test]

@@ -20,7 +20,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::artifact::{ArtifactRef, ArtifactStore};
 use crate::budget::Thresholds;
-use crate::code::{CodeOutliner, NoOutliner, compact_code, compact_fences, is_code_path};
+use crate::code::{CodeOutliner, IndexOutliner, compact_code, compact_fences, is_code_path};
 use crate::diagnostics::{self, Diagnostics, Outcome, Rejection, Stage, StageReport};
 use crate::measure::{Measured, Meter};
 use crate::model::{
@@ -138,8 +138,8 @@ struct Proposal {
 }
 
 impl Compactor {
-    /// A compactor with no summarizer (tier 2 instead of 3), no outliner (head/tail code
-    /// fallback) and no artifact store (no offload).
+    /// A compactor with no summarizer (tier 2 instead of 3), the index's tree-sitter outliner
+    /// for code, and no artifact store (no offload).
     pub fn new(config: CompactConfig, meter: Meter) -> Result<Compactor> {
         config.thresholds.validate(config.window())?;
         if config.limit == 0 {
@@ -149,7 +149,7 @@ impl Compactor {
             config,
             meter,
             summarizer: None,
-            outliner: Box::new(NoOutliner),
+            outliner: Box::new(IndexOutliner::default()),
             artifacts: None,
             skills: Vec::new(),
             now: None,

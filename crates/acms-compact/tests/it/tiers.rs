@@ -106,10 +106,9 @@ fn tier1_offloads_large_results_to_artifacts() {
     assert_eq!(out.diagnostics.artifacts.len(), 3);
 }
 
-#[test]
-fn tier1_compacts_code_in_old_file_reads() {
+fn code_session() -> (acms_compact::Conversation, String) {
     let code: String = (0..60)
-        .map(|i| format!("def handler_{i}(request):\n    return process(request, {i})\n"))
+        .map(|i| format!("def handler_{i}(request):\n    data = load(request)\n    return process(data, {i})\n"))
         .collect();
     let mut conv = vec![Message::text(Role::System, "sys")];
     for r in 0..7 {
@@ -121,15 +120,37 @@ fn tier1_compacts_code_in_old_file_reads() {
         ));
         conv.push(Message::tool_result(format!("c{r}"), code.clone()));
     }
-    let conv = acms_compact::Conversation::new(conv);
+    (acms_compact::Conversation::new(conv), code)
+}
+
+#[test]
+fn tier1_outlines_code_in_old_file_reads() {
+    let (conv, code) = code_session();
     let before = acms_compact::Measured::new(&conv, &tokens()).total;
     let out = compactor(config(before - 200)).compact(&conv).unwrap();
     assert_eq!(accepted(&out.diagnostics), vec![Stage::CodeCompaction]);
     let compacted = &out.conversation.messages[3].content;
-    assert!(compacted.contains("lines elided]"), "{compacted}");
-    assert!(compacted.starts_with("def handler_0(request):"));
+    assert!(
+        compacted.starts_with(acms_compact::code::OUTLINE_MARKER),
+        "{compacted}"
+    );
+    assert!(compacted.contains("def handler_59(request)"), "{compacted}");
+    assert!(!compacted.contains("load(request)"), "{compacted}");
     // The last five results are untouched.
     assert_eq!(out.conversation.messages[9].content, code);
+}
+
+#[test]
+fn tier1_code_falls_back_to_head_tail() {
+    let (conv, _) = code_session();
+    let before = acms_compact::Measured::new(&conv, &tokens()).total;
+    let out = compactor(config(before - 200))
+        .with_outliner(Box::new(acms_compact::NoOutliner))
+        .compact(&conv)
+        .unwrap();
+    let compacted = &out.conversation.messages[3].content;
+    assert!(compacted.contains("lines elided]"), "{compacted}");
+    assert!(compacted.starts_with("def handler_0(request):"));
 }
 
 #[test]
