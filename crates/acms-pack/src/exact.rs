@@ -9,7 +9,7 @@
 //! [`ExactPacker::optimum_value`] computes the optimal value alone in O(budget) memory, for
 //! measuring other packers on instances too large for the table.
 
-use crate::front::{Opt, canonical_order, pareto};
+use crate::front::{Fronts, Opt, canonical_order};
 use crate::{Candidate, Error, HullPacker, Packer, Packing, Result};
 
 /// Default limit on the exact packer's choice table, in cells (bytes): 128 MiB.
@@ -29,19 +29,21 @@ impl Default for ExactPacker {
     }
 }
 
-/// The instance reduced to what the DP needs: Pareto fronts in canonical candidate order, and
-/// the capacity actually worth tabulating.
+/// The instance reduced to what the DP needs: Pareto fronts, the candidates that have one in
+/// canonical order, and the capacity actually worth tabulating.
 struct Prepared {
-    /// (candidate position, front), canonical order, candidates with an empty front left out.
-    fronts: Vec<(usize, Vec<Opt>)>,
+    fronts: Fronts,
+    /// Candidate positions with a non-empty front, in canonical order.
+    order: Vec<usize>,
     capacity: u32,
 }
 
 fn prepare(candidates: &[Candidate], budget: u32) -> Result<Prepared> {
-    let mut fronts = Vec::new();
+    let fronts = Fronts::new(candidates, budget, false);
+    let mut order = Vec::new();
     let mut total: u64 = 0;
     for i in canonical_order(candidates) {
-        let front = pareto(&candidates[i], budget);
+        let front = fronts.front(i);
         let Some(top) = front.last() else { continue };
         if front.len() > usize::from(u8::MAX) {
             return Err(Error::TooManyOptions {
@@ -50,11 +52,15 @@ fn prepare(candidates: &[Candidate], budget: u32) -> Result<Prepared> {
             });
         }
         total += u64::from(top.tokens);
-        fronts.push((i, front));
+        order.push(i);
     }
     // Tokens beyond what taking everything at its top option costs are never needed.
     let capacity = u32::try_from(total.min(u64::from(budget))).unwrap_or(budget);
-    Ok(Prepared { fronts, capacity })
+    Ok(Prepared {
+        fronts,
+        order,
+        capacity,
+    })
 }
 
 /// One DP layer: `best[c]` is the best value within capacity `c` so far; relaxes it with the
@@ -95,31 +101,28 @@ impl ExactPacker {
     pub fn try_pack(&self, candidates: &[Candidate], budget: u32) -> Result<Packing> {
         let p = prepare(candidates, budget)?;
         let width = p.capacity as usize + 1;
-        let cells = p.fronts.len() as u64 * width as u64;
+        let cells = p.order.len() as u64 * width as u64;
         if cells > self.max_cells {
             return Err(Error::TooLarge {
-                candidates: p.fronts.len(),
+                candidates: p.order.len(),
                 capacity: p.capacity,
                 cells,
                 limit: self.max_cells,
             });
         }
         let mut best = vec![0.0f64; width];
-        let mut choice = vec![0u8; p.fronts.len() * width];
-        for (k, (_, front)) in p.fronts.iter().enumerate() {
-            relax(
-                &mut best,
-                front,
-                Some(&mut choice[k * width..(k + 1) * width]),
-            );
+        let mut choice = vec![0u8; p.order.len() * width];
+        for (k, &i) in p.order.iter().enumerate() {
+            let row = &mut choice[k * width..(k + 1) * width];
+            relax(&mut best, p.fronts.front(i), Some(row));
         }
         // Walk back from the full capacity: `best` is "within c", so that is the optimum.
         let mut choices: Vec<Option<usize>> = vec![None; candidates.len()];
         let mut c = p.capacity as usize;
-        for (k, (i, front)) in p.fronts.iter().enumerate().rev() {
+        for (k, &i) in p.order.iter().enumerate().rev() {
             let ch = choice[k * width + c];
-            if let Some(o) = usize::from(ch).checked_sub(1).map(|j| front[j]) {
-                choices[*i] = Some(o.orig);
+            if let Some(o) = usize::from(ch).checked_sub(1).map(|j| p.fronts.front(i)[j]) {
+                choices[i] = Some(o.orig);
                 c -= o.tokens as usize;
             }
         }
@@ -136,8 +139,8 @@ impl ExactPacker {
     pub fn optimum_value(candidates: &[Candidate], budget: u32) -> Result<f64> {
         let p = prepare(candidates, budget)?;
         let mut best = vec![0.0f64; p.capacity as usize + 1];
-        for (_, front) in &p.fronts {
-            relax(&mut best, front, None);
+        for &i in &p.order {
+            relax(&mut best, p.fronts.front(i), None);
         }
         Ok(best[p.capacity as usize])
     }

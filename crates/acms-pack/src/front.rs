@@ -23,63 +23,116 @@ pub(crate) fn usable(o: &DepthOption) -> bool {
     o.tokens > 0 && o.value.is_finite() && o.value > 0.0
 }
 
-/// The Pareto front of a candidate's usable options that fit `budget`: sorted by tokens
-/// ascending with strictly increasing value. Among options with equal tokens and value the
-/// deeper one wins, then the earlier one, so the front does not depend on option order.
-pub(crate) fn pareto(c: &Candidate, budget: u32) -> Vec<Opt> {
-    let mut opts: Vec<(Opt, u8)> = c
-        .options
-        .iter()
-        .enumerate()
-        .filter(|(_, o)| usable(o) && o.tokens <= budget)
-        .map(|(orig, o)| {
-            let opt = Opt {
-                tokens: o.tokens,
-                value: o.value,
-                orig,
-            };
-            (opt, o.depth.value())
-        })
-        .collect();
-    opts.sort_by(|(a, da), (b, db)| {
+/// Appends to `out` the Pareto front of a candidate's usable options that fit `budget`:
+/// sorted by tokens ascending with strictly increasing value. Among options with equal tokens
+/// and value the deeper one wins, then the earlier one, so the front does not depend on option
+/// order. `scratch` is reused across candidates to avoid an allocation per candidate.
+fn pareto_into(c: &Candidate, budget: u32, scratch: &mut Vec<(Opt, u8)>, out: &mut Vec<Opt>) {
+    scratch.clear();
+    scratch.extend(
+        c.options
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| usable(o) && o.tokens <= budget)
+            .map(|(orig, o)| {
+                let opt = Opt {
+                    tokens: o.tokens,
+                    value: o.value,
+                    orig,
+                };
+                (opt, o.depth.value())
+            }),
+    );
+    scratch.sort_unstable_by(|(a, da), (b, db)| {
         a.tokens
             .cmp(&b.tokens)
             .then(b.value.total_cmp(&a.value))
             .then(db.cmp(da))
             .then(a.orig.cmp(&b.orig))
     });
-    let mut front: Vec<Opt> = Vec::with_capacity(opts.len());
-    for (o, _) in opts {
-        if front.last().is_none_or(|last| o.value > last.value) {
-            front.push(o);
+    let base = out.len();
+    for &(o, _) in scratch.iter() {
+        if out[base..].last().is_none_or(|last| o.value > last.value) {
+            out.push(o);
         }
     }
-    front
 }
 
-/// Indices into `front` of its upper convex hull seen from the empty choice `(0, 0)`: the
-/// options an LP would ever use. Successive hull steps have strictly decreasing incremental
-/// efficiency (value gained per token spent); collinear middle points are dropped.
-pub(crate) fn hull(front: &[Opt]) -> Vec<usize> {
-    // Points as (tokens, value); `None` stands for the origin.
-    let point = |i: Option<usize>| -> (f64, f64) {
-        i.map_or((0.0, 0.0), |i| (f64::from(front[i].tokens), front[i].value))
+/// Appends to `out` the indices into `front` of its upper convex hull seen from the empty
+/// choice `(0, 0)`: the options an LP would ever use. Successive hull steps have strictly
+/// decreasing incremental efficiency (value gained per token spent); collinear middle points
+/// are dropped.
+fn hull_into(front: &[Opt], out: &mut Vec<u32>) {
+    let base = out.len();
+    let point = |i: u32| -> (f64, f64) {
+        let o = &front[i as usize];
+        (f64::from(o.tokens), o.value)
     };
-    let mut h: Vec<usize> = Vec::with_capacity(front.len());
-    for (k, _) in front.iter().enumerate() {
-        let c = point(Some(k));
-        while let Some(&b_idx) = h.last() {
-            let a = point(h.len().checked_sub(2).map(|j| h[j]));
-            let b = point(Some(b_idx));
+    for k in 0..front.len() as u32 {
+        let c = point(k);
+        while out.len() > base {
+            let b = point(out[out.len() - 1]);
+            let a = if out.len() - base >= 2 {
+                point(out[out.len() - 2])
+            } else {
+                (0.0, 0.0)
+            };
             // Keep b only if the slope a→b is strictly steeper than b→c.
             if (b.1 - a.1) * (c.0 - b.0) > (c.1 - b.1) * (b.0 - a.0) {
                 break;
             }
-            h.pop();
+            out.pop();
         }
-        h.push(k);
+        out.push(k);
     }
-    h
+}
+
+/// The Pareto fronts (and optionally hulls) of all candidates, in flat buffers: two
+/// allocations for the whole instance instead of two per candidate.
+pub(crate) struct Fronts {
+    opts: Vec<Opt>,
+    /// `opts[start[i]..start[i + 1]]` is candidate `i`'s front.
+    start: Vec<usize>,
+    /// Hull positions relative to each front; empty when not requested.
+    hulls: Vec<u32>,
+    hstart: Vec<usize>,
+}
+
+impl Fronts {
+    pub(crate) fn new(candidates: &[Candidate], budget: u32, with_hulls: bool) -> Fronts {
+        let mut f = Fronts {
+            opts: Vec::with_capacity(candidates.len() * 4),
+            start: Vec::with_capacity(candidates.len() + 1),
+            hulls: Vec::with_capacity(if with_hulls { candidates.len() * 4 } else { 0 }),
+            hstart: Vec::with_capacity(if with_hulls { candidates.len() + 1 } else { 0 }),
+        };
+        let mut scratch = Vec::new();
+        f.start.push(0);
+        f.hstart.push(0);
+        for c in candidates {
+            let base = f.opts.len();
+            pareto_into(c, budget, &mut scratch, &mut f.opts);
+            f.start.push(f.opts.len());
+            if with_hulls {
+                hull_into(&f.opts[base..], &mut f.hulls);
+                f.hstart.push(f.hulls.len());
+            }
+        }
+        f
+    }
+
+    /// Candidate `i`'s Pareto front.
+    pub(crate) fn front(&self, i: usize) -> &[Opt] {
+        &self.opts[self.start[i]..self.start[i + 1]]
+    }
+
+    /// Candidate `i`'s hull, as positions in its front (empty unless built `with_hulls`).
+    pub(crate) fn hull(&self, i: usize) -> &[u32] {
+        match (self.hstart.get(i), self.hstart.get(i + 1)) {
+            (Some(&a), Some(&b)) => &self.hulls[a..b],
+            _ => &[],
+        }
+    }
 }
 
 /// Candidate positions sorted by `(id, position)`: the order every tie is broken in.
@@ -120,10 +173,15 @@ mod tests {
         expected_front: &[usize],
         expected_hull: &[usize],
     ) {
-        let front = pareto(&cand(opts), budget);
+        let fronts = Fronts::new(&[cand(opts)], budget, true);
+        let front = fronts.front(0);
         let got: Vec<usize> = front.iter().map(|o| o.orig).collect();
         assert_eq!(got, expected_front, "front of {opts:?}");
-        let h: Vec<usize> = hull(&front).iter().map(|&i| front[i].orig).collect();
+        let h: Vec<usize> = fronts
+            .hull(0)
+            .iter()
+            .map(|&i| front[i as usize].orig)
+            .collect();
         assert_eq!(h, expected_hull, "hull of {opts:?}");
     }
 

@@ -18,35 +18,32 @@ impl Packer for GreedyPacker {
     }
 
     fn pack(&self, candidates: &[Candidate], budget: u32) -> Packing {
-        // Per candidate: usable option indices, deepest first; equal depths by value.
-        let fallbacks: Vec<Vec<usize>> = candidates
-            .iter()
-            .map(|c| {
-                let mut idx: Vec<usize> = (0..c.options.len())
-                    .filter(|&j| usable(&c.options[j]))
-                    .collect();
-                idx.sort_by(|&a, &b| {
-                    let (oa, ob) = (&c.options[a], &c.options[b]);
-                    ob.depth
-                        .cmp(&oa.depth)
-                        .then(ob.value.total_cmp(&oa.value))
-                        .then(oa.tokens.cmp(&ob.tokens))
-                        .then(a.cmp(&b))
-                });
-                idx
-            })
-            .collect();
-        let density = |i: usize| -> f64 {
-            fallbacks[i].first().map_or(0.0, |&j| {
-                let o = &candidates[i].options[j];
-                o.value / f64::from(o.tokens)
-            })
-        };
+        // Per candidate: usable option indices, deepest first, equal depths by value; flat,
+        // `fallback[start[i]..start[i + 1]]`, to avoid an allocation per candidate.
+        let mut fallback: Vec<usize> = Vec::with_capacity(candidates.len() * 4);
+        let mut start: Vec<usize> = Vec::with_capacity(candidates.len() + 1);
+        start.push(0);
+        for c in candidates {
+            let base = fallback.len();
+            fallback.extend((0..c.options.len()).filter(|&j| usable(&c.options[j])));
+            fallback[base..].sort_unstable_by(|&a, &b| {
+                let (oa, ob) = (&c.options[a], &c.options[b]);
+                ob.depth
+                    .cmp(&oa.depth)
+                    .then(ob.value.total_cmp(&oa.value))
+                    .then(oa.tokens.cmp(&ob.tokens))
+                    .then(a.cmp(&b))
+            });
+            start.push(fallback.len());
+        }
+        let options_of = |i: usize| &fallback[start[i]..start[i + 1]];
         let mut order: Vec<(f64, usize)> = (0..candidates.len())
-            .filter(|&i| !fallbacks[i].is_empty())
-            .map(|i| (density(i), i))
+            .filter_map(|i| {
+                let o = &candidates[i].options[*options_of(i).first()?];
+                Some((o.value / f64::from(o.tokens), i))
+            })
             .collect();
-        order.sort_by(|&(da, a), &(db, b)| {
+        order.sort_unstable_by(|&(da, a), &(db, b)| {
             by_efficiency_desc(da, db)
                 .then(candidates[a].id.cmp(&candidates[b].id))
                 .then(a.cmp(&b))
@@ -58,7 +55,7 @@ impl Packer for GreedyPacker {
             if remaining == 0 {
                 break;
             }
-            let fit = fallbacks[i]
+            let fit = options_of(i)
                 .iter()
                 .copied()
                 .find(|&j| candidates[i].options[j].tokens <= remaining);

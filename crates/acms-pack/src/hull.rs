@@ -13,14 +13,15 @@
 //! Cost: O(n log n) for n candidates with a constant number of options each, independent of
 //! the budget. It does not guarantee optimality; [`crate::ExactPacker`] does, slowly.
 
-use crate::front::{Opt, canonical_order, hull, pareto};
+use crate::front::Fronts;
 use crate::{Candidate, Packer, Packing};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-/// Rounds of the final "jump to a better option" repair. Each round is one O(n) scan and
-/// applies the single best move; the remaining tokens shrink every round, so a handful of
-/// rounds catches nearly everything while bounding the worst case at O(n) per round.
+/// Rounds of the final "jump to a better option" repair, each applying the single best move.
+/// The first round scans every candidate, later ones only those that could still jump (the
+/// remaining tokens only shrink); a handful of rounds catches nearly everything while keeping
+/// the worst case linear.
 const REPAIR_ROUNDS: usize = 8;
 
 /// The convex-hull greedy with LP upper bound and repair pass.
@@ -61,8 +62,7 @@ impl Ord for Step {
 
 struct State<'a> {
     candidates: &'a [Candidate],
-    fronts: Vec<Vec<Opt>>,
-    hulls: Vec<Vec<usize>>,
+    fronts: Fronts,
     /// Hull steps taken per candidate (0 = not taken); valid until the jump repair.
     pos: Vec<usize>,
 }
@@ -70,10 +70,13 @@ struct State<'a> {
 impl State<'_> {
     /// The step that moves candidate `i` one hull point up, if there is one.
     fn next_step(&self, i: usize) -> Option<Step> {
-        let (front, h, pos) = (&self.fronts[i], &self.hulls[i], self.pos[i]);
-        let to = front[*h.get(pos)?];
+        let (front, h, pos) = (self.fronts.front(i), self.fronts.hull(i), self.pos[i]);
+        let to = front[*h.get(pos)? as usize];
         let (w0, v0) = match pos.checked_sub(1) {
-            Some(p) => (front[h[p]].tokens, front[h[p]].value),
+            Some(p) => {
+                let from = front[h[p] as usize];
+                (from.tokens, from.value)
+            }
             None => (0, 0.0),
         };
         // Fronts have strictly increasing tokens and values, so dw > 0 and dv > 0.
@@ -87,6 +90,45 @@ impl State<'_> {
             dv,
         })
     }
+
+    /// Takes step `s`, returning the candidate's next step if it could still fit.
+    fn take(&mut self, s: &Step, remaining: u32) -> Option<Step> {
+        self.pos[s.cand] += 1;
+        self.next_step(s.cand).filter(|n| n.dw <= remaining)
+    }
+}
+
+/// The best single jump to a costlier, more valuable Pareto option within `remaining`
+/// tokens: `(gain, candidate, front position)`, ties to the lower id, then position.
+fn best_jump(
+    st: &State<'_>,
+    at: &[Option<usize>],
+    remaining: u32,
+    among: &mut Vec<usize>,
+) -> Option<(f64, usize, usize)> {
+    let mut best: Option<(f64, usize, usize)> = None;
+    among.retain(|&i| {
+        let front = st.fronts.front(i);
+        let (w, v) = at[i].map_or((0, 0.0), |k| (front[k].tokens, front[k].value));
+        let limit = u64::from(w) + u64::from(remaining);
+        let fits = front.partition_point(|o| u64::from(o.tokens) <= limit);
+        let Some(k) = fits.checked_sub(1) else {
+            return false;
+        };
+        let gain = front[k].value - v;
+        if gain <= 0.0 {
+            // `remaining` only shrinks, so this candidate can never jump again.
+            return false;
+        }
+        let better = best.is_none_or(|(g, j, _)| {
+            gain > g || (gain == g && (st.candidates[i].id, i) < (st.candidates[j].id, j))
+        });
+        if better {
+            best = Some((gain, i, k));
+        }
+        true
+    });
+    best
 }
 
 impl Packer for HullPacker {
@@ -95,12 +137,9 @@ impl Packer for HullPacker {
     }
 
     fn pack(&self, candidates: &[Candidate], budget: u32) -> Packing {
-        let fronts: Vec<Vec<Opt>> = candidates.iter().map(|c| pareto(c, budget)).collect();
-        let hulls: Vec<Vec<usize>> = fronts.iter().map(|f| hull(f)).collect();
         let mut st = State {
             candidates,
-            fronts,
-            hulls,
+            fronts: Fronts::new(candidates, budget, true),
             pos: vec![0; candidates.len()],
         };
         let mut heap: BinaryHeap<Step> = (0..candidates.len())
@@ -119,58 +158,53 @@ impl Packer for HullPacker {
             }
             remaining -= s.dw;
             lp_value += s.dv;
-            st.pos[s.cand] += 1;
-            heap.extend(st.next_step(s.cand));
+            heap.extend(st.take(&s, u32::MAX));
         }
         // No increment was left out: every candidate sits at its most valuable option, which
         // is optimal, so the bound is the value itself.
         let upper_bound = upper_bound.unwrap_or(lp_value);
 
-        // Phase 2: keep taking increments that still fit, in efficiency order. A candidate
-        // whose increment did not fit stays where it is (its later steps are never queued).
-        while remaining > 0 {
-            let Some(s) = heap.pop() else { break };
+        // Phase 2: keep taking increments that still fit, in efficiency order. Only the few
+        // that fit what is left are re-heaped; a candidate whose increment does not fit
+        // stays where it is, since `remaining` only shrinks.
+        let mut rest = heap.into_vec();
+        rest.retain(|s| s.dw <= remaining);
+        let mut heap = BinaryHeap::from(rest);
+        while let Some(s) = heap.pop() {
             if s.dw <= remaining {
                 remaining -= s.dw;
-                st.pos[s.cand] += 1;
-                heap.extend(st.next_step(s.cand));
+                heap.extend(st.take(&s, remaining));
             }
         }
 
         // Phase 3: jump to any Pareto option that fits, including LP-dominated ones the hull
-        // skipped, taking the largest value gain first.
+        // skipped, largest value gain first. The first round scans every candidate; later
+        // rounds only those that could still jump.
         let mut at: Vec<Option<usize>> = (0..candidates.len())
-            .map(|i| st.pos[i].checked_sub(1).map(|p| st.hulls[i][p]))
+            .map(|i| {
+                st.pos[i]
+                    .checked_sub(1)
+                    .map(|p| st.fronts.hull(i)[p] as usize)
+            })
             .collect();
-        let order = canonical_order(candidates);
+        let mut live: Vec<usize> = (0..candidates.len()).collect();
         for _ in 0..REPAIR_ROUNDS {
             if remaining == 0 {
                 break;
             }
-            let mut best: Option<(f64, usize, usize)> = None;
-            for &i in &order {
-                let front = &st.fronts[i];
-                let (w, v) = at[i].map_or((0, 0.0), |k| (front[k].tokens, front[k].value));
-                let limit = u64::from(w) + u64::from(remaining);
-                let fits = front.partition_point(|o| u64::from(o.tokens) <= limit);
-                let Some(k) = fits.checked_sub(1) else {
-                    continue;
-                };
-                let gain = front[k].value - v;
-                if gain > 0.0 && best.is_none_or(|(g, _, _)| gain > g) {
-                    best = Some((gain, i, k));
-                }
-            }
-            let Some((_, i, k)) = best else { break };
-            let w = at[i].map_or(0, |j| st.fronts[i][j].tokens);
-            remaining -= st.fronts[i][k].tokens - w;
+            let Some((_, i, k)) = best_jump(&st, &at, remaining, &mut live) else {
+                break;
+            };
+            let front = st.fronts.front(i);
+            let w = at[i].map_or(0, |j| front[j].tokens);
+            remaining -= front[k].tokens - w;
             at[i] = Some(k);
         }
 
         let choices: Vec<Option<usize>> = at
             .iter()
             .enumerate()
-            .map(|(i, k)| k.map(|k| st.fronts[i][k].orig))
+            .map(|(i, k)| k.map(|k| st.fronts.front(i)[k].orig))
             .collect();
         Packing::from_choices(candidates, &choices, Some(upper_bound))
     }
