@@ -3,10 +3,25 @@
 //! pathological nesting degrade to warnings and line-based chunks.
 //!
 //! This module owns parsing only. It does not assign ids, count tokens or touch the store.
+//! Shared machinery lives in `common` (parsing under a timeout, line rendering, doc cleanup,
+//! chunking) and `walker` (the table-driven tree-sitter walker used by the code languages).
 
 use std::time::Duration;
 
 use crate::model::{Language, ParsedFile};
+
+mod common;
+mod java;
+mod json_schema;
+mod markdown;
+mod python;
+mod rust;
+mod text;
+mod typescript;
+mod walker;
+
+#[cfg(test)]
+mod tests;
 
 /// Limits applied to every parse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,12 +61,137 @@ pub trait Analyzer: Send + Sync {
 
 /// The language of the file at `path`, by extension, and for `.json` by content (a JSON
 /// Schema has `$schema`, `definitions`/`$defs` or `properties` at the top level). `None`
-/// for files acms does not index as text.
+/// for files acms does not index as text: binary content (a NUL byte in the first 8 KiB)
+/// and unknown extensions.
 pub fn detect_language(path: &str, source: &str) -> Option<Language> {
-    unimplemented!("analyzers helper: {path} {}", source.len())
+    let head = &source.as_bytes()[..source.len().min(8 * 1024)];
+    if head.contains(&0) {
+        return None;
+    }
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let ext = match name.rfind('.') {
+        // Dotfiles (`.gitignore`, `.env`) and extension-less files (`Makefile`) are text.
+        Some(0) | None => return Some(Language::Text),
+        Some(i) => name[i + 1..].to_ascii_lowercase(),
+    };
+    Some(match ext.as_str() {
+        "py" | "pyi" => Language::Python,
+        "ts" | "mts" | "cts" => Language::TypeScript,
+        "tsx" => Language::Tsx,
+        "js" | "mjs" | "cjs" | "jsx" => Language::JavaScript,
+        "rs" => Language::Rust,
+        "java" => Language::Java,
+        "md" | "markdown" | "mdx" => Language::Markdown,
+        "json" if json_schema::looks_like_schema(source) => Language::JsonSchema,
+        "json" | "jsonc" | "json5" => Language::Text,
+        e if TEXT_EXTENSIONS.contains(&e) => Language::Text,
+        _ => return None,
+    })
 }
+
+/// Extensions indexed as plain text: configuration, docs, and languages without an analyzer.
+const TEXT_EXTENSIONS: &[&str] = &[
+    "adoc",
+    "bash",
+    "bat",
+    "c",
+    "cc",
+    "cfg",
+    "clj",
+    "cmake",
+    "conf",
+    "cpp",
+    "cs",
+    "css",
+    "cxx",
+    "dart",
+    "dockerfile",
+    "el",
+    "env",
+    "erl",
+    "ex",
+    "exs",
+    "fish",
+    "fs",
+    "go",
+    "gradle",
+    "graphql",
+    "groovy",
+    "h",
+    "hcl",
+    "hh",
+    "hpp",
+    "hs",
+    "htm",
+    "html",
+    "ini",
+    "jl",
+    "kt",
+    "kts",
+    "less",
+    "lua",
+    "mk",
+    "ml",
+    "nim",
+    "nix",
+    "org",
+    "php",
+    "pl",
+    "proto",
+    "properties",
+    "ps1",
+    "r",
+    "rb",
+    "rst",
+    "sass",
+    "scala",
+    "scss",
+    "sh",
+    "sql",
+    "svelte",
+    "swift",
+    "tex",
+    "tf",
+    "toml",
+    "txt",
+    "vue",
+    "xml",
+    "yaml",
+    "yml",
+    "zig",
+    "zsh",
+];
 
 /// The analyzer for `language`.
 pub fn analyzer_for(language: Language) -> &'static dyn Analyzer {
-    unimplemented!("analyzers helper: {language:?}")
+    match language {
+        Language::Python => &python::Python,
+        Language::TypeScript => &typescript::TYPESCRIPT,
+        Language::Tsx => &typescript::TSX,
+        Language::JavaScript => &typescript::JAVASCRIPT,
+        Language::Rust => &rust::Rust,
+        Language::Java => &java::Java,
+        Language::Markdown => &markdown::Markdown,
+        Language::JsonSchema => &json_schema::JsonSchema,
+        Language::Text => &text::Text,
+    }
+}
+
+/// `source` reduced to imports, signatures and type declarations (struct, enum, interface,
+/// class headers with their fields), bodies dropped, for AST-aware compaction of code
+/// inside conversations. `None` when the language has no parser (plain text), the parse
+/// times out, or syntax errors cover so much of the input that the outline is not trustworthy.
+pub fn outline(language: Language, source: &str, limits: &ParseLimits) -> Option<String> {
+    match language {
+        Language::Python => walker::outline(&python::TABLE, source, limits),
+        Language::TypeScript => walker::outline(&typescript::TABLE_TS, source, limits),
+        Language::Tsx | Language::JavaScript => {
+            walker::outline(&typescript::TABLE_TSX, source, limits)
+        }
+        Language::Rust => walker::outline(&rust::TABLE, source, limits),
+        Language::Java => walker::outline(&java::TABLE, source, limits),
+        Language::Markdown => markdown::outline(source, limits),
+        Language::JsonSchema => json_schema::outline(source, limits),
+        Language::Text => None,
+    }
 }

@@ -1,0 +1,357 @@
+//! Python: classes, functions and methods (decorated and async included), docstrings,
+//! `import` / `from … import` statements, and resolution of dotted and relative imports to
+//! `a/b.py` or `a/b/__init__.py`.
+//!
+//! Only the node-kind table and Python-specific hooks live here; walking and rendering are
+//! shared (`walker`). It does not follow `sys.path` tricks or installed packages.
+
+use tree_sitter::Node;
+
+use super::common::{dirname, first_existing, join, strip_ext};
+use super::walker::{self, Def, DocStyle, Table, field_text, head_name, named_children, text};
+use super::{Analyzer, ParseLimits};
+use crate::model::{Language, NodeKind, ParsedFile, ParsedImport};
+
+pub(crate) struct Python;
+
+pub(crate) static TABLE: Table = Table {
+    language: Language::Python,
+    grammar: |_| tree_sitter_python::LANGUAGE.into(),
+    sep: ".",
+    comment_prefix: "#",
+    braces: false,
+    doc_style: DocStyle::Docstring,
+    wrappers: &[],
+    scopes: &[],
+    attrs: &[],
+    comments: &["comment"],
+    body_fields: &["body", "consequence"],
+    control: &[
+        "if_statement",
+        "elif_clause",
+        "else_clause",
+        "for_statement",
+        "while_statement",
+        "try_statement",
+        "except_clause",
+        "except_group_clause",
+        "finally_clause",
+        "with_statement",
+        "match_statement",
+        "case_clause",
+    ],
+    jumps: &["return_statement", "raise_statement", "yield"],
+    clause_tokens: &[],
+    imports: &[
+        "import_statement",
+        "import_from_statement",
+        "future_import_statement",
+    ],
+    calls: &["call"],
+    type_idents: &[],
+    idents: &["identifier"],
+    fields: &["expression_statement"],
+    classify,
+    bases,
+    import,
+    module_names,
+    package: walker::no_package,
+    module_doc: walker::python_module_doc,
+};
+
+/// A decorated definition is the node itself (so decorators are in its span, signature and
+/// refs); the inner `def`/`class` is then not a second node.
+fn classify<'t>(n: Node<'t>, src: &str, parent: &str) -> Option<Def<'t>> {
+    let (def, inner) = match n.kind() {
+        "decorated_definition" => (n, n.child_by_field_name("definition")?),
+        _ if parent == "decorated_definition" => return None,
+        _ => (n, n),
+    };
+    let kind = match inner.kind() {
+        "class_definition" => NodeKind::Class,
+        "function_definition" => NodeKind::Function,
+        _ => return None,
+    };
+    let name = field_text(inner, "name", src)?.to_string();
+    Some(Def {
+        kind,
+        name,
+        body_owner: inner,
+        body: inner.child_by_field_name("body"),
+    })
+    .filter(|_| def.id() == n.id())
+}
+
+fn bases(n: Node, src: &str) -> Vec<String> {
+    let n = n.child_by_field_name("definition").unwrap_or(n);
+    let Some(args) = n.child_by_field_name("superclasses") else {
+        return Vec::new();
+    };
+    named_children(args)
+        .into_iter()
+        // `metaclass=ABCMeta` and `**kwargs` are not bases.
+        .filter(|a| {
+            !matches!(
+                a.kind(),
+                "keyword_argument" | "dictionary_splat" | "comment"
+            )
+        })
+        .filter_map(|a| head_name(a, src))
+        .collect()
+}
+
+fn import(n: Node, src: &str, out: &mut Vec<ParsedImport>) -> bool {
+    let dotted = |n: Node| -> String {
+        let n = if n.kind() == "aliased_import" {
+            n.child_by_field_name("name").unwrap_or(n)
+        } else {
+            n
+        };
+        text(n, src).split_whitespace().collect()
+    };
+    match n.kind() {
+        "import_statement" => {
+            let mut c = n.walk();
+            for m in n.children_by_field_name("name", &mut c) {
+                out.push(ParsedImport {
+                    module: dotted(m),
+                    names: Vec::new(),
+                });
+            }
+        }
+        "import_from_statement" => {
+            let Some(module) = n.child_by_field_name("module_name") else {
+                return false;
+            };
+            let mut c = n.walk();
+            let names = n
+                .children_by_field_name("name", &mut c)
+                .map(dotted)
+                .collect();
+            out.push(ParsedImport {
+                module: dotted(module),
+                names,
+            });
+        }
+        // `from __future__ import x` is not a dependency.
+        _ => {}
+    }
+    true
+}
+
+/// `pkg.sub.mod` for `pkg/sub/mod.py` (also under `src/`), `pkg` for `pkg/__init__.py`.
+fn module_names(path: &str) -> (String, String) {
+    let p = strip_ext(path);
+    let p = p.strip_prefix("src/").unwrap_or(p);
+    let p = p.strip_suffix("/__init__").unwrap_or(p);
+    let q = p.replace('/', ".");
+    (q.clone(), q)
+}
+
+impl Analyzer for Python {
+    fn language(&self) -> Language {
+        Language::Python
+    }
+
+    fn analyze(&self, path: &str, source: &str, limits: &ParseLimits) -> ParsedFile {
+        walker::analyze(&TABLE, path, source, limits)
+    }
+
+    fn resolve_import(
+        &self,
+        from_path: &str,
+        module: &str,
+        exists: &dyn Fn(&str) -> bool,
+    ) -> Option<String> {
+        let dots = module.chars().take_while(|c| *c == '.').count();
+        let rel = module[dots..].replace('.', "/");
+        let roots: Vec<String> = if dots > 0 {
+            // One dot is the importing file's package; each further dot goes up one level.
+            let mut d = dirname(from_path).to_string();
+            for _ in 1..dots {
+                if d.is_empty() {
+                    return None;
+                }
+                d = dirname(&d).to_string();
+            }
+            vec![d]
+        } else {
+            // Absolute imports: the repo root, `src/`, then every directory above the
+            // importing file (its top package may sit in a subdirectory of the repo).
+            let mut roots = vec![String::new(), "src".to_string()];
+            let mut d = dirname(from_path);
+            let mut ups = Vec::new();
+            while !d.is_empty() {
+                ups.push(d.to_string());
+                d = dirname(d);
+            }
+            roots.extend(ups.into_iter().rev());
+            roots
+        };
+        let candidates = roots.iter().flat_map(|root| {
+            let files: Vec<String> = if rel.is_empty() {
+                vec!["__init__.py".to_string()]
+            } else {
+                vec![
+                    format!("{rel}.py"),
+                    format!("{rel}/__init__.py"),
+                    format!("{rel}.pyi"),
+                ]
+            };
+            files.into_iter().filter_map(move |f| join(root, &f))
+        });
+        first_existing(candidates, exists)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::tests::{check_nodes, check_render};
+
+    const SRC: &str = r#""""Flask-like app module."""
+import os
+from ..util import helper, other as o
+
+class App(Base, metaclass=Meta):
+    """An app.
+
+    Holds routes.
+    """
+    name: str = "app"
+
+    @route("/")
+    async def handle(self, req) -> int:
+        """Handle a request."""
+        if req.ok:
+            return self.respond(req)
+        elif req.bad:
+            raise ValueError("bad")
+        for x in req.items:
+            print(x)
+        return 0
+
+    def _inner(self):
+        def nested():
+            pass
+        return nested
+
+def top(a, b=1):
+    return helper(a) + Config.value
+"#;
+
+    #[test]
+    fn extracts_nodes() {
+        check_nodes(
+            Language::Python,
+            "pkg/app.py",
+            SRC,
+            &[
+                (NodeKind::Module, "pkg.app", 1, 29),
+                (NodeKind::Class, "pkg.app.App", 5, 26),
+                (NodeKind::Method, "pkg.app.App.handle", 12, 21),
+                (NodeKind::Method, "pkg.app.App._inner", 23, 26),
+                (NodeKind::Function, "pkg.app.App._inner.nested", 24, 25),
+                (NodeKind::Function, "pkg.app.top", 28, 29),
+            ],
+        );
+    }
+
+    #[test]
+    fn renders_depths() {
+        check_render(
+            Language::Python,
+            "pkg/app.py",
+            SRC,
+            "pkg.app.App.handle",
+            "@route(\"/\")\nasync def handle(self, req) -> int:",
+            "@route(\"/\")\nasync def handle(self, req) -> int:\n    \"\"\"Handle a request.\"\"\"",
+            "@route(\"/\")\nasync def handle(self, req) -> int:\n    \"\"\"Handle a request.\"\"\"\n    if req.ok:\n        return self.respond(req)\n    elif req.bad:\n        raise ValueError(\"bad\")\n    for x in req.items:\n        ...\n    return 0",
+        );
+        check_render(
+            Language::Python,
+            "pkg/app.py",
+            SRC,
+            "pkg.app.App",
+            "class App(Base, metaclass=Meta):",
+            "class App(Base, metaclass=Meta):\n    \"\"\"An app.\n\n    Holds routes.\n    \"\"\"",
+            "class App(Base, metaclass=Meta):\n    \"\"\"An app.\n\n    Holds routes.\n    \"\"\"\n    name: str = \"app\"\n    @route(\"/\")\n    async def handle(self, req) -> int:\n        ...\n    def _inner(self):\n        ...",
+        );
+        check_render(
+            Language::Python,
+            "pkg/app.py",
+            SRC,
+            "pkg.app",
+            "# pkg/app.py",
+            "# pkg/app.py\n\"\"\"Flask-like app module.\"\"\"",
+            "\"\"\"Flask-like app module.\"\"\"\nimport os\nfrom ..util import helper, other as o\nclass App(Base, metaclass=Meta):\n    ...\ndef top(a, b=1):\n    ...",
+        );
+    }
+
+    #[test]
+    fn refs_imports_and_docs() {
+        let f = Python.analyze("pkg/app.py", SRC, &ParseLimits::default());
+        assert_eq!(
+            f.imports,
+            vec![
+                ParsedImport {
+                    module: "os".into(),
+                    names: vec![]
+                },
+                ParsedImport {
+                    module: "..util".into(),
+                    names: vec!["helper".into(), "other".into()]
+                },
+            ]
+        );
+        let refs: Vec<(usize, &str, crate::model::RefKind)> = f
+            .refs
+            .iter()
+            .map(|r| (r.from, r.name.as_str(), r.kind))
+            .collect();
+        use crate::model::RefKind::{Call, Inherits};
+        assert_eq!(
+            refs,
+            vec![
+                (1, "Base", Inherits),
+                (1, "Meta", Call),
+                (2, "route", Call),
+                (2, "respond", Call),
+                (2, "ValueError", Call),
+                (5, "helper", Call),
+                (5, "Config", Call),
+            ]
+        );
+        assert_eq!(f.nodes[1].doc.as_deref(), Some("An app.\n\nHolds routes."));
+        assert_eq!(f.nodes[0].doc.as_deref(), Some("Flask-like app module."));
+        assert!(f.warnings.is_empty(), "{:?}", f.warnings);
+    }
+
+    fn check_resolve(from: &str, module: &str, files: &[&str], expected: Option<&str>) {
+        let exists = |p: &str| files.contains(&p);
+        assert_eq!(
+            Python.resolve_import(from, module, &exists).as_deref(),
+            expected,
+            "{from} {module}"
+        );
+    }
+
+    #[test]
+    fn resolves_imports() {
+        let files = [
+            "pkg/__init__.py",
+            "pkg/util.py",
+            "pkg/sub/mod.py",
+            "src/lib/x/__init__.py",
+            "app/pkg2/a.py",
+        ];
+        check_resolve("pkg/sub/mod.py", "..util", &files, Some("pkg/util.py"));
+        check_resolve("pkg/sub/mod.py", "pkg.util", &files, Some("pkg/util.py"));
+        check_resolve("pkg/sub/mod.py", ".", &files, None);
+        check_resolve("pkg/util.py", ".", &files, Some("pkg/__init__.py"));
+        check_resolve("pkg/util.py", "...x", &files, None);
+        check_resolve("tests/t.py", "lib.x", &files, Some("src/lib/x/__init__.py"));
+        check_resolve("app/pkg2/b.py", "pkg2.a", &files, Some("app/pkg2/a.py"));
+        check_resolve("pkg/util.py", "os", &files, None);
+    }
+}

@@ -1,0 +1,431 @@
+//! Cross-language tests: the shared `check_*` helpers used by each language module, language
+//! detection, robustness (syntax errors, timeouts, pathological nesting, empty and
+//! comment-only files, CRLF, non-ASCII identifiers), `outline`, and the span invariants as a
+//! proptest over every analyzer.
+
+use std::time::Duration;
+
+use proptest::prelude::*;
+
+use super::{ParseLimits, analyzer_for, detect_language, outline};
+use crate::model::{Language, NodeKind, ParsedFile};
+
+const ALL: &[Language] = &[
+    Language::Python,
+    Language::TypeScript,
+    Language::Tsx,
+    Language::JavaScript,
+    Language::Rust,
+    Language::Java,
+    Language::Markdown,
+    Language::JsonSchema,
+    Language::Text,
+];
+
+fn analyze(language: Language, path: &str, src: &str) -> ParsedFile {
+    let f = analyzer_for(language).analyze(path, src, &ParseLimits::default());
+    check_invariants(&f, src);
+    f
+}
+
+/// Asserts the exact list of (kind, qualified name, start line, end line).
+pub(crate) fn check_nodes(
+    language: Language,
+    path: &str,
+    src: &str,
+    expected: &[(NodeKind, &str, u32, u32)],
+) {
+    let f = analyze(language, path, src);
+    let got: Vec<(NodeKind, &str, u32, u32)> = f
+        .nodes
+        .iter()
+        .map(|n| (n.kind, n.qualified_name.as_str(), n.start_line, n.end_line))
+        .collect();
+    assert_eq!(got, expected);
+}
+
+/// Asserts the depth 0 / 2 / 4 renderings of the node with `qualified_name`.
+pub(crate) fn check_render(
+    language: Language,
+    path: &str,
+    src: &str,
+    qualified_name: &str,
+    signature: &str,
+    with_doc: &str,
+    skeleton: &str,
+) {
+    let f = analyze(language, path, src);
+    let n = f
+        .nodes
+        .iter()
+        .filter(|n| n.qualified_name == qualified_name)
+        // Java names a file and its main class alike: prefer the class.
+        .min_by_key(|n| n.kind == NodeKind::Module)
+        .unwrap_or_else(|| panic!("no node {qualified_name}"));
+    assert_eq!(n.signature, signature, "signature of {qualified_name}");
+    assert_eq!(n.with_doc, with_doc, "with_doc of {qualified_name}");
+    assert_eq!(n.skeleton, skeleton, "skeleton of {qualified_name}");
+}
+
+/// The invariants every analyzer upholds on every input.
+fn check_invariants(f: &ParsedFile, src: &str) {
+    assert!(!f.nodes.is_empty(), "no module node");
+    assert_eq!(f.nodes[0].kind, NodeKind::Module);
+    assert_eq!(f.nodes[0].parent, None);
+    assert_eq!((f.nodes[0].start_byte, f.nodes[0].end_byte), (0, src.len()));
+    for (i, n) in f.nodes.iter().enumerate() {
+        assert!(
+            n.start_byte <= n.end_byte && n.end_byte <= src.len(),
+            "{n:?}"
+        );
+        assert!(src.is_char_boundary(n.start_byte) && src.is_char_boundary(n.end_byte));
+        assert!(n.start_line >= 1 && n.start_line <= n.end_line, "{n:?}");
+        if i > 0 {
+            let p = n.parent.expect("only the module has no parent");
+            assert!(p < i, "parent {p} does not precede node {i}");
+            assert_ne!(n.kind, NodeKind::Module);
+        }
+    }
+    for r in &f.refs {
+        assert!(r.from < f.nodes.len());
+    }
+    let mut seen = std::collections::HashSet::new();
+    for r in &f.refs {
+        assert!(
+            seen.insert((r.from, &r.name, r.kind)),
+            "duplicate ref {r:?}"
+        );
+    }
+}
+
+fn check_detect(path: &str, src: &str, expected: Option<Language>) {
+    assert_eq!(detect_language(path, src), expected, "{path}");
+}
+
+#[test]
+fn detects_languages() {
+    check_detect("a/b.py", "", Some(Language::Python));
+    check_detect("a/b.pyi", "", Some(Language::Python));
+    check_detect("src/x.ts", "", Some(Language::TypeScript));
+    check_detect("src/x.d.ts", "", Some(Language::TypeScript));
+    check_detect("src/x.mts", "", Some(Language::TypeScript));
+    check_detect("src/x.tsx", "", Some(Language::Tsx));
+    check_detect("src/x.jsx", "", Some(Language::JavaScript));
+    check_detect("src/x.mjs", "", Some(Language::JavaScript));
+    check_detect("src/lib.rs", "", Some(Language::Rust));
+    check_detect("A.java", "", Some(Language::Java));
+    check_detect("README.md", "", Some(Language::Markdown));
+    check_detect("s.json", r#"{"$schema": "x"}"#, Some(Language::JsonSchema));
+    check_detect("package.json", r#"{"name": "x"}"#, Some(Language::Text));
+    check_detect("Cargo.toml", "", Some(Language::Text));
+    check_detect("ci.YML", "", Some(Language::Text));
+    check_detect("main.go", "", Some(Language::Text));
+    check_detect("Makefile", "all:", Some(Language::Text));
+    check_detect(".gitignore", "target", Some(Language::Text));
+    check_detect("logo.png", "\u{89}PNG", None);
+    check_detect("data.bin", "abc", None);
+    check_detect("notes.txt", "a\0b", None);
+    check_detect("script", "ok\0", None);
+}
+
+#[test]
+fn syntax_errors_index_what_was_recovered() {
+    let cases: &[(Language, &str, &str)] = &[
+        (
+            Language::Python,
+            "m.py",
+            "def ok(a):\n    return a\n\ndef broken(:\n    pass\n\nclass C:\n    def m(self): pass\n",
+        ),
+        (
+            Language::TypeScript,
+            "m.ts",
+            "function ok() { return 1 }\nfunction broken( { \nclass C { m() {} }\n",
+        ),
+        (
+            Language::Rust,
+            "m.rs",
+            "fn ok() -> u32 { 1 }\nfn broken( {\nstruct S { a: u32 }\n",
+        ),
+        (
+            Language::Java,
+            "M.java",
+            "class M { void ok() {} void broken( { } }\n",
+        ),
+    ];
+    for (lang, path, src) in cases {
+        let f = analyze(*lang, path, src);
+        assert_eq!(f.warnings.len(), 1, "{lang:?}: {:?}", f.warnings);
+        assert!(f.warnings[0].starts_with("syntax errors"), "{lang:?}");
+        assert!(
+            f.nodes.iter().any(|n| n.name == "ok"),
+            "{lang:?} lost the valid function: {:?}",
+            f.nodes.iter().map(|n| &n.name).collect::<Vec<_>>()
+        );
+    }
+}
+
+#[test]
+fn timeout_falls_back_to_line_chunks() {
+    let limits = ParseLimits {
+        timeout: Duration::from_micros(1),
+        chunk_lines: 50,
+    };
+    let inputs: &[(Language, String)] = &[
+        (
+            Language::Python,
+            "def f(x):\n    return [x, (x + 1)]\n".repeat(20_000),
+        ),
+        (
+            Language::TypeScript,
+            "function f(x) { return [x, (x + 1)]; }\n".repeat(20_000),
+        ),
+        (
+            Language::Tsx,
+            "const f = (x) => <div>{x}</div>;\n".repeat(20_000),
+        ),
+        (
+            Language::JavaScript,
+            "function f(x) { return [x]; }\n".repeat(20_000),
+        ),
+        (
+            Language::Rust,
+            "fn f(x: u32) -> u32 { x + 1 }\n".repeat(20_000),
+        ),
+        (
+            Language::Java,
+            format!(
+                "class A {{\n{}}}\n",
+                "int f(int x) { return x + 1; }\n".repeat(20_000)
+            ),
+        ),
+        (Language::Markdown, "# T\n\ntext *a* b\n\n".repeat(20_000)),
+        (
+            Language::JsonSchema,
+            format!(
+                "{{\"properties\": {{{}\"z\": {{}}}}}}",
+                "\"a\": {\"type\": \"string\"},\n".repeat(20_000)
+            ),
+        ),
+    ];
+    for (lang, src) in inputs {
+        let f = analyzer_for(*lang).analyze("big.x", src, &limits);
+        check_invariants(&f, src);
+        assert_eq!(f.warnings.len(), 1, "{lang:?}");
+        assert!(
+            f.warnings[0].contains("timeout"),
+            "{lang:?}: {:?}",
+            f.warnings
+        );
+        assert!(
+            f.nodes[1..].iter().all(|n| n.kind == NodeKind::Chunk),
+            "{lang:?}"
+        );
+        assert!(f.nodes.len() > 100, "{lang:?}");
+        assert_eq!(outline(*lang, src, &limits), None, "{lang:?}");
+    }
+}
+
+#[test]
+fn pathological_nesting_does_not_overflow() {
+    const N: usize = 10_000;
+    let open_close = |o: &str, c: &str| format!("{}{}", o.repeat(N), c.repeat(N));
+    let inputs: Vec<(Language, String)> = vec![
+        (Language::Python, format!("x = {}\n", open_close("[", "]"))),
+        (
+            Language::Python,
+            format!("def f():\n    return {}\n", open_close("(", ")")),
+        ),
+        (
+            Language::TypeScript,
+            format!("const x = {};\n", open_close("[", "]")),
+        ),
+        (
+            Language::TypeScript,
+            format!("function f() {}\n", open_close("{", "}")),
+        ),
+        (
+            Language::Tsx,
+            format!("const x = {};\n", open_close("<a>", "</a>")),
+        ),
+        (
+            Language::JavaScript,
+            format!("f({});\n", open_close("(", ")")),
+        ),
+        (Language::Rust, format!("fn f() {}\n", open_close("{", "}"))),
+        (
+            Language::Rust,
+            format!("const X: u8 = {};\n", open_close("(", ")")),
+        ),
+        (
+            Language::Java,
+            format!("class A {{ void f() {} }}\n", open_close("{", "}")),
+        ),
+        (Language::Markdown, format!("{}x\n", "> ".repeat(N))),
+        (
+            Language::Markdown,
+            (0..N).map(|i| format!("{}- x\n", "  ".repeat(i))).collect(),
+        ),
+        (
+            Language::JsonSchema,
+            format!("{{\"properties\": {}}}", open_close("[", "]")),
+        ),
+        (
+            Language::JsonSchema,
+            format!("{{\"$defs\": {}1{}}}", "{\"a\": ".repeat(N), "}".repeat(N)),
+        ),
+        (Language::Text, open_close("(", ")")),
+    ];
+    let limits = ParseLimits {
+        timeout: Duration::from_secs(60),
+        chunk_lines: 60,
+    };
+    for (lang, src) in inputs {
+        let f = analyzer_for(lang).analyze("deep.x", &src, &limits);
+        check_invariants(&f, &src);
+        let _ = outline(lang, &src, &limits);
+    }
+}
+
+#[test]
+fn empty_and_comment_only_files() {
+    let comments: &[(Language, &str)] = &[
+        (Language::Python, "# one\n# two\n"),
+        (Language::TypeScript, "// one\n/* two */\n"),
+        (Language::Tsx, "// one\n"),
+        (Language::JavaScript, "/** one */\n"),
+        (Language::Rust, "// one\n/// two\n"),
+        (Language::Java, "// one\n/* two */\n"),
+        (Language::Markdown, "<!-- one -->\n"),
+        (Language::JsonSchema, "// one\n"),
+        (Language::Text, "# one\n"),
+    ];
+    for (lang, src) in comments {
+        for src in ["", src] {
+            let f = analyze(*lang, "f.x", src);
+            // Plain text has no comment syntax: its one line is a chunk.
+            let expected = if *lang == Language::Text && !src.is_empty() {
+                2
+            } else {
+                1
+            };
+            assert_eq!(f.nodes.len(), expected, "{lang:?} {src:?}: {:?}", f.nodes);
+            assert!(f.refs.is_empty() && f.imports.is_empty(), "{lang:?}");
+            assert!(!f.nodes[0].signature.is_empty(), "{lang:?}");
+        }
+        assert!(analyze(*lang, "f.x", "").warnings.is_empty(), "{lang:?}");
+    }
+}
+
+#[test]
+fn crlf_line_endings() {
+    let src = "class A:\r\n    \"\"\"Doc.\"\"\"\r\n    def m(self):\r\n        return 1\r\n";
+    let f = analyze(Language::Python, "a.py", src);
+    let m = &f.nodes[2];
+    assert_eq!((m.name.as_str(), m.start_line, m.end_line), ("m", 3, 4));
+    assert_eq!(m.signature, "def m(self):");
+    assert_eq!(m.skeleton, "def m(self):\n    return 1");
+    assert_eq!(f.nodes[1].with_doc, "class A:\n    \"\"\"Doc.\"\"\"");
+    assert!(!f.nodes.iter().any(|n| n.skeleton.contains('\r')));
+
+    let src = "/// Doc.\r\npub fn f() -> u32 {\r\n    1\r\n}\r\n";
+    let f = analyze(Language::Rust, "src/a.rs", src);
+    assert_eq!(f.nodes[1].doc.as_deref(), Some("Doc."));
+    assert_eq!(
+        f.nodes[1].skeleton,
+        "/// Doc.\npub fn f() -> u32 {\n    ...\n}"
+    );
+}
+
+#[test]
+fn non_ascii_identifiers() {
+    let f = analyze(
+        Language::Python,
+        "ü.py",
+        "def größe(x):\n    return maß(x)\n",
+    );
+    assert_eq!(f.nodes[1].name, "größe");
+    assert_eq!(f.nodes[1].signature, "def größe(x):");
+    assert_eq!(f.refs[0].name, "maß");
+    let f = analyze(
+        Language::TypeScript,
+        "a.ts",
+        "// ñ\nfunction ñandú(): void { café(); }\n",
+    );
+    assert_eq!(f.nodes[1].qualified_name, "a.ñandú");
+    let f = analyze(Language::Java, "A.java", "class Ünï { void länge() {} }");
+    assert_eq!(f.nodes[2].qualified_name, "Ünï.länge");
+    let f = analyze(Language::Rust, "src/a.rs", "fn 名前() {}");
+    assert_eq!(f.nodes[1].name, "名前");
+    let f = analyze(Language::Markdown, "a.md", "# Überblick\n\nText.\n");
+    assert_eq!(f.nodes[1].name, "Überblick");
+}
+
+#[test]
+fn outline_keeps_imports_signatures_and_types() {
+    let py = "import os\n\n@dataclass\nclass P:\n    x: int\n    y: int = 0\n\n    def norm(self) -> float:\n        return (self.x ** 2) ** 0.5\n\ndef main():\n    print(P(1).norm())\n";
+    assert_eq!(
+        outline(Language::Python, py, &ParseLimits::default()).as_deref(),
+        Some(
+            "import os\n@dataclass\nclass P:\n    x: int\n    y: int = 0\n    def norm(self) -> float:\n        ...\ndef main():\n    ..."
+        )
+    );
+    let ts = "import { a } from './a';\nexport interface Opts {\n  depth: number;\n}\nexport type Id = string;\nexport function run(o: Opts): Id {\n  const x = a(o);\n  return String(x);\n}\n";
+    assert_eq!(
+        outline(Language::TypeScript, ts, &ParseLimits::default()).as_deref(),
+        Some(
+            "import { a } from './a';\nexport interface Opts {\n  depth: number;\n}\nexport type Id = string;\nexport function run(o: Opts): Id {\n  ...\n}"
+        )
+    );
+    let rs = "use std::fmt;\n\npub struct P {\n    x: u32,\n}\n\nimpl P {\n    pub fn x(&self) -> u32 {\n        self.x\n    }\n}\n";
+    assert_eq!(
+        outline(Language::Rust, rs, &ParseLimits::default()).as_deref(),
+        Some(
+            "use std::fmt;\npub struct P {\n    x: u32,\n}\nimpl P {\n    pub fn x(&self) -> u32 {\n        ...\n    }\n}"
+        )
+    );
+    let java =
+        "package a;\nimport b.C;\nclass D {\n  private int n;\n  int get() { return n; }\n}\n";
+    assert_eq!(
+        outline(Language::Java, java, &ParseLimits::default()).as_deref(),
+        Some("package a;\nimport b.C;\nclass D {\n  private int n;\n  int get() { return n; }\n}")
+    );
+    // Prose is not code: too much of it is an error for the parser, so no outline.
+    let prose = "This is just a sentence about the weather, not code at all; really.";
+    assert_eq!(
+        outline(Language::Rust, prose, &ParseLimits::default()),
+        None
+    );
+    assert_eq!(outline(Language::Text, py, &ParseLimits::default()), None);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn arbitrary_input_never_panics(src in any::<String>()) {
+        for lang in ALL {
+            let f = analyzer_for(*lang).analyze("p/q.x", &src, &ParseLimits::default());
+            check_invariants(&f, &src);
+            let _ = outline(*lang, &src, &ParseLimits::default());
+        }
+    }
+
+    #[test]
+    fn code_like_input_never_panics(
+        src in proptest::collection::vec(
+            prop_oneof![
+                Just("def "), Just("class "), Just("fn "), Just("{"), Just("}"), Just("("),
+                Just(")"), Just(":"), Just("\n"), Just("    "), Just("\"\"\""), Just("/**"),
+                Just("*/"), Just("impl "), Just("x"), Just("é"), Just("\r\n"), Just("# h\n"),
+                Just("export "), Just("=> "), Just("@d\n"), Just("///"), Just("\""),
+            ],
+            0..60,
+        ).prop_map(|v| v.concat())
+    ) {
+        for lang in ALL {
+            let f = analyzer_for(*lang).analyze("p/q.x", &src, &ParseLimits::default());
+            check_invariants(&f, &src);
+            let _ = outline(*lang, &src, &ParseLimits::default());
+        }
+    }
+}

@@ -1,0 +1,466 @@
+//! TypeScript, TSX and JavaScript (parsed with the TSX grammar, a superset that accepts JSX):
+//! classes, interfaces, enums, type aliases, functions, methods, arrow functions and function
+//! expressions assigned to `const`/`let`/class fields, `export default`, JSDoc, ES imports,
+//! `export … from`, `require()` and dynamic `import()`, and resolution of relative specifiers.
+//!
+//! It does not read `tsconfig.json` path mappings or `node_modules`; bare specifiers other
+//! than the common `@/` and `~/` aliases for `src/` stay unresolved.
+
+use tree_sitter::Node;
+
+use super::common::{dirname, first_existing, join, strip_ext};
+use super::walker::{self, Def, DocStyle, Table, field_text, head_name, named_children, text};
+use super::{Analyzer, ParseLimits};
+use crate::model::{Language, NodeKind, ParsedFile, ParsedImport};
+
+/// One analyzer per language flavour, sharing the resolver.
+pub(crate) struct TypeScript {
+    language: Language,
+}
+
+pub(crate) static TYPESCRIPT: TypeScript = TypeScript {
+    language: Language::TypeScript,
+};
+pub(crate) static TSX: TypeScript = TypeScript {
+    language: Language::Tsx,
+};
+pub(crate) static JAVASCRIPT: TypeScript = TypeScript {
+    language: Language::JavaScript,
+};
+
+fn grammar(language: Language) -> tree_sitter::Language {
+    match language {
+        // Plain TypeScript needs its own grammar: `<T>x` casts are JSX to the TSX grammar.
+        Language::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+        _ => tree_sitter_typescript::LANGUAGE_TSX.into(),
+    }
+}
+
+fn is_jsdoc(text: &str) -> bool {
+    text.starts_with("/**") && text != "/**/"
+}
+
+macro_rules! ts_table {
+    ($language:expr) => {
+        Table {
+            language: $language,
+            grammar,
+            sep: ".",
+            comment_prefix: "//",
+            braces: true,
+            doc_style: DocStyle::Leading(is_jsdoc),
+            wrappers: &[
+                "export_statement",
+                "lexical_declaration",
+                "variable_declaration",
+                "ambient_declaration",
+            ],
+            scopes: &["internal_module", "module"],
+            attrs: &["decorator"],
+            comments: &["comment"],
+            body_fields: &["body", "consequence"],
+            control: &[
+                "if_statement",
+                "else_clause",
+                "for_statement",
+                "for_in_statement",
+                "while_statement",
+                "do_statement",
+                "try_statement",
+                "catch_clause",
+                "finally_clause",
+                "switch_statement",
+                "switch_case",
+                "switch_default",
+            ],
+            jumps: &["return_statement", "throw_statement", "yield_expression"],
+            clause_tokens: &[],
+            imports: &["import_statement", "export_statement", "call_expression"],
+            calls: &["call_expression", "new_expression"],
+            type_idents: &["type_identifier"],
+            idents: &["identifier"],
+            fields: &["public_field_definition", "field_definition"],
+            classify,
+            bases,
+            import,
+            module_names,
+            package: walker::no_package,
+            module_doc: walker::no_module_doc,
+        }
+    };
+}
+
+pub(crate) static TABLE_TS: Table = ts_table!(Language::TypeScript);
+pub(crate) static TABLE_TSX: Table = ts_table!(Language::Tsx);
+static TABLE_JS: Table = ts_table!(Language::JavaScript);
+
+const FUNCTION_VALUES: &[&str] = &[
+    "arrow_function",
+    "function_expression",
+    "function",
+    "generator_function",
+];
+
+fn classify<'t>(n: Node<'t>, src: &str, parent: &str) -> Option<Def<'t>> {
+    let name = || field_text(n, "name", src).map(str::to_string);
+    let kind = match n.kind() {
+        "function_declaration" | "generator_function_declaration" => NodeKind::Function,
+        "method_definition" => NodeKind::Method,
+        "class_declaration" | "abstract_class_declaration" => NodeKind::Class,
+        "interface_declaration" => NodeKind::Interface,
+        "type_alias_declaration" => NodeKind::TypeAlias,
+        "enum_declaration" => NodeKind::Enum,
+        // `const f = () => {}`, `handle = async (e) => {}` as a class field.
+        "variable_declarator" | "public_field_definition" | "field_definition" => {
+            let value = n.child_by_field_name("value")?;
+            if !FUNCTION_VALUES.contains(&value.kind()) {
+                return None;
+            }
+            let name = field_text(n, "name", src)
+                .or_else(|| field_text(n, "property", src))?
+                .to_string();
+            return Some(Def {
+                kind: NodeKind::Function,
+                name,
+                body_owner: value,
+                body: value.child_by_field_name("body"),
+            });
+        }
+        // `export default function () {}` / `export default class {}`.
+        k if parent == "export_statement" && (FUNCTION_VALUES.contains(&k) || k == "class") => {
+            let kind = if k == "class" {
+                NodeKind::Class
+            } else {
+                NodeKind::Function
+            };
+            let name = name().unwrap_or_else(|| "default".to_string());
+            return Some(Def::simple(n, kind, name));
+        }
+        _ => return None,
+    };
+    Some(Def::simple(n, kind, name()?))
+}
+
+fn bases(n: Node, src: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in named_children(n) {
+        match c.kind() {
+            "class_heritage" => {
+                for clause in named_children(c) {
+                    let mut cur = clause.walk();
+                    let types: Vec<Node> = if clause.kind() == "extends_clause" {
+                        clause.children_by_field_name("value", &mut cur).collect()
+                    } else {
+                        named_children(clause)
+                    };
+                    out.extend(types.into_iter().filter_map(|t| head_name(t, src)));
+                }
+            }
+            "extends_type_clause" => {
+                out.extend(
+                    named_children(c)
+                        .into_iter()
+                        .filter_map(|t| head_name(t, src)),
+                );
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The text of a string literal without its quotes.
+fn string_value(n: Node, src: &str) -> String {
+    let t = text(n, src);
+    t.trim_matches(|c| c == '"' || c == '\'' || c == '`')
+        .to_string()
+}
+
+fn import(n: Node, src: &str, out: &mut Vec<ParsedImport>) -> bool {
+    match n.kind() {
+        "import_statement" => {
+            let Some(source) = n.child_by_field_name("source") else {
+                return false;
+            };
+            let mut names = Vec::new();
+            for clause in named_children(n)
+                .into_iter()
+                .filter(|c| c.kind() == "import_clause")
+            {
+                for part in named_children(clause) {
+                    match part.kind() {
+                        "identifier" => names.push(text(part, src).to_string()),
+                        "namespace_import" => names.extend(
+                            named_children(part)
+                                .into_iter()
+                                .map(|i| text(i, src).to_string()),
+                        ),
+                        "named_imports" => names.extend(
+                            named_children(part)
+                                .into_iter()
+                                .filter_map(|s| field_text(s, "name", src))
+                                .map(str::to_string),
+                        ),
+                        _ => {}
+                    }
+                }
+            }
+            out.push(ParsedImport {
+                module: string_value(source, src),
+                names,
+            });
+            true
+        }
+        "export_statement" => {
+            let Some(source) = n.child_by_field_name("source") else {
+                return false;
+            };
+            let names = named_children(n)
+                .into_iter()
+                .filter(|c| c.kind() == "export_clause")
+                .flat_map(named_children)
+                .filter_map(|s| field_text(s, "name", src))
+                .map(str::to_string)
+                .collect();
+            out.push(ParsedImport {
+                module: string_value(source, src),
+                names,
+            });
+            true
+        }
+        "call_expression" => {
+            // `require('./x')` and `import('./x')`.
+            let Some(f) = n.child_by_field_name("function") else {
+                return false;
+            };
+            if !(f.kind() == "import" || (f.kind() == "identifier" && text(f, src) == "require")) {
+                return false;
+            }
+            let arg = n
+                .child_by_field_name("arguments")
+                .and_then(|a| a.named_child(0))
+                .filter(|a| a.kind() == "string");
+            match arg {
+                Some(a) => {
+                    out.push(ParsedImport {
+                        module: string_value(a, src),
+                        names: Vec::new(),
+                    });
+                    true
+                }
+                None => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+/// `src/app` for `src/app.ts`: TS modules are named by path.
+fn module_names(path: &str) -> (String, String) {
+    let q = strip_ext(path).to_string();
+    (q.clone(), q)
+}
+
+impl TypeScript {
+    fn table(&self) -> &'static Table {
+        match self.language {
+            Language::TypeScript => &TABLE_TS,
+            Language::Tsx => &TABLE_TSX,
+            _ => &TABLE_JS,
+        }
+    }
+}
+
+const EXTENSIONS: &[&str] = &["ts", "tsx", "d.ts", "js", "jsx", "mjs", "cjs", "mts", "cts"];
+
+impl Analyzer for TypeScript {
+    fn language(&self) -> Language {
+        self.language
+    }
+
+    fn analyze(&self, path: &str, source: &str, limits: &ParseLimits) -> ParsedFile {
+        walker::analyze(self.table(), path, source, limits)
+    }
+
+    fn resolve_import(
+        &self,
+        from_path: &str,
+        module: &str,
+        exists: &dyn Fn(&str) -> bool,
+    ) -> Option<String> {
+        let base = if module.starts_with("./") || module.starts_with("../") || module == "." {
+            join(dirname(from_path), module)?
+        } else if let Some(rest) = module
+            .strip_prefix("@/")
+            .or_else(|| module.strip_prefix("~/"))
+        {
+            join("src", rest)?
+        } else {
+            return None;
+        };
+        let mut candidates = vec![base.clone()];
+        // ESM TypeScript imports `./x.js` for the source file `./x.ts`.
+        let stem = strip_ext(&base);
+        if stem != base {
+            candidates.extend(EXTENSIONS.iter().map(|e| format!("{stem}.{e}")));
+        }
+        candidates.extend(EXTENSIONS.iter().map(|e| format!("{base}.{e}")));
+        candidates.extend(EXTENSIONS.iter().map(|e| format!("{base}/index.{e}")));
+        first_existing(candidates, exists)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::tests::{check_nodes, check_render};
+    use crate::model::RefKind;
+
+    const SRC: &str = r#"import React, { useState as useS } from "react";
+import * as api from './api';
+export { a, b as c } from "./mod";
+
+/** A greeter. */
+@Component({ tag: "x" })
+export class Greeter extends Base<T> implements Greets {
+  name: string = "x";
+  handle = async (e: Event): Promise<void> => {
+    if (e.ok) {
+      throw new HttpError(e);
+    } else {
+      api.send(e);
+    }
+  };
+
+  /**
+   * Says hello.
+   */
+  greet(who: string): string {
+    return `hi ${who}`;
+  }
+}
+
+export interface Greets {
+  greet(who: string): string;
+}
+
+export type Id = string | number;
+
+export const add = (a: number, b: number): number => a + b;
+
+export default function () {
+  const util = require("./util");
+  return util.run();
+}
+"#;
+
+    #[test]
+    fn extracts_nodes() {
+        check_nodes(
+            Language::TypeScript,
+            "src/greeter.ts",
+            SRC,
+            &[
+                (NodeKind::Module, "src/greeter", 1, 36),
+                (NodeKind::Class, "src/greeter.Greeter", 5, 23),
+                (NodeKind::Method, "src/greeter.Greeter.handle", 9, 15),
+                (NodeKind::Method, "src/greeter.Greeter.greet", 17, 22),
+                (NodeKind::Interface, "src/greeter.Greets", 25, 27),
+                (NodeKind::TypeAlias, "src/greeter.Id", 29, 29),
+                (NodeKind::Function, "src/greeter.add", 31, 31),
+                (NodeKind::Function, "src/greeter.default", 33, 36),
+            ],
+        );
+    }
+
+    #[test]
+    fn renders_depths() {
+        check_render(
+            Language::TypeScript,
+            "src/greeter.ts",
+            SRC,
+            "src/greeter.Greeter",
+            "@Component({ tag: \"x\" })\nexport class Greeter extends Base<T> implements Greets",
+            "/** A greeter. */\n@Component({ tag: \"x\" })\nexport class Greeter extends Base<T> implements Greets",
+            "/** A greeter. */\n@Component({ tag: \"x\" })\nexport class Greeter extends Base<T> implements Greets {\n  name: string = \"x\";\n  handle = async (e: Event): Promise<void> => {\n    ...\n  };\n  greet(who: string): string {\n    ...\n  }\n}",
+        );
+        check_render(
+            Language::TypeScript,
+            "src/greeter.ts",
+            SRC,
+            "src/greeter.Greeter.handle",
+            "handle = async (e: Event): Promise<void> =>",
+            "handle = async (e: Event): Promise<void> =>",
+            "handle = async (e: Event): Promise<void> => {\n  if (e.ok) {\n    throw new HttpError(e);\n  } else {\n    ...\n  }\n}",
+        );
+        check_render(
+            Language::TypeScript,
+            "src/greeter.ts",
+            SRC,
+            "src/greeter.add",
+            "export const add = (a: number, b: number): number =>",
+            "export const add = (a: number, b: number): number =>",
+            "export const add = (a: number, b: number): number => a + b;",
+        );
+    }
+
+    #[test]
+    fn refs_imports_and_docs() {
+        let f = TYPESCRIPT.analyze("src/greeter.ts", SRC, &ParseLimits::default());
+        let imports: Vec<(&str, Vec<&str>)> = f
+            .imports
+            .iter()
+            .map(|i| {
+                (
+                    i.module.as_str(),
+                    i.names.iter().map(String::as_str).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            imports,
+            vec![
+                ("react", vec!["React", "useState"]),
+                ("./api", vec!["api"]),
+                ("./mod", vec!["a", "b"]),
+                ("./util", vec![]),
+            ]
+        );
+        let inherits: Vec<&str> = f
+            .refs
+            .iter()
+            .filter(|r| r.kind == RefKind::Inherits)
+            .map(|r| r.name.as_str())
+            .collect();
+        assert_eq!(inherits, vec!["Base", "Greets"]);
+        assert!(f.refs.iter().any(|r| r.from == 2 && r.name == "HttpError"));
+        assert!(f.refs.iter().any(|r| r.from == 2 && r.name == "send"));
+        // A decorator in front of `export` is outside the class declaration: a module use.
+        assert!(f.refs.iter().any(|r| r.from == 0 && r.name == "Component"));
+        assert!(f.refs.iter().any(|r| r.from == 7 && r.name == "run"));
+        assert_eq!(f.nodes[3].doc.as_deref(), Some("Says hello."));
+        assert!(f.warnings.is_empty(), "{:?}", f.warnings);
+    }
+
+    fn check_resolve(from: &str, module: &str, files: &[&str], expected: Option<&str>) {
+        let exists = |p: &str| files.contains(&p);
+        assert_eq!(
+            TYPESCRIPT.resolve_import(from, module, &exists).as_deref(),
+            expected,
+            "{from} {module}"
+        );
+    }
+
+    #[test]
+    fn resolves_imports() {
+        let files = ["src/api.ts", "src/ui/index.tsx", "src/util.js", "lib/x.mjs"];
+        check_resolve("src/app.ts", "./api", &files, Some("src/api.ts"));
+        check_resolve("src/app.ts", "./api.js", &files, Some("src/api.ts"));
+        check_resolve("src/app.ts", "./ui", &files, Some("src/ui/index.tsx"));
+        check_resolve("src/ui/b.ts", "../util", &files, Some("src/util.js"));
+        check_resolve("src/app.ts", "../lib/x.mjs", &files, Some("lib/x.mjs"));
+        check_resolve("src/app.ts", "@/api", &files, Some("src/api.ts"));
+        check_resolve("src/app.ts", "react", &files, None);
+        check_resolve("a.ts", "../../x", &files, None);
+    }
+}

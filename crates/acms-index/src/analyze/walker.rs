@@ -1,0 +1,698 @@
+//! The one tree-sitter walker behind the code analyzers (Python, TypeScript/JavaScript, Rust,
+//! Java). A language is a [`Table`]: which node kinds are definitions, wrappers, control flow,
+//! calls, imports, plus a few small hooks for what tables cannot say (names, bases, imports).
+//!
+//! The walk is iterative (a `TreeCursor` plus an explicit context stack), so 10 000 nested
+//! blocks cannot overflow the stack. One pass collects nodes, refs, imports, the lines each
+//! node's skeleton keeps and the lines the whole-file outline keeps; renderings are produced
+//! at the end from those line sets. The walker does not resolve imports or assign ids.
+
+use std::collections::{BTreeSet, HashSet};
+
+use tree_sitter::Node;
+
+use super::ParseLimits;
+use super::common::{
+    Lines, ParseFailure, block_at, chunk_file, clean_comment, clean_docstring, dedent_slice,
+    file_stem, is_closing_line, is_noise_name, make_node, module_node, parse, render_kept, slice,
+    timeout_warning,
+};
+use crate::model::{Language, NodeKind, ParsedFile, ParsedImport, ParsedRef, RefKind};
+
+/// A definition recognized by a language's `classify` hook.
+pub(crate) struct Def<'t> {
+    pub kind: NodeKind,
+    pub name: String,
+    /// The node that holds the body (the arrow function of `const f = () => {}`); the
+    /// signature ends at the last token of this node before the body.
+    pub body_owner: Node<'t>,
+    pub body: Option<Node<'t>>,
+}
+
+impl<'t> Def<'t> {
+    /// A definition whose body is the `body` field of the node itself.
+    pub fn simple(node: Node<'t>, kind: NodeKind, name: String) -> Def<'t> {
+        Def {
+            kind,
+            name,
+            body_owner: node,
+            body: node.child_by_field_name("body"),
+        }
+    }
+}
+
+/// Where a language keeps its documentation.
+pub(crate) enum DocStyle {
+    /// Comments directly above the definition, recognized by this predicate on their text.
+    Leading(fn(&str) -> bool),
+    /// A string literal as the first statement of the body (Python).
+    Docstring,
+}
+
+/// A doc: (cleaned text, source start byte, source end byte).
+pub(crate) type DocSpan = (String, usize, usize);
+
+/// Everything the walker needs to know about one language.
+pub(crate) struct Table {
+    pub language: Language,
+    pub grammar: fn(Language) -> tree_sitter::Language,
+    /// Separator of qualified names (`.` or `::`).
+    pub sep: &'static str,
+    /// Line-comment marker, for the module's one-line signature.
+    pub comment_prefix: &'static str,
+    /// Brace languages keep closing-brace lines in skeletons.
+    pub braces: bool,
+    pub doc_style: DocStyle,
+    /// Kinds that wrap a definition and belong to its span and signature (Python
+    /// `decorated_definition`, TS `export_statement`).
+    pub wrappers: &'static [&'static str],
+    /// Kinds that add their name to qualified names without being nodes (inline `mod`,
+    /// `namespace`).
+    pub scopes: &'static [&'static str],
+    /// Sibling kinds directly above a definition that belong to its signature (attributes,
+    /// decorators).
+    pub attrs: &'static [&'static str],
+    pub comments: &'static [&'static str],
+    /// Fields holding the body of a control-flow statement, tried in order.
+    pub body_fields: &'static [&'static str],
+    /// Control-flow statements and clauses whose header lines skeletons keep.
+    pub control: &'static [&'static str],
+    /// Statements whose first line skeletons keep (`return`, `raise`, `throw`, `yield`).
+    pub jumps: &'static [&'static str],
+    /// Anonymous tokens whose line skeletons keep (Java's bare `else`).
+    pub clause_tokens: &'static [&'static str],
+    /// Kinds handed to the `import` hook.
+    pub imports: &'static [&'static str],
+    pub calls: &'static [&'static str],
+    /// Identifier kinds that always name a type (recorded as uses).
+    pub type_idents: &'static [&'static str],
+    /// Identifier kinds recorded as uses when they look like a type or constant (capitalized).
+    pub idents: &'static [&'static str],
+    /// Member kinds kept (first line) in the skeleton and outline of a class-like container.
+    pub fields: &'static [&'static str],
+    pub classify: for<'t> fn(Node<'t>, &str, &str) -> Option<Def<'t>>,
+    pub bases: fn(Node, &str) -> Vec<String>,
+    /// Records the imports of a node of an `imports` kind; true when it is an import
+    /// statement whose lines belong in skeletons.
+    pub import: fn(Node, &str, &mut Vec<ParsedImport>) -> bool,
+    /// (module qualified name, prefix of top-level qualified names) for a path.
+    pub module_names: fn(&str) -> (String, String),
+    /// The package a node declares (Java), which prefixes top-level qualified names.
+    pub package: fn(Node, &str) -> Option<String>,
+    /// The module doc: (cleaned text, source start, source end).
+    pub module_doc: fn(Node, &str) -> Option<DocSpan>,
+}
+
+pub(crate) fn no_package(_: Node, _: &str) -> Option<String> {
+    None
+}
+
+pub(crate) fn no_module_doc(_: Node, _: &str) -> Option<DocSpan> {
+    None
+}
+
+/// Text of a node, clamped to char boundaries.
+pub(crate) fn text<'s>(n: Node, src: &'s str) -> &'s str {
+    slice(src, n.start_byte(), n.end_byte())
+}
+
+/// Text of a named field.
+pub(crate) fn field_text<'s>(n: Node, field: &str, src: &'s str) -> Option<&'s str> {
+    n.child_by_field_name(field).map(|f| text(f, src))
+}
+
+/// Named children of a node.
+pub(crate) fn named_children(n: Node<'_>) -> Vec<Node<'_>> {
+    let mut c = n.walk();
+    n.named_children(&mut c).collect()
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
+        && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+}
+
+/// The simple name an expression or type ends in: `foo` for `a.b.foo`, `self.foo`,
+/// `Foo::foo`; `List` for `List<String>`; `Base` for `Generic[Base]`.
+pub(crate) fn head_name(n: Node, src: &str) -> Option<String> {
+    const FIELDS: &[&str] = &[
+        "name",
+        "property",
+        "attribute",
+        "field",
+        "type",
+        "value",
+        "function",
+        "constructor",
+    ];
+    let mut n = n;
+    // Bounded: type expressions are shallow, and this must not loop on odd recovery trees.
+    for _ in 0..32 {
+        if n.named_child_count() == 0 {
+            let t = text(n, src);
+            return is_identifier(t).then(|| t.to_string());
+        }
+        let next = FIELDS
+            .iter()
+            .find_map(|f| n.child_by_field_name(f))
+            .or_else(|| {
+                if n.kind().contains("scoped") {
+                    n.named_child(n.named_child_count() - 1)
+                } else {
+                    n.named_child(0)
+                }
+            });
+        n = next?;
+    }
+    None
+}
+
+/// The name a call node calls.
+pub(crate) fn call_name(n: Node, src: &str) -> Option<String> {
+    ["function", "constructor", "name", "type", "macro"]
+        .iter()
+        .find_map(|f| n.child_by_field_name(f))
+        .and_then(|f| head_name(f, src))
+}
+
+/// End byte of the last non-extra child of `owner` before `body`: the end of the header.
+fn header_end(owner: Node, body: Node) -> usize {
+    let mut end = owner.start_byte();
+    let mut c = owner.walk();
+    for ch in owner.children(&mut c) {
+        if ch.start_byte() >= body.start_byte() {
+            break;
+        }
+        if !ch.is_extra() {
+            end = ch.end_byte();
+        }
+    }
+    end
+}
+
+/// Per-definition bookkeeping gathered during the walk.
+#[derive(Default)]
+struct DefState {
+    kept: BTreeSet<usize>,
+    /// Lines of the signature (attributes and decorators included).
+    sig_lines: (usize, usize),
+    closing: Option<usize>,
+    /// Data types (structs, enums, interfaces, aliases) show all their lines at depth 4.
+    keep_all: bool,
+    /// Bodies of nested definitions, never shown by a `keep_all` parent.
+    exclude: Vec<(usize, usize)>,
+    body_id: Option<usize>,
+}
+
+#[derive(Clone, Copy)]
+struct Ctx<'t> {
+    def: usize,
+    scope: usize,
+    /// The outermost wrapper when the parent chain up to here is all wrappers.
+    outer: Option<Node<'t>>,
+    parent_kind: &'static str,
+    /// The parent node is the body of the current definition (a direct member).
+    member: bool,
+    in_error: bool,
+}
+
+/// The outcome of a walk: the file, plus what `outline` needs.
+pub(crate) struct Walk {
+    pub file: ParsedFile,
+    pub outline: BTreeSet<usize>,
+    pub error_bytes: usize,
+    pub comment_lines: Vec<bool>,
+}
+
+fn is_container(kind: NodeKind) -> bool {
+    matches!(
+        kind,
+        NodeKind::Class
+            | NodeKind::Interface
+            | NodeKind::Struct
+            | NodeKind::Enum
+            | NodeKind::Trait
+            | NodeKind::Impl
+    )
+}
+
+fn is_data(kind: NodeKind) -> bool {
+    matches!(
+        kind,
+        NodeKind::Struct | NodeKind::Enum | NodeKind::Interface | NodeKind::TypeAlias
+    )
+}
+
+/// Analyzes a file with a table-driven language; a timed-out parse becomes line chunks.
+pub(crate) fn analyze(table: &Table, path: &str, source: &str, limits: &ParseLimits) -> ParsedFile {
+    match walk(table, path, source, limits) {
+        Ok(w) => w.file,
+        Err(_) => {
+            let (qname, _) = (table.module_names)(path);
+            let mut f = chunk_file(path, source, qname, limits);
+            f.warnings.push(timeout_warning(limits));
+            f
+        }
+    }
+}
+
+/// The whole-file outline (imports, signatures, type declarations), or `None` when the
+/// parse failed or recovered so little that the outline cannot be trusted.
+pub(crate) fn outline(table: &Table, source: &str, limits: &ParseLimits) -> Option<String> {
+    let w = walk(table, "snippet", source, limits).ok()?;
+    let code_bytes = source.bytes().filter(|b| !b.is_ascii_whitespace()).count();
+    if w.outline.is_empty() || w.error_bytes * 2 > code_bytes {
+        return None;
+    }
+    let lines = Lines::new(source);
+    let comments = w.comment_lines;
+    let out = render_kept(&lines, 0, source.len(), &w.outline, &|l| {
+        comments.get(l).copied().unwrap_or(false)
+    });
+    Some(out)
+}
+
+#[allow(clippy::too_many_lines)]
+pub(crate) fn walk(
+    table: &Table,
+    path: &str,
+    source: &str,
+    limits: &ParseLimits,
+) -> Result<Walk, ParseFailure> {
+    let grammar = (table.grammar)(table.language);
+    let tree = parse(&grammar, source, limits)?;
+    let root = tree.root_node();
+    let lines = Lines::new(source);
+    let src = source;
+
+    let (module_qname, child_prefix) = (table.module_names)(path);
+    let mut file = ParsedFile::default();
+    file.nodes.push(module_node(
+        &lines,
+        path,
+        module_qname.clone(),
+        String::new(),
+        None,
+        String::new(),
+        String::new(),
+    ));
+    let mut defs: Vec<DefState> = vec![DefState {
+        body_id: Some(root.id()),
+        sig_lines: (0, 0),
+        ..DefState::default()
+    }];
+    let mut scopes: Vec<String> = vec![child_prefix];
+    let mut outline: BTreeSet<usize> = BTreeSet::new();
+    let mut comment_lines = vec![false; lines.count()];
+    let mut seen_refs: HashSet<(usize, String, RefKind)> = HashSet::new();
+    let mut package: Option<String> = None;
+    let mut errors = 0usize;
+    let mut error_bytes = 0usize;
+
+    let join = |prefix: &str, name: &str| {
+        if prefix.is_empty() {
+            name.to_string()
+        } else {
+            format!("{prefix}{}{name}", table.sep)
+        }
+    };
+    let add_ref = |file: &mut ParsedFile,
+                   seen: &mut HashSet<(usize, String, RefKind)>,
+                   from: usize,
+                   name: &str,
+                   kind: RefKind| {
+        if is_noise_name(name) || file.nodes[from].name == name {
+            return;
+        }
+        if kind == RefKind::Call && seen.contains(&(from, name.to_string(), RefKind::Inherits)) {
+            return;
+        }
+        if seen.insert((from, name.to_string(), kind)) {
+            file.refs.push(ParsedRef {
+                from,
+                name: name.to_string(),
+                kind,
+            });
+        }
+    };
+
+    let mut cursor = root.walk();
+    let mut stack: Vec<Ctx> = vec![Ctx {
+        def: 0,
+        scope: 0,
+        outer: None,
+        parent_kind: "",
+        member: false,
+        in_error: false,
+    }];
+    loop {
+        let node = cursor.node();
+        let ctx = *stack.last().unwrap_or(&stack[0]);
+        let kind = node.kind();
+        let mut child = Ctx {
+            outer: None,
+            parent_kind: kind,
+            member: defs[ctx.def].body_id == Some(node.id()),
+            ..ctx
+        };
+
+        if node.is_error() || node.is_missing() {
+            errors += 1;
+            if node.is_error() && !ctx.in_error {
+                error_bytes += node.end_byte() - node.start_byte();
+            }
+            child.in_error = true;
+        }
+
+        if table.comments.contains(&kind) {
+            // A comment owns the lines it covers entirely; skeletons drop them silently.
+            let (a, b) = (node.start_byte(), node.end_byte());
+            for (l, is_comment) in comment_lines
+                .iter_mut()
+                .enumerate()
+                .take(lines.last_line(a, b) + 1)
+                .skip(lines.line_of(a))
+            {
+                let lt = lines.text(l);
+                let ls = lines.start(l);
+                let first = ls + (lt.len() - lt.trim_start().len());
+                let last = ls + lt.trim_end().len();
+                if first >= a && last <= b {
+                    *is_comment = true;
+                }
+            }
+        } else if let Some(p) = (table.package)(node, src) {
+            let l = lines.line_of(node.start_byte());
+            outline.insert(l);
+            defs[0].kept.insert(l);
+            scopes[0] = p.clone();
+            package = Some(p);
+        } else if node.is_named()
+            && table.imports.contains(&kind)
+            && (table.import)(node, src, &mut file.imports)
+        {
+            let (a, b) = (node.start_byte(), node.end_byte());
+            for l in lines.line_of(a)..=lines.last_line(a, b) {
+                defs[ctx.def].kept.insert(l);
+                outline.insert(l);
+            }
+        }
+
+        if table.wrappers.contains(&kind) {
+            child.outer = Some(ctx.outer.unwrap_or(node));
+        }
+
+        let def = if node.is_named() {
+            (table.classify)(node, src, ctx.parent_kind)
+        } else {
+            None
+        };
+        if let Some(def) = def {
+            let parent = ctx.def;
+            let idx = file.nodes.len();
+            let outer = ctx.outer.unwrap_or(node);
+            let mut kind_ = def.kind;
+            if kind_ == NodeKind::Function && is_container(file.nodes[parent].kind) && parent != 0 {
+                kind_ = NodeKind::Method;
+            }
+            let mut sig_start = outer.start_byte();
+            let mut span_start = sig_start;
+            let mut doc: Option<DocSpan> = None;
+            match table.doc_style {
+                DocStyle::Leading(is_doc) => {
+                    let mut cur = outer.start_byte();
+                    let mut doc_span: Option<(usize, usize)> = None;
+                    let mut p = outer.prev_sibling();
+                    while let Some(s) = p {
+                        // Only comments and attributes touching the definition belong to it.
+                        if lines.line_of(cur) > lines.last_line(s.start_byte(), s.end_byte()) + 1 {
+                            break;
+                        }
+                        if table.attrs.contains(&s.kind()) && doc_span.is_none() {
+                            sig_start = s.start_byte();
+                        } else if table.comments.contains(&s.kind()) && is_doc(text(s, src)) {
+                            doc_span =
+                                Some((s.start_byte(), doc_span.map_or(s.end_byte(), |d| d.1)));
+                        } else {
+                            break;
+                        }
+                        cur = s.start_byte();
+                        p = s.prev_sibling();
+                    }
+                    span_start = sig_start;
+                    if let Some((a, b)) = doc_span {
+                        let cleaned = clean_comment(slice(src, a, b));
+                        span_start = a;
+                        if !cleaned.is_empty() {
+                            doc = Some((cleaned, a, b));
+                        }
+                    }
+                }
+                DocStyle::Docstring => {
+                    doc = def.body.and_then(|b| docstring(b, src));
+                }
+            }
+            let end = outer.end_byte();
+            let hdr_end = match def.body {
+                Some(b) => header_end(def.body_owner, b).max(sig_start),
+                None => end,
+            };
+            let signature = dedent_slice(&lines, sig_start, hdr_end);
+            let sig_col = sig_start - lines.start(lines.line_of(sig_start));
+            let with_doc = match (&doc, &table.doc_style) {
+                (Some((_, a, b)), DocStyle::Leading(_)) => {
+                    format!("{}\n{signature}", block_at(&lines, *a, *b, sig_col))
+                }
+                (Some((_, a, b)), DocStyle::Docstring) => {
+                    format!("{signature}\n{}", block_at(&lines, *a, *b, sig_col))
+                }
+                (None, _) => signature.clone(),
+            };
+
+            let sig_lines = (
+                lines.line_of(sig_start),
+                lines.last_line(sig_start, hdr_end),
+            );
+            let end_line = lines.last_line(span_start, end);
+            let closing =
+                (table.braces && end_line > sig_lines.1 && is_closing_line(lines.text(end_line)))
+                    .then_some(end_line);
+            let mut st = DefState {
+                sig_lines,
+                closing,
+                keep_all: is_data(kind_),
+                body_id: def.body.map(|b| b.id()),
+                ..DefState::default()
+            };
+            st.kept.extend(sig_lines.0..=sig_lines.1);
+            st.kept.extend(closing);
+            if let Some((_, a, b)) = &doc {
+                st.kept.extend(lines.line_of(*a)..=lines.last_line(*a, *b));
+            }
+            let pst = &mut defs[parent];
+            pst.kept.extend(sig_lines.0..=sig_lines.1);
+            pst.kept.extend(closing);
+            if pst.keep_all && end_line > sig_lines.1 + 1 {
+                pst.exclude.push((sig_lines.1 + 1, end_line - 1));
+            }
+            defs.push(st);
+
+            let qualified_name = join(&scopes[ctx.scope], &def.name);
+            file.nodes.push(make_node(
+                &lines,
+                kind_,
+                def.name,
+                qualified_name.clone(),
+                Some(parent),
+                span_start,
+                end,
+                signature,
+                doc.map(|d| d.0),
+                with_doc,
+                String::new(),
+            ));
+            for base in (table.bases)(node, src) {
+                add_ref(&mut file, &mut seen_refs, idx, &base, RefKind::Inherits);
+            }
+            scopes.push(qualified_name);
+            child.def = idx;
+            child.scope = scopes.len() - 1;
+            child.member = false;
+        } else if node.is_named() && table.scopes.contains(&kind) {
+            if let (Some(name), Some(_)) = (
+                field_text(node, "name", src),
+                node.child_by_field_name("body"),
+            ) {
+                scopes.push(join(&scopes[ctx.scope], name));
+                child.scope = scopes.len() - 1;
+            }
+        } else if node.is_named() && table.control.contains(&kind) {
+            let body = table
+                .body_fields
+                .iter()
+                .find_map(|f| node.child_by_field_name(f));
+            let (a, b) = (node.start_byte(), node.end_byte());
+            let hdr = body.map_or(a, |body| header_end(node, body).max(a));
+            let st = &mut defs[ctx.def];
+            st.kept.extend(lines.line_of(a)..=lines.last_line(a, hdr));
+            let end_line = lines.last_line(a, b);
+            if table.braces && is_closing_line(lines.text(end_line)) {
+                st.kept.insert(end_line);
+            }
+        } else if (node.is_named() && table.jumps.contains(&kind))
+            || (!node.is_named() && table.clause_tokens.contains(&kind))
+        {
+            defs[ctx.def].kept.insert(lines.line_of(node.start_byte()));
+        } else if ctx.member
+            && is_container(file.nodes[ctx.def].kind)
+            && table.fields.contains(&kind)
+        {
+            let l = lines.line_of(node.start_byte());
+            defs[ctx.def].kept.insert(l);
+            outline.insert(l);
+        }
+
+        if node.is_named() {
+            if table.calls.contains(&kind) {
+                if let Some(name) = call_name(node, src) {
+                    add_ref(&mut file, &mut seen_refs, ctx.def, &name, RefKind::Call);
+                }
+            } else if table.type_idents.contains(&kind)
+                || (table.idents.contains(&kind)
+                    && text(node, src).starts_with(|c: char| c.is_uppercase()))
+            {
+                let t = text(node, src);
+                if is_identifier(t) {
+                    add_ref(&mut file, &mut seen_refs, ctx.def, t, RefKind::Call);
+                }
+            }
+        }
+
+        if cursor.goto_first_child() {
+            stack.push(child);
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return Ok(finish(
+                    table,
+                    path,
+                    &lines,
+                    root,
+                    file,
+                    defs,
+                    outline,
+                    comment_lines,
+                    package,
+                    errors,
+                    error_bytes,
+                ));
+            }
+            stack.pop();
+        }
+    }
+}
+
+/// A Python-style docstring: the body's first statement, when it is a lone string.
+fn docstring(body: Node, src: &str) -> Option<DocSpan> {
+    let mut c = body.walk();
+    let first = body
+        .named_children(&mut c)
+        .find(|n| n.kind() != "comment")?;
+    if first.kind() != "expression_statement" || first.named_child_count() != 1 {
+        return None;
+    }
+    let s = first.named_child(0)?;
+    if s.kind() != "string" {
+        return None;
+    }
+    let cleaned = clean_docstring(text(s, src));
+    (!cleaned.is_empty()).then(|| (cleaned, s.start_byte(), s.end_byte()))
+}
+
+/// The module docstring of a Python file.
+pub(crate) fn python_module_doc(root: Node, src: &str) -> Option<DocSpan> {
+    docstring(root, src)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    table: &Table,
+    path: &str,
+    lines: &Lines,
+    root: Node,
+    mut file: ParsedFile,
+    mut defs: Vec<DefState>,
+    mut outline: BTreeSet<usize>,
+    comment_lines: Vec<bool>,
+    package: Option<String>,
+    errors: usize,
+    error_bytes: usize,
+) -> Walk {
+    let src = lines.src;
+    let neutral = |l: usize| comment_lines.get(l).copied().unwrap_or(false);
+
+    // Module renderings: a one-line header, the module doc, and imports + top-level
+    // signatures + top-level control flow.
+    let doc = (table.module_doc)(root, src);
+    if let Some((_, a, b)) = &doc {
+        defs[0]
+            .kept
+            .extend(lines.line_of(*a)..=lines.last_line(*a, *b));
+    }
+    let signature = format!("{} {path}", table.comment_prefix);
+    let with_doc = match &doc {
+        Some((_, a, b)) => format!("{signature}\n{}", block_at(lines, *a, *b, 0)),
+        None => signature.clone(),
+    };
+    let module = &mut file.nodes[0];
+    if let Some(p) = package {
+        module.qualified_name = format!("{p}.{}", file_stem(path));
+    }
+    module.skeleton = render_kept(lines, 0, src.len(), &defs[0].kept, &neutral);
+    if module.skeleton.is_empty() {
+        module.skeleton = signature.clone();
+    }
+    module.signature = signature;
+    module.with_doc = with_doc;
+    module.doc = doc.map(|d| d.0);
+
+    for (i, st) in defs.iter_mut().enumerate().skip(1) {
+        let n = &file.nodes[i];
+        let (first, last) = (
+            lines.line_of(n.start_byte),
+            lines.last_line(n.start_byte, n.end_byte),
+        );
+        if st.keep_all {
+            for l in first..=last {
+                if !st.exclude.iter().any(|(a, b)| (*a..=*b).contains(&l)) {
+                    st.kept.insert(l);
+                    outline.insert(l);
+                }
+            }
+        } else {
+            outline.extend(st.sig_lines.0..=st.sig_lines.1);
+            outline.extend(st.closing);
+        }
+        let skeleton = render_kept(lines, n.start_byte, n.end_byte, &st.kept, &neutral);
+        file.nodes[i].skeleton = skeleton;
+    }
+    if root.has_error() {
+        file.warnings.push(format!(
+            "syntax errors: {} error node(s); indexed what the parser recovered",
+            errors.max(1)
+        ));
+    }
+    Walk {
+        file,
+        outline,
+        error_bytes,
+        comment_lines,
+    }
+}
