@@ -370,6 +370,14 @@ def set2_query(c: Candidate) -> str | None:
     return text
 
 
+def sample_tasks(cands: list[Candidate], corpus: str, seed: int = DEFAULT_SEED, cap: int = DEFAULT_CAP) -> list[Candidate]:
+    """The corpus's task sample: at most `cap` candidates drawn with a per-corpus fixed seed,
+    in (path, line) order, so the same inputs always give the same task file."""
+    rng = random.Random(f"{seed}:{corpus}")
+    sample = rng.sample(cands, min(cap, len(cands)))
+    return sorted(sample, key=lambda c: (c.path, c.start_line))
+
+
 def task_record(c: Candidate) -> dict:
     set2 = set2_query(c)
     return {
@@ -436,7 +444,10 @@ def main() -> int:
         if registry == "npm":
             if args.stats:
                 est = ts_estimate(root)
-                print(f"{name:14s} ts   files={est['files']:<4d} jsdoc_functions~{est['jsdoc_functions']:<5d} meaningful~{est['meaningful']}")
+                print(
+                    f"{name:14s} ts   files={est['files']:<4d} "
+                    f"jsdoc_functions~{est['jsdoc_functions']:<5d} meaningful~{est['meaningful']}"
+                )
             continue
         cands, stats = python_candidates(name, root)
         if args.stats:
@@ -446,9 +457,7 @@ def main() -> int:
                 f"qualifying={stats.qualifying:<5d} set2={stats.set2:<5d} rejected: {rej}"
             )
             continue
-        rng = random.Random(f"{args.seed}:{name}")
-        sample = rng.sample(cands, min(args.cap, len(cands)))
-        sample.sort(key=lambda c: (c.path, c.start_line))
+        sample = sample_tasks(cands, name, args.seed, args.cap)
         for c in sample:
             print(json.dumps(task_record(c)))
         if args.write_stripped:

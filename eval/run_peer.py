@@ -92,9 +92,7 @@ def run_one(peer: str, corpus: str, task_set: str, n_tasks: int, budgets: list[i
     cands, _ = make_tasks.python_candidates(corpus, root)
     # The same sample make_tasks.py prints (same seed and cap), then N of it: the stripped copy
     # must match the full task file the harness uses.
-    rng = random.Random(f"{seed}:{corpus}")
-    sample = rng.sample(cands, min(make_tasks.DEFAULT_CAP, len(cands)))
-    sample.sort(key=lambda c: (c.path, c.start_line))
+    sample = make_tasks.sample_tasks(cands, corpus, seed)
     stripped = WORK / "stripped" / corpus
     make_tasks.write_stripped(root, stripped, sample)
     records = [make_tasks.task_record(c) for c in sample]
@@ -106,7 +104,10 @@ def run_one(peer: str, corpus: str, task_set: str, n_tasks: int, budgets: list[i
     peer_in = []
     for r in chosen:
         for b in budgets:
-            peer_in.append({"id": f"{r['id']}#{b}", "repo": str(stripped), "query": r[key], "mentioned_idents": r[idents_key], "budget": b})
+            peer_in.append(
+                {"id": f"{r['id']}#{b}", "repo": str(stripped), "query": r[key],
+                 "mentioned_idents": r[idents_key], "budget": b}
+            )
     peer_script = PEERS[peer]
     cmd = [python, str(REPO_ROOT / "eval" / "peers" / peer_script[0]), *peer_script[1:]]
     proc = subprocess.run(cmd, input="".join(json.dumps(t) + "\n" for t in peer_in), capture_output=True, text=True)
@@ -122,7 +123,8 @@ def run_one(peer: str, corpus: str, task_set: str, n_tasks: int, budgets: list[i
 
     files = {p.relative_to(stripped).as_posix() for p in stripped.rglob("*") if p.is_file()}
     print(f"\npeer={peer} corpus={corpus} set={task_set} tasks={len(chosen)} (raw: {raw.relative_to(REPO_ROOT)})\n")
-    print("| budget | maps | errors | mean tokens | max tokens | over budget | p50 s | p95 s | name hit | symbol hit | code hit |")
+    print("| budget | maps | errors | mean tokens | max tokens | over budget | p50 s | p95 s "
+          "| name hit | symbol hit | code hit |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for b in budgets:
         toks, secs, errors, over, name_hit, sym_hit, code_hit = [], [], 0, 0, 0, 0, 0
@@ -141,12 +143,14 @@ def run_one(peer: str, corpus: str, task_set: str, n_tasks: int, budgets: list[i
             if re.search(rf"\bdef\s+{re.escape(name)}\b", block):
                 sym_hit += 1
                 src = (stripped / r["path"]).read_text(encoding="utf-8").splitlines()
-                fn_lines = [ln for ln in src[r["start_line"] - 1 : r["end_line"]] if ln.strip()]
+                fn_lines = [ln for ln in src[r["start_line"] - 1:r["end_line"]] if ln.strip()]
                 code_hit += lines_in_order(fn_lines, block.splitlines())
         n = max(len(chosen), 1)
+        mean = statistics.mean(toks) if toks else 0
         print(
-            f"| {b} | {len(chosen) - errors} | {errors} | {statistics.mean(toks) if toks else 0:.0f} | {max(toks, default=0)} | {over} "
-            f"| {percentile(secs, 0.5):.3f} | {percentile(secs, 0.95):.3f} | {name_hit / n:.2f} | {sym_hit / n:.2f} | {code_hit / n:.2f} |"
+            f"| {b} | {len(chosen) - errors} | {errors} | {mean:.0f} | {max(toks, default=0)} | {over} "
+            f"| {percentile(secs, 0.5):.3f} | {percentile(secs, 0.95):.3f} "
+            f"| {name_hit / n:.2f} | {sym_hit / n:.2f} | {code_hit / n:.2f} |"
         )
     sys.stdout.flush()
     return proc.returncode
