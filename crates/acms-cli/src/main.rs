@@ -3,6 +3,7 @@
 //!
 //! Exit codes: 0 success; 1 an error (message on stderr says what to do); 2 bad usage.
 
+mod compact;
 mod index;
 mod query;
 mod search;
@@ -32,6 +33,8 @@ enum Command {
     Query(query::QueryArgs),
     /// Show the raw hits of the retrieval strategies for a query.
     Search(search::SearchArgs),
+    /// Compact a conversation (OpenAI/Anthropic JSON) to fit a context limit.
+    Compact(compact::CompactArgs),
 }
 
 /// Output format shared by the commands.
@@ -80,6 +83,7 @@ fn main() -> ExitCode {
         Command::Index(args) => index::run(args),
         Command::Query(args) => query::run(args),
         Command::Search(args) => search::run(args),
+        Command::Compact(args) => compact::run(args),
     };
     match result {
         Ok(code) => code,

@@ -197,10 +197,10 @@ fn parts<'m>(m: &'m Message, calls: &HashMap<&str, &ToolCall>) -> Vec<(Category,
         Role::User => Category::ToolOutput,
         Role::Assistant => Category::Assistant,
         Role::Tool => {
-            if looks_like_error(m) {
+            let call = m.tool_call_id.as_deref().and_then(|id| calls.get(id));
+            if looks_like_error(m, call.copied()) {
                 return vec![(Category::Errors, &m.content)];
             }
-            let call = m.tool_call_id.as_deref().and_then(|id| calls.get(id));
             let shows_file = call.is_some_and(|c| {
                 call_access(c) == Access::Read && call_path(c).is_some_and(|p| is_code_path(&p))
             });

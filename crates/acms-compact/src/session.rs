@@ -89,10 +89,14 @@ pub fn call_access(call: &ToolCall) -> Access {
 }
 
 /// True when a tool result reports a failure: flagged by the transcript, or its opening text
-/// reads like an error, a failed test run or a stack trace.
-pub fn looks_like_error(m: &Message) -> bool {
+/// reads like an error, a failed test run or a stack trace. The result of a file read (`call`
+/// is read-like) only counts when flagged: source code mentions errors all the time.
+pub fn looks_like_error(m: &Message, call: Option<&ToolCall>) -> bool {
     if m.is_error {
         return true;
+    }
+    if call.is_some_and(|c| call_access(c) == Access::Read) {
+        return false;
     }
     let head: String = m
         .content
@@ -156,7 +160,16 @@ pub fn extract(messages: &[Message], calls: &HashMap<&str, &ToolCall>) -> Sessio
                     facts.current_state = Some(m.content.chars().take(600).collect());
                 }
             }
-            Role::Tool if looks_like_error(m) && m.content != CLEARED_SENTINEL => {
+            Role::Tool
+                if m.content != CLEARED_SENTINEL
+                    && looks_like_error(
+                        m,
+                        m.tool_call_id
+                            .as_deref()
+                            .and_then(|id| calls.get(id))
+                            .copied(),
+                    ) =>
+            {
                 let tool = m
                     .tool_call_id
                     .as_deref()
