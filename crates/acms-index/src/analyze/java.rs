@@ -50,7 +50,7 @@ pub(crate) static TABLE: Table = Table {
     calls: &["method_invocation", "object_creation_expression"],
     type_idents: &["type_identifier"],
     idents: &["identifier"],
-    fields: &["field_declaration", "constant_declaration"],
+    field,
     classify,
     bases,
     import,
@@ -71,6 +71,11 @@ fn classify<'t>(n: Node<'t>, src: &str, _parent: &str) -> Option<Def<'t>> {
     };
     let name = field_text(n, "name", src)?.to_string();
     Some(Def::simple(n, kind, name))
+}
+
+/// Fields and interface constants of a type (Java has nothing else at the top level).
+fn field(n: Node, in_module: bool) -> bool {
+    !in_module && matches!(n.kind(), "field_declaration" | "constant_declaration")
 }
 
 fn bases(n: Node, src: &str) -> Vec<String> {

@@ -50,7 +50,7 @@ pub(crate) static TABLE: Table = Table {
     calls: &["call"],
     type_idents: &[],
     idents: &["identifier"],
-    fields: &["expression_statement"],
+    field,
     classify,
     bases,
     import,
@@ -80,6 +80,12 @@ fn classify<'t>(n: Node<'t>, src: &str, parent: &str) -> Option<Def<'t>> {
         body: inner.child_by_field_name("body"),
     })
     .filter(|_| def.id() == n.id())
+}
+
+/// Class attributes (`name: str = "x"`) and module-level assignments (constants, `__all__`).
+fn field(n: Node, in_module: bool) -> bool {
+    n.kind() == "expression_statement"
+        && (!in_module || n.named_child(0).is_some_and(|c| c.kind() == "assignment"))
 }
 
 fn bases(n: Node, src: &str) -> Vec<String> {

@@ -49,7 +49,7 @@ pub(crate) static TABLE: Table = Table {
     calls: &["call_expression", "macro_invocation"],
     type_idents: &["type_identifier"],
     idents: &["identifier"],
-    fields: &[],
+    field,
     classify,
     bases,
     import,
@@ -74,6 +74,12 @@ fn classify<'t>(n: Node<'t>, src: &str, _parent: &str) -> Option<Def<'t>> {
     };
     let name = field_text(n, "name", src)?.to_string();
     Some(Def::simple(n, kind, name))
+}
+
+/// `const` and `static` items, at the top level and in impls and traits (struct fields are
+/// shown whole with their struct).
+fn field(n: Node, _in_module: bool) -> bool {
+    matches!(n.kind(), "const_item" | "static_item" | "associated_type")
 }
 
 fn bases(n: Node, src: &str) -> Vec<String> {
@@ -380,7 +386,7 @@ pub struct Store<T> {
     items: Vec<T>,
 }
 
-impl<T: Clone> fmt::Display for Store<T> {
+impl<T: Clone> fmt::Pointer for Store<T> {
     /// Formats it.
     fn fmt(&self, f: &mut Formatter) -> fmt::Result {
         for item in &self.items {
@@ -469,7 +475,7 @@ mod inner {
         assert!(
             f.refs
                 .iter()
-                .any(|r| r.from == 2 && r.name == "Display" && r.kind == RefKind::Inherits)
+                .any(|r| r.from == 2 && r.name == "Pointer" && r.kind == RefKind::Inherits)
         );
         assert!(f.refs.iter().any(|r| r.from == 3 && r.name == "write_item"));
         assert!(f.refs.iter().any(|r| r.from == 3 && r.name == "Mode"));

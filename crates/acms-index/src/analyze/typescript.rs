@@ -79,7 +79,7 @@ macro_rules! ts_table {
             calls: &["call_expression", "new_expression"],
             type_idents: &["type_identifier"],
             idents: &["identifier"],
-            fields: &["public_field_definition", "field_definition"],
+            field,
             classify,
             bases,
             import,
@@ -108,7 +108,17 @@ fn classify<'t>(n: Node<'t>, src: &str, parent: &str) -> Option<Def<'t>> {
         "method_definition" => NodeKind::Method,
         "class_declaration" | "abstract_class_declaration" => NodeKind::Class,
         "interface_declaration" => NodeKind::Interface,
-        "type_alias_declaration" => NodeKind::TypeAlias,
+        // A long alias is signed by its header (`type X<T> =`); a short one by all of it.
+        "type_alias_declaration" => {
+            let value = n.child_by_field_name("value");
+            let long = n.end_position().row > n.start_position().row + 2;
+            return Some(Def {
+                kind: NodeKind::TypeAlias,
+                name: name()?,
+                body_owner: n,
+                body: value.filter(|_| long),
+            });
+        }
         "enum_declaration" => NodeKind::Enum,
         // `const f = () => {}`, `handle = async (e) => {}` as a class field.
         "variable_declarator" | "public_field_definition" | "field_definition" => {
@@ -139,6 +149,18 @@ fn classify<'t>(n: Node<'t>, src: &str, parent: &str) -> Option<Def<'t>> {
         _ => return None,
     };
     Some(Def::simple(n, kind, name()?))
+}
+
+/// Class fields, and top-level `const`/`let`/`var` declarations (exported or not).
+fn field(n: Node, in_module: bool) -> bool {
+    let is_decl = |n: Node| matches!(n.kind(), "lexical_declaration" | "variable_declaration");
+    if in_module {
+        is_decl(n)
+            || (n.kind() == "export_statement"
+                && n.child_by_field_name("declaration").is_some_and(is_decl))
+    } else {
+        matches!(n.kind(), "public_field_definition" | "field_definition")
+    }
 }
 
 fn bases(n: Node, src: &str) -> Vec<String> {

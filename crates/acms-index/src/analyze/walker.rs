@@ -88,8 +88,9 @@ pub(crate) struct Table {
     pub type_idents: &'static [&'static str],
     /// Identifier kinds recorded as uses when they look like a type or constant (capitalized).
     pub idents: &'static [&'static str],
-    /// Member kinds kept (first line) in the skeleton and outline of a class-like container.
-    pub fields: &'static [&'static str],
+    /// Whether a direct member of a class-like container (`in_module` false) or of the module
+    /// (`in_module` true) is a field or constant whose first line skeletons and the outline keep.
+    pub field: fn(Node, bool) -> bool,
     pub classify: for<'t> fn(Node<'t>, &str, &str) -> Option<Def<'t>>,
     pub bases: fn(Node, &str) -> Vec<String>,
     /// Records the imports of a node of an `imports` kind; true when it is an import
@@ -547,8 +548,9 @@ pub(crate) fn walk(
         {
             defs[ctx.def].kept.insert(lines.line_of(node.start_byte()));
         } else if ctx.member
-            && is_container(file.nodes[ctx.def].kind)
-            && table.fields.contains(&kind)
+            && node.is_named()
+            && (ctx.def == 0 || is_container(file.nodes[ctx.def].kind))
+            && (table.field)(node, ctx.def == 0)
         {
             let l = lines.line_of(node.start_byte());
             defs[ctx.def].kept.insert(l);
