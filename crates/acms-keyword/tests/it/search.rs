@@ -89,3 +89,30 @@ fn search_is_deterministic() {
         assert_eq!(a.search(query, 10).unwrap(), b.search(query, 10).unwrap());
     }
 }
+
+#[test]
+fn results_do_not_depend_on_insertion_order() {
+    use acms_keyword::KeywordIndex;
+    let (_tmp, forward) = index();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut reversed = KeywordIndex::create_or_open(tmp.path()).unwrap();
+    let mut docs = crate::fixture::docs();
+    docs.reverse();
+    // Two commits, so the documents also end up in a different segment layout.
+    let (first, second) = docs.split_at(5);
+    reversed.apply(&[], first).unwrap();
+    reversed.apply(&[], second).unwrap();
+    for query in [
+        "user",
+        "template",
+        "get",
+        "server http config email",
+        "getUserName",
+    ] {
+        assert_eq!(
+            forward.search(query, 10).unwrap(),
+            reversed.search(query, 10).unwrap(),
+            "{query}"
+        );
+    }
+}
