@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import importlib.util
 import json
 import os
 import random
@@ -105,6 +106,7 @@ def clean_markup(text: str) -> str:
     text = re.sub(r"``([^`]*)``", r"\1", text)
     text = re.sub(r"`([^`]*)`_?", r"\1", text)
     text = re.sub(r"\*\*?([^*]+)\*\*?", r"\1", text)
+    text = re.sub(r"%%([^%]+)%%", r"\1", text)  # ethers' parameter markup: %%value%%
     return re.sub(r"\s+", " ", text).strip()
 
 
@@ -246,6 +248,20 @@ def scan_file(corpus: str, root: Path, path: Path, stats: Stats) -> list[Candida
     return out
 
 
+def sentence_rejection(sentence: str, name: str) -> str | None:
+    """Why a first sentence is not a meaningful task for function `name`, or None if it is."""
+    words = WORD.findall(sentence)
+    if len(words) < MIN_WORDS:
+        return f"first sentence < {MIN_WORDS} words"
+    if PLACEHOLDER.match(sentence) or "TODO" in sentence:
+        return "placeholder / cross-reference"
+    name_words = set(subwords(name))
+    content = [w.lower() for w in words if w.lower() not in STOPWORDS and not is_name_word(w.lower(), name_words)]
+    if len(content) < MIN_CONTENT_WORDS:
+        return "restates the name"
+    return None
+
+
 def check_function(corpus, rel, prefix, fn, starts, stats) -> Candidate | None:
     doc = ast.get_docstring(fn, clean=True)
     if not doc:
@@ -262,17 +278,9 @@ def check_function(corpus, rel, prefix, fn, starts, stats) -> Candidate | None:
         stats.reject("no body beyond the docstring")
         return None
     sentence = first_sentence(doc)
-    words = WORD.findall(sentence)
-    if len(words) < MIN_WORDS:
-        stats.reject(f"first sentence < {MIN_WORDS} words")
-        return None
-    if PLACEHOLDER.match(sentence) or "TODO" in sentence:
-        stats.reject("placeholder / cross-reference")
-        return None
-    name_words = set(subwords(name))
-    content = [w.lower() for w in words if w.lower() not in STOPWORDS and not is_name_word(w.lower(), name_words)]
-    if len(content) < MIN_CONTENT_WORDS:
-        stats.reject("restates the name")
+    why = sentence_rejection(sentence, name)
+    if why is not None:
+        stats.reject(why)
         return None
     node = fn.body[0].value  # ast.get_docstring guarantees an Expr(Constant(str)) here
     start = starts[node.lineno - 1] + node.col_offset
@@ -302,14 +310,7 @@ def python_candidates(corpus: str, root: Path) -> tuple[list[Candidate], Stats]:
             path = Path(dirpath) / fname
             if fname.endswith(".py") and not excluded(path.relative_to(root)):
                 cands.extend(scan_file(corpus, root, path, stats))
-    # A first sentence shared by several functions makes an ambiguous task: drop them all.
-    seen: dict[str, int] = {}
-    for c in cands:
-        seen[c.sentence.lower()] = seen.get(c.sentence.lower(), 0) + 1
-    dup = sum(1 for c in cands if seen[c.sentence.lower()] > 1)
-    if dup:
-        stats.rejected["duplicate first sentence"] = dup
-    cands = [c for c in cands if seen[c.sentence.lower()] == 1]
+    cands = dedupe_sentences(cands, stats)
     stats.qualifying = len(cands)
     stats.set2 = sum(1 for c in cands if set2_query(c) is not None)
     return cands, stats
@@ -378,6 +379,136 @@ def sample_tasks(cands: list[Candidate], corpus: str, seed: int = DEFAULT_SEED, 
     return sorted(sample, key=lambda c: (c.path, c.start_line))
 
 
+def dedupe_sentences(cands: list[Candidate], stats: Stats) -> list[Candidate]:
+    """A first sentence shared by several functions makes an ambiguous task: drop them all."""
+    seen: dict[str, int] = {}
+    for c in cands:
+        seen[c.sentence.lower()] = seen.get(c.sentence.lower(), 0) + 1
+    dup = sum(1 for c in cands if seen[c.sentence.lower()] > 1)
+    if dup:
+        stats.rejected["duplicate first sentence"] = dup
+    return [c for c in cands if seen[c.sentence.lower()] == 1]
+
+
+def jsdoc_text(comment: str) -> str:
+    """The description part of a JSDoc block: markers, leading `*` and block tags removed."""
+    body = comment[3:-2] if comment.startswith("/**") and comment.endswith("*/") else comment
+    lines = []
+    for ln in body.splitlines():
+        ln = re.sub(r"^\s*\*\s?", "", ln)
+        if ln.lstrip().startswith("@"):
+            break  # @param, @return, @example...: the description is over
+        lines.append(ln)
+    text = "\n".join(lines)
+    return re.sub(r"\{@(?:link|linkcode|linkplain)\s+([^}|\s]+)[^}]*\}", r"\1", text)
+
+
+TS_FUNCTION_NODES = {"function_declaration", "generator_function_declaration", "method_definition"}
+TS_EXCLUDED = re.compile(r"(^|/)(__tests__|tests?|docs?|examples?)/|\.(test|spec)\.tsx?$|\.d\.ts$")
+
+
+def ts_module_name(rel: Path) -> str:
+    parts = list(rel.with_suffix("").parts)
+    if parts and parts[0] == "src":
+        parts = parts[1:]
+    if parts and parts[-1] == "index":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def ts_candidates(corpus: str, root: Path) -> tuple[list[Candidate], Stats]:
+    """Functions, methods and function-valued consts with a JSDoc block, found with
+    tree-sitter (the eval venv's tree-sitter-language-pack; the engine's own analyzer is what is
+    being evaluated, so it must not define the tasks). Overload signatures have no body and are
+    skipped; the JSDoc must directly precede the implementation (or its `export`)."""
+    from tree_sitter_language_pack import get_parser  # only in .cache/eval-venv
+
+    stats = Stats()
+    cands: list[Candidate] = []
+    for path in sorted(p for p in root.rglob("*") if p.suffix in (".ts", ".tsx") and p.is_file()):
+        rel = path.relative_to(root)
+        if TS_EXCLUDED.search(rel.as_posix()) or any(part.startswith(".") for part in rel.parts):
+            continue
+        src = path.read_bytes()
+        tree = get_parser("tsx" if path.suffix == ".tsx" else "typescript").parse(src)
+        mod = ts_module_name(rel)
+        stack = [(tree.root_node, mod)]
+        while stack:
+            node, prefix = stack.pop()
+            for child in node.named_children:
+                decl, holder = child, child
+                if child.type == "export_statement":
+                    inner = child.child_by_field_name("declaration")
+                    if inner is None:
+                        continue
+                    decl = inner
+                if decl.type in ("class_declaration", "abstract_class_declaration"):
+                    cname = decl.child_by_field_name("name")
+                    body = decl.child_by_field_name("body")
+                    if cname is not None and body is not None:
+                        stack.append((body, f"{prefix}.{cname.text.decode()}"))
+                    continue
+                fn_name, body = None, None
+                if decl.type in TS_FUNCTION_NODES:
+                    n = decl.child_by_field_name("name")
+                    # Computed names (`[Symbol.iterator]()`) and string keys are not identifiers
+                    # anyone would search for; skip them.
+                    if n is not None and n.type in ("identifier", "property_identifier", "private_property_identifier"):
+                        fn_name = n.text.decode()
+                    body = decl.child_by_field_name("body")
+                elif decl.type in ("lexical_declaration", "variable_declaration"):
+                    vars_ = [v for v in decl.named_children if v.type == "variable_declarator"]
+                    if len(vars_) == 1:
+                        value = vars_[0].child_by_field_name("value")
+                        if value is not None and value.type in ("arrow_function", "function_expression", "function"):
+                            n = vars_[0].child_by_field_name("name")
+                            fn_name = n.text.decode() if n is not None else None
+                            body = value.child_by_field_name("body")
+                if fn_name is None or body is None:
+                    continue
+                stats.functions += 1
+                doc = holder.prev_named_sibling
+                if doc is None or doc.type != "comment" or not doc.text.startswith(b"/**"):
+                    continue
+                if doc.end_point[0] < holder.start_point[0] - 1:
+                    continue  # a blank line between: a file or section comment, not this doc
+                stats.with_docstring += 1
+                if fn_name == "constructor":
+                    stats.reject("constructor")
+                    continue
+                if body.type == "statement_block" and body.named_child_count == 0:
+                    stats.reject("no body beyond the docstring")
+                    continue
+                sentence = first_sentence(jsdoc_text(doc.text.decode("utf-8", "replace")))
+                why = sentence_rejection(sentence, fn_name)
+                if why is not None:
+                    stats.reject(why)
+                    continue
+                cands.append(Candidate(
+                    corpus, rel.as_posix(), f"{prefix}.{fn_name}" if prefix else fn_name, fn_name,
+                    holder.start_point[0] + 1, holder.end_point[0] + 1, (doc.start_byte, doc.end_byte),
+                    (doc.start_point[0] + 1, doc.end_point[0] + 1), False, sentence,
+                ))
+    cands = dedupe_sentences(cands, stats)
+    stats.qualifying = len(cands)
+    stats.set2 = sum(1 for c in cands if set2_query(c) is not None)
+    return cands, stats
+
+
+def ts_available() -> bool:
+    return importlib.util.find_spec("tree_sitter_language_pack") is not None
+
+
+def corpus_candidates(corpus: str, root: Path) -> tuple[list[Candidate], Stats]:
+    """Candidates of a fetched corpus, by its registry: PyPI -> Python, npm -> TypeScript."""
+    registry = corpus_registry(root)
+    if registry == "pypi":
+        return python_candidates(corpus, root)
+    if registry == "npm":
+        return ts_candidates(corpus, root)
+    raise ValueError(f"{root} is not a fetched corpus (no .acms-corpus marker)")
+
+
 def task_record(c: Candidate) -> dict:
     set2 = set2_query(c)
     return {
@@ -411,11 +542,12 @@ def write_stripped(root: Path, out: Path, tasks: list[Candidate]) -> None:
             s, e = c.doc_span
             breaks = b"\n" * src[s:e].count(b"\n")
             src = src[:s] + (b"..." if c.sole_statement else b"") + breaks + src[e:]
-        try:
-            ast.parse(src)
-        except SyntaxError as err:
-            # Never write a corpus the analyzers would see as broken because of us.
-            raise SystemExit(f"make_tasks: stripping {rel} broke its syntax: {err}")
+        if rel.endswith(".py"):
+            try:
+                ast.parse(src)
+            except SyntaxError as err:
+                # Never write a corpus the analyzers would see as broken because of us.
+                raise SystemExit(f"make_tasks: stripping {rel} broke its syntax: {err}")
         path.write_bytes(src)
 
 
@@ -441,19 +573,26 @@ def main() -> int:
         if registry is None:
             print(f"make_tasks: {root} is not a fetched corpus; run scripts/fetch-corpus.sh {name}", file=sys.stderr)
             return 1
-        if registry == "npm":
+        if registry == "npm" and not ts_available():
+            # System python: no tree-sitter. Give the regex estimate, and say how to get tasks.
+            est = ts_estimate(root)
+            print(
+                f"make_tasks: {name}: TypeScript tasks need the eval venv "
+                "(eval/peers/setup.sh; run with .cache/eval-venv/bin/python); skipped",
+                file=sys.stderr,
+            )
             if args.stats:
-                est = ts_estimate(root)
                 print(
                     f"{name:14s} ts   files={est['files']:<4d} "
-                    f"jsdoc_functions~{est['jsdoc_functions']:<5d} meaningful~{est['meaningful']}"
+                    f"jsdoc_functions~{est['jsdoc_functions']:<5d} meaningful~{est['meaningful']} (regex estimate)"
                 )
             continue
-        cands, stats = python_candidates(name, root)
+        lang = "ts" if registry == "npm" else "py"
+        cands, stats = corpus_candidates(name, root)
         if args.stats:
             rej = ", ".join(f"{k}: {v}" for k, v in sorted(stats.rejected.items()))
             print(
-                f"{name:14s} py   functions={stats.functions:<5d} with_docstring={stats.with_docstring:<5d} "
+                f"{name:14s} {lang}   functions={stats.functions:<5d} with_docstring={stats.with_docstring:<5d} "
                 f"qualifying={stats.qualifying:<5d} set2={stats.set2:<5d} rejected: {rej}"
             )
             continue

@@ -6,11 +6,15 @@ write the stripped copy of the corpus, feed the peer one task per (task, budget)
 the maps it returns. This is the first peer baseline; the Rust harness will replace the scoring
 with the engine's exact tokenizer and its symbol/code-visible definitions.
 
+Python and TypeScript corpora alike (TypeScript task generation needs tree-sitter, so the
+script re-runs itself under the venv python when a TypeScript corpus is asked for).
+
 Scores (per budget):
   over budget   maps whose exact cl100k_base count (the peer's "tokens") exceeds the budget
   name hit      the function's simple name occurs as a word anywhere in the map
   symbol hit    the map has the target file's block ("<path>:" line) and, inside it, the
-                function's def line (`def <name>`), i.e. its signature is visible
+                function's declaration line (`def <name>`; TS: `function <name>(`, `<name>(`,
+                `<name> =`), i.e. its signature is visible
   code hit      every non-blank line of the function (stripped copy) is in that block, in order
 
 Does not own: the peers themselves (eval/peers/), task selection rules (make_tasks.py).
@@ -65,6 +69,15 @@ def file_blocks(text: str, files: set[str]) -> dict[str, str]:
     return {k: "\n".join(v) for k, v in blocks.items()}
 
 
+def symbol_pattern(name: str, is_ts: bool) -> str:
+    """A regex for the function's declaration line: `def name` in Python; in TypeScript
+    `function name(`, a method `name(` / `name<T>(`, or `name = ` for function-valued consts."""
+    n = re.escape(name)
+    if is_ts:
+        return rf"(?m)^\s*(?:[\w@]+\s+)*{n}\s*(?:<[^>\n]*>)?\s*(?:\(|=|:)"
+    return rf"\bdef\s+{n}\b"
+
+
 def lines_in_order(needles: list[str], hay: list[str]) -> bool:
     it = iter(hay)
     return all(any(n == h for h in it) for n in needles)
@@ -86,10 +99,8 @@ def ensure_ready(corpus: str, python: str) -> None:
 
 def run_one(peer: str, corpus: str, task_set: str, n_tasks: int, budgets: list[int], seed: int, python: str) -> int:
     root = make_tasks.DEFAULT_CORPUS_DIR / corpus
-    if make_tasks.corpus_registry(root) != "pypi":
-        print(f"run_peer: {corpus} is not a Python corpus (task generation is Python-only for now)", file=sys.stderr)
-        return 1
-    cands, _ = make_tasks.python_candidates(corpus, root)
+    cands, _ = make_tasks.corpus_candidates(corpus, root)
+    is_ts = make_tasks.corpus_registry(root) == "npm"
     # The same sample make_tasks.py prints (same seed and cap), then N of it: the stripped copy
     # must match the full task file the harness uses.
     sample = make_tasks.sample_tasks(cands, corpus, seed)
@@ -140,7 +151,7 @@ def run_one(peer: str, corpus: str, task_set: str, n_tasks: int, budgets: list[i
             name = r["qualified_name"].rsplit(".", 1)[-1]
             name_hit += re.search(rf"\b{re.escape(name)}\b", text) is not None
             block = file_blocks(text, files).get(r["path"], "")
-            if re.search(rf"\bdef\s+{re.escape(name)}\b", block):
+            if re.search(symbol_pattern(name, is_ts), block):
                 sym_hit += 1
                 src = (stripped / r["path"]).read_text(encoding="utf-8").splitlines()
                 fn_lines = [ln for ln in src[r["start_line"] - 1:r["end_line"]] if ln.strip()]
@@ -159,7 +170,7 @@ def run_one(peer: str, corpus: str, task_set: str, n_tasks: int, budgets: list[i
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--peer", default="aider", help=f"comma list of {sorted(PEERS)}")
-    ap.add_argument("--corpus", default="requests", help="comma list of Python corpus names")
+    ap.add_argument("--corpus", default="requests", help="comma list of corpus names")
     ap.add_argument("--tasks", type=int, default=20)
     ap.add_argument("--budgets", default="2000,4000,8000")
     ap.add_argument("--set", default="1", help="task set(s): 1, 2 or 1,2")
@@ -175,9 +186,16 @@ def main() -> int:
         if s not in ("1", "2"):
             ap.error(f"unknown task set {s!r}")
     python = os.environ.get("ACMS_EVAL_PYTHON", str(REPO_ROOT / ".cache" / "eval-venv" / "bin" / "python"))
-    failed = 0
-    for corpus in args.corpus.split(","):
+    corpora = args.corpus.split(",")
+    for corpus in corpora:
         ensure_ready(corpus, python)
+    if not make_tasks.ts_available() and any(
+        make_tasks.corpus_registry(make_tasks.DEFAULT_CORPUS_DIR / c) == "npm" for c in corpora
+    ):
+        # TypeScript tasks come from tree-sitter, which only the eval venv has: continue there.
+        os.execv(python, [python, str(Path(__file__).resolve()), *sys.argv[1:]])
+    failed = 0
+    for corpus in corpora:
         for peer in peers:
             for s in sets:
                 failed += run_one(peer, corpus, s, args.tasks, budgets, args.seed, python) != 0

@@ -14,7 +14,8 @@
 # script is idempotent and cheap to run before every evaluation. The script prints one line per
 # corpus: name, version, code files, code lines.
 #
-# npm tarballs carry compiled output (dist/) next to the TypeScript sources; we keep only src/
+# npm tarballs carry compiled output (dist/, lib.*/) next to the TypeScript sources; we keep only
+# the source dir (renamed to src/ when the package calls it something else, e.g. ethers' src.ts/)
 # and the package metadata, because indexing the compiled copies would put every function in the
 # corpus twice and make retrieval scores meaningless. Python sdists are kept whole: their tests
 # and docs are part of a real repository, and the task generator filters tests out itself.
@@ -23,16 +24,19 @@ set -euo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 corpus_dir="${ACMS_CORPUS_DIR:-$repo_root/.cache/corpora}"
 
-# name | registry | package | version | sha256 of the archive | role
+# name | registry | package | version | sha256 of the archive | role | npm source dir
 # Line counts (code files only, measured by this script): requests ~10.7k .py, click ~17.6k .py,
-# rich ~26.6k .py, docutils ~87.7k .py, rxjs ~21.4k .ts, redux-toolkit ~49.8k .ts/.tsx (src/ only).
+# rich ~26.6k .py, docutils ~87.7k .py, rxjs ~21.4k .ts, ethers ~30.2k .ts (sources only).
+# TypeScript packages were chosen for JSDoc on functions, measured with eval/make_tasks.py
+# --stats: rxjs 188 and ethers 524 qualifying functions (@reduxjs/toolkit 2.5.0: 30, mobx: 21,
+# @trpc/server: 36, @tanstack/query-core: 1 -- most TS libraries document types, not functions).
 CORPORA="
 requests|pypi|requests|2.32.3|55365417734eb18255590a9ff9eb97e9e1da868d4ccd6402399eaf68af20a760|eval,smoke
 click|pypi|click|8.1.7|ca9853ad459e787e2192211578cc907e7594e294c7ccc834310722b41b9ca6de|eval
 rich|pypi|rich|13.9.4|439594978a49a09530cff7ebc4b5c7103ef57baf48d5ea3184f21d9a2befa098|eval
 docutils|pypi|docutils|0.21.2|3a6b18732edf182daa3cd12775bbb338cf5691468f91eeeb109deff6ebfa986f|eval,bench
-rxjs|npm|rxjs|7.8.1|c532167725ab7d085123209156c93cef22f2479cb9c8527060f1cd903aa9d149|eval
-redux-toolkit|npm|@reduxjs/toolkit|2.5.0|73fd6e95612c85870a4bb1967420f62364f760689ee02a41214d1b3fb23e95fc|eval
+rxjs|npm|rxjs|7.8.1|c532167725ab7d085123209156c93cef22f2479cb9c8527060f1cd903aa9d149|eval|src
+ethers|npm|ethers|6.13.4|32aad3770eafe954d29bbb9fb44d16bddf1bb2c2d5c3b575a3ec5ca5b4fd8a1a|eval|src.ts
 "
 SMOKE=requests
 
@@ -67,9 +71,9 @@ count_code() {
 }
 
 fetch_one() {
-    local name="$1" row registry package version sha role
+    local name="$1" row registry package version sha role srcdir
     row="$(corpus_row "$name")"
-    IFS='|' read -r _ registry package version sha role <<<"$row"
+    IFS='|' read -r _ registry package version sha role srcdir <<<"$row"
     local dest="$corpus_dir/$name" marker="$corpus_dir/$name/.acms-corpus"
     local want="name=$name registry=$registry package=$package version=$version"
 
@@ -110,10 +114,11 @@ fetch_one() {
     tar -xzf "$archive" -C "$tmp/src" --strip-components=1 --no-same-owner
 
     if [ "$registry" = npm ]; then
-        [ -d "$tmp/src/src" ] || die "$name: npm package has no src/ directory"
+        [ -d "$tmp/src/$srcdir" ] || die "$name: npm package has no $srcdir/ directory"
         mkdir -p "$tmp/keep"
+        mv "$tmp/src/$srcdir" "$tmp/keep/src"
         local f
-        for f in src package.json README.md LICENSE LICENSE.txt LICENSE.md tsconfig.json; do
+        for f in package.json README.md LICENSE LICENSE.txt LICENSE.md tsconfig.json; do
             if [ -e "$tmp/src/$f" ]; then mv "$tmp/src/$f" "$tmp/keep/"; fi
         done
         rm -rf "$tmp/src"

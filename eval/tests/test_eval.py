@@ -1,13 +1,16 @@
-"""Tests for the stdlib-only parts of the evaluation: task generation (make_tasks.py) and the
-peer-map scoring helpers (run_peer.py). Run: python3 -m unittest discover -s eval/tests
+"""Tests for task generation (make_tasks.py) and the peer-map scoring helpers (run_peer.py).
 
-The peers themselves need the venv (eval/peers/setup.sh runs their offline self-check).
+Run all of them with the eval venv (it has tree-sitter, which TypeScript task generation needs):
+    .cache/eval-venv/bin/python -m unittest discover -s eval/tests
+Plain python3 runs the rest and reports the TypeScript class as skipped. The peers themselves
+are checked by eval/peers/setup.sh (offline self-check).
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import re
 import sys
 import tempfile
 import textwrap
@@ -220,7 +223,72 @@ class TsEstimate(unittest.TestCase):
             self.assertEqual(mt.ts_estimate(root), {"files": 1, "jsdoc_functions": 4, "meaningful": 3})
 
 
+TS_CORPUS = {
+    "src/ops/map.ts": """
+        /** @deprecated Use the other signature instead of this one please. */
+        export function map<T>(f: (x: T) => T, thisArg: any): T[];
+        /**
+         * Applies a projection to each value emitted by the source, in order.
+         * @param f the projection
+         */
+        export function map<T>(f: (x: T) => T, thisArg?: any): T[] {
+          return [];
+        }
+
+        /** Builds a {@link Thing} from %%raw%% bytes read off the wire. */
+        export const parseThing = (raw: Uint8Array) => new Thing(raw);
+
+        export class Thing {
+          /** Creates the thing, which is not a useful task at all. */
+          constructor(raw: Uint8Array) {}
+          /** Tear down every resource held by this subscription object. */
+          unsubscribe(): void {
+            this.closed = true;
+          }
+          /** Interop point for the observable spec, keyed by a symbol. */
+          [Symbol_observable]() { return this; }
+          /** Nothing to do in here, intentionally left empty always. */
+          noop(): void {}
+        }
+        """,
+    "src/ops/map.test.ts": "/** Checks the projection of each value in the source. */\nfunction t() { return 1; }\n",
+}
+
+
+@unittest.skipUnless(mt.ts_available(), "needs tree-sitter: run under .cache/eval-venv/bin/python (eval/peers/setup.sh)")
+class TsCandidates(unittest.TestCase):
+    def test_filters_names_and_stripping(self) -> None:
+        with tempfile.TemporaryDirectory() as d:
+            root, out = Path(d) / "c", Path(d) / "out"
+            root.mkdir()
+            write_corpus(root, TS_CORPUS, registry="npm")
+            cands, stats = mt.corpus_candidates("x", root)
+            by_name = {c.qualified_name: c for c in cands}
+            self.assertEqual(sorted(by_name), ["ops.map.Thing.unsubscribe", "ops.map.map", "ops.map.parseThing"])
+            self.assertEqual(stats.rejected, {"constructor": 1, "no body beyond the docstring": 1})
+            self.assertEqual(by_name["ops.map.map"].sentence, "Applies a projection to each value emitted by the source, in order.")
+            self.assertEqual(by_name["ops.map.parseThing"].sentence, "Builds a Thing from raw bytes read off the wire.")
+            self.assertEqual((by_name["ops.map.map"].start_line, by_name["ops.map.map"].end_line), (8, 10))
+            mt.write_stripped(root, out, cands)
+            before = (root / "src/ops/map.ts").read_text().splitlines()
+            after = (out / "src/ops/map.ts").read_text().splitlines()
+            self.assertEqual(len(before), len(after))
+            self.assertNotIn("Applies a projection", "\n".join(after))
+            self.assertIn("@deprecated", "\n".join(after))  # only sampled docs are removed
+
+
 class PeerScoring(unittest.TestCase):
+    def test_symbol_pattern(self) -> None:
+        for line, name, is_ts, expected in [
+            ("    def merge_setting(a, b):", "merge_setting", False, True),
+            ("merge_setting(a, b)", "merge_setting", False, False),
+            ("export function map<T, R>(project: P): O {", "map", True, True),
+            ("  public async unsubscribe(): void {", "unsubscribe", True, True),
+            ("export const parseThing = (raw) => x;", "parseThing", True, True),
+            ("  const y = parseThing(raw);", "parseThing", True, False),
+        ]:
+            self.assertEqual(re.search(run_peer.symbol_pattern(name, is_ts), line) is not None, expected, line)
+
     def test_file_blocks(self) -> None:
         text = "\nsrc/a.py:\n⋮\n│def f(x):\n⋮\n\nsrc/b.py:\ndef g():\n    return 1\nnot/a/file.py:\n"
         blocks = run_peer.file_blocks(text, {"src/a.py", "src/b.py"})
