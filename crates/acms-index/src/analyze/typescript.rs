@@ -105,7 +105,8 @@ fn classify<'t>(n: Node<'t>, src: &str, parent: &str) -> Option<Def<'t>> {
     let name = || field_text(n, "name", src).map(str::to_string);
     let kind = match n.kind() {
         "function_declaration" | "generator_function_declaration" => NodeKind::Function,
-        "method_definition" => NodeKind::Method,
+        // A method in a class body becomes a Method; in an object literal it is a Function.
+        "method_definition" => NodeKind::Function,
         "class_declaration" | "abstract_class_declaration" => NodeKind::Class,
         "interface_declaration" => NodeKind::Interface,
         // A long alias is signed by its header (`type X<T> =`); a short one by all of it.
@@ -129,6 +130,20 @@ fn classify<'t>(n: Node<'t>, src: &str, parent: &str) -> Option<Def<'t>> {
             let name = field_text(n, "name", src)
                 .or_else(|| field_text(n, "property", src))?
                 .to_string();
+            return Some(Def {
+                kind: NodeKind::Function,
+                name,
+                body_owner: value,
+                body: value.child_by_field_name("body"),
+            });
+        }
+        // CommonJS: `module.exports.run = function () {}`, `exports.run = () => {}`.
+        "assignment_expression" => {
+            let value = n.child_by_field_name("right")?;
+            if !FUNCTION_VALUES.contains(&value.kind()) {
+                return None;
+            }
+            let name = head_name(n.child_by_field_name("left")?, src)?;
             return Some(Def {
                 kind: NodeKind::Function,
                 name,
@@ -462,6 +477,26 @@ export default function () {
         assert!(f.refs.iter().any(|r| r.from == 7 && r.name == "run"));
         assert_eq!(f.nodes[3].doc.as_deref(), Some("Says hello."));
         assert!(f.warnings.is_empty(), "{:?}", f.warnings);
+    }
+
+    #[test]
+    fn javascript_commonjs_and_object_methods() {
+        let src = "const fs = require('fs');\nmodule.exports.read = function (p) {\n  return fs.readFileSync(p);\n};\nexports.write = (p, d) => fs.writeFileSync(p, d);\nconst api = {\n  get(url) { return fetch(url); },\n};\ndeclare module \"pkg\" {\n  function inner(): void;\n  export class Box {}\n}\n";
+        check_nodes(
+            Language::JavaScript,
+            "lib/io.js",
+            src,
+            &[
+                (NodeKind::Module, "lib/io", 1, 12),
+                (NodeKind::Function, "lib/io.read", 2, 4),
+                (NodeKind::Function, "lib/io.write", 5, 5),
+                (NodeKind::Function, "lib/io.get", 7, 7),
+                (NodeKind::Class, "lib/io.pkg.Box", 11, 11),
+            ],
+        );
+        let f = JAVASCRIPT.analyze("lib/io.js", src, &ParseLimits::default());
+        assert_eq!(f.imports[0].module, "fs");
+        assert_eq!(f.nodes[1].signature, "module.exports.read = function (p)");
     }
 
     fn check_resolve(from: &str, module: &str, files: &[&str], expected: Option<&str>) {

@@ -527,6 +527,8 @@ pub(crate) fn walk(
                 field_text(node, "name", src),
                 node.child_by_field_name("body"),
             ) {
+                // `declare module "pkg" {}` is named by a string.
+                let name = name.trim_matches(|c| c == '"' || c == '\'' || c == '`');
                 scopes.push(join(&scopes[ctx.scope], name));
                 child.scope = scopes.len() - 1;
             }
