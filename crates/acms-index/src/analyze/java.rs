@@ -302,6 +302,29 @@ interface Handler {
         assert!(f.warnings.is_empty(), "{:?}", f.warnings);
     }
 
+    #[test]
+    fn allman_braces_stay_balanced() {
+        let src = "class A\n{\n    int f(int x)\n    {\n        if (x > 0)\n        {\n            return x;\n        }\n        log(x);\n        return 0;\n    }\n}\n";
+        check_render(
+            Language::Java,
+            "A.java",
+            src,
+            "A.f",
+            "int f(int x)",
+            "int f(int x)",
+            "int f(int x)\n{\n    if (x > 0)\n    {\n        return x;\n    }\n    ...\n    return 0;\n}",
+        );
+        check_render(
+            Language::Java,
+            "A.java",
+            src,
+            "A",
+            "class A",
+            "class A",
+            "class A\n{\n    int f(int x)\n    {\n        ...\n    }\n}",
+        );
+    }
+
     fn check_resolve(from: &str, module: &str, files: &[&str], expected: Option<&str>) {
         let exists = |p: &str| files.contains(&p);
         assert_eq!(

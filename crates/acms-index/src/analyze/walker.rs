@@ -475,7 +475,7 @@ pub(crate) fn walk(
 
             let sig_lines = (
                 lines.line_of(sig_start),
-                lines.last_line(sig_start, hdr_end),
+                brace_line(table, &lines, lines.last_line(sig_start, hdr_end), def.body),
             );
             let end_line = lines.last_line(span_start, end);
             let closing =
@@ -540,7 +540,9 @@ pub(crate) fn walk(
             let (a, b) = (node.start_byte(), node.end_byte());
             let hdr = body.map_or(a, |body| header_end(node, body).max(a));
             let st = &mut defs[ctx.def];
-            st.kept.extend(lines.line_of(a)..=lines.last_line(a, hdr));
+            st.kept.extend(
+                lines.line_of(a)..=brace_line(table, &lines, lines.last_line(a, hdr), body),
+            );
             let end_line = lines.last_line(a, b);
             if table.braces && is_closing_line(lines.text(end_line)) {
                 st.kept.insert(end_line);
@@ -600,6 +602,21 @@ pub(crate) fn walk(
             }
             stack.pop();
         }
+    }
+}
+
+/// The last header line, extended by one when the body's opening brace sits alone on the
+/// next line (Allman style), so skeletons keep `{` as well as `}`.
+fn brace_line(table: &Table, lines: &Lines, last: usize, body: Option<Node>) -> usize {
+    match body {
+        Some(b)
+            if table.braces
+                && lines.line_of(b.start_byte()) == last + 1
+                && lines.text(last + 1).trim() == "{" =>
+        {
+            last + 1
+        }
+        _ => last,
     }
 }
 
