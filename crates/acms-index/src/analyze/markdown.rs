@@ -2,8 +2,10 @@
 //! under it up to the next heading of the same or a higher level; a section nests under the
 //! previous higher-level heading. The first paragraph under a heading is its doc.
 //!
+//! Relative links (`[setup](docs/setup.md)`) outside code blocks are imports.
+//!
 //! Headings come from the tree-sitter block grammar, so `#` lines inside fenced code are not
-//! headings. It does not parse inline content (links, emphasis) or extract refs.
+//! headings. It does not parse other inline content (emphasis, inline code) or extract refs.
 
 use std::collections::BTreeSet;
 
@@ -14,7 +16,7 @@ use super::common::{
     slice, strip_ext, timeout_warning,
 };
 use super::{Analyzer, ParseLimits};
-use crate::model::{Language, NodeKind, ParsedFile};
+use crate::model::{Language, NodeKind, ParsedFile, ParsedImport};
 
 pub(crate) struct Markdown;
 
@@ -30,6 +32,8 @@ struct Outline {
     headings: Vec<Heading>,
     /// (start, end) of top-level paragraphs, candidates for docs.
     paragraphs: Vec<(usize, usize)>,
+    /// (start, end) of code blocks, where `[a](b)` is not a link.
+    code: Vec<(usize, usize)>,
     has_error: bool,
 }
 
@@ -40,6 +44,7 @@ fn scan(source: &str, limits: &ParseLimits) -> Option<Outline> {
     let mut out = Outline {
         headings: Vec::new(),
         paragraphs: Vec::new(),
+        code: Vec::new(),
         has_error: root.has_error(),
     };
     let mut cursor = root.walk();
@@ -57,8 +62,12 @@ fn scan(source: &str, limits: &ParseLimits) -> Option<Outline> {
                 out.paragraphs.push((n.start_byte(), n.end_byte()));
                 descend = false;
             }
+            "fenced_code_block" | "indented_code_block" => {
+                out.code.push((n.start_byte(), n.end_byte()));
+                descend = false;
+            }
             // Nothing inside these is a heading or a section paragraph.
-            "fenced_code_block" | "indented_code_block" | "html_block" | "list" | "block_quote" => {
+            "html_block" | "list" | "block_quote" => {
                 descend = false;
             }
             _ => {}
@@ -108,6 +117,33 @@ fn heading(n: Node, src: &str) -> Option<Heading> {
         start: n.start_byte(),
         end: n.end_byte(),
     })
+}
+
+/// Relative link targets (`[text](docs/setup.md#linux)` → `docs/setup.md`) outside code
+/// blocks, in order, without duplicates: the documents and files this one points at.
+fn links(source: &str, code: &[(usize, usize)]) -> Vec<ParsedImport> {
+    let mut out: Vec<ParsedImport> = Vec::new();
+    let mut from = 0;
+    while let Some(i) = source[from..].find("](") {
+        let start = from + i + 2;
+        from = start;
+        if code.iter().any(|(a, b)| (*a..*b).contains(&start)) {
+            continue;
+        }
+        let Some(len) = source[start..].find([')', ' ', '\n']) else {
+            break;
+        };
+        let target = source[start..start + len].trim_matches(|c| c == '<' || c == '>');
+        let file = target.split('#').next().unwrap_or("");
+        let external = file.contains(':') || file.starts_with('/') || file.is_empty();
+        if !external && !out.iter().any(|m| m.module == file) {
+            out.push(ParsedImport {
+                module: file.to_string(),
+                names: Vec::new(),
+            });
+        }
+    }
+    out
 }
 
 fn paragraph_text(lines: &Lines, (a, b): (usize, usize)) -> String {
@@ -224,6 +260,7 @@ fn analyze_md(path: &str, source: &str, limits: &ParseLimits) -> ParsedFile {
     }
     let mut f = ParsedFile {
         nodes,
+        imports: links(source, &o.code),
         ..ParsedFile::default()
     };
     if o.has_error {
@@ -319,6 +356,24 @@ mod tests {
             "# Tool",
             "# Tool\n\nA tool that does things.",
             "# Tool\nA tool that does things.\n...",
+        );
+    }
+
+    #[test]
+    fn relative_links_are_imports() {
+        let src = "# Docs\n\nSee [setup](setup.md#linux), [api](../api/README.md) and\n[site](https://x.org/a.md), [top](#docs), [again](setup.md).\n\n```md\n[not](code.md)\n```\n\n- [in list](guide/intro.md)\n";
+        let f = Markdown.analyze("docs/index.md", src, &ParseLimits::default());
+        let modules: Vec<&str> = f.imports.iter().map(|i| i.module.as_str()).collect();
+        assert_eq!(
+            modules,
+            vec!["setup.md", "../api/README.md", "guide/intro.md"]
+        );
+        let exists = |p: &str| p == "api/README.md";
+        assert_eq!(
+            Markdown
+                .resolve_import("docs/index.md", "../api/README.md", &exists)
+                .as_deref(),
+            Some("api/README.md")
         );
     }
 

@@ -137,6 +137,45 @@ fn classify<'t>(n: Node<'t>, src: &str, parent: &str) -> Option<Def<'t>> {
                 body: value.child_by_field_name("body"),
             });
         }
+        // Declarations without a body (`.d.ts` files, `declare class`, abstract methods). Of a
+        // run of overloads only the last is a node, and none when an implementation follows.
+        "function_signature" | "method_signature" | "abstract_method_signature"
+            if !matches!(parent, "interface_body" | "object_type") =>
+        {
+            let next = n.next_named_sibling();
+            let overloaded = next.is_some_and(|s| {
+                matches!(
+                    s.kind(),
+                    "function_declaration"
+                        | "function_signature"
+                        | "method_definition"
+                        | "method_signature"
+                        | "abstract_method_signature"
+                ) && field_text(s, "name", src) == field_text(n, "name", src)
+            }) || (parent == "export_statement"
+                && n.parent()
+                    .and_then(|p| p.next_named_sibling())
+                    .is_some_and(|s| {
+                        s.kind() == "export_statement"
+                            && s.child_by_field_name("declaration").is_some_and(|d| {
+                                matches!(d.kind(), "function_declaration" | "function_signature")
+                                    && field_text(d, "name", src) == field_text(n, "name", src)
+                            })
+                    }));
+            if overloaded {
+                return None;
+            }
+            return Some(Def {
+                kind: NodeKind::Function,
+                name: name()?,
+                body_owner: n,
+                body: None,
+            });
+        }
+        // `memo(function Button() {})`: a named function passed to a wrapper.
+        "function_expression" | "function" if parent == "arguments" => {
+            return Some(Def::simple(n, NodeKind::Function, name()?));
+        }
         // CommonJS: `module.exports.run = function () {}`, `exports.run = () => {}`.
         "assignment_expression" => {
             let value = n.child_by_field_name("right")?;
@@ -491,12 +530,41 @@ export default function () {
                 (NodeKind::Function, "lib/io.read", 2, 4),
                 (NodeKind::Function, "lib/io.write", 5, 5),
                 (NodeKind::Function, "lib/io.get", 7, 7),
+                (NodeKind::Function, "lib/io.pkg.inner", 10, 10),
                 (NodeKind::Class, "lib/io.pkg.Box", 11, 11),
             ],
         );
         let f = JAVASCRIPT.analyze("lib/io.js", src, &ParseLimits::default());
         assert_eq!(f.imports[0].module, "fs");
         assert_eq!(f.nodes[1].signature, "module.exports.read = function (p)");
+    }
+
+    #[test]
+    fn declarations_and_overloads() {
+        let src = "export declare function parse(s: string): Ast;\nexport function fmt(a: string): string;\nexport function fmt(a: number): string;\nexport function fmt(a: any): string {\n  return String(a);\n}\ndeclare class Lexer {\n  next(): Token;\n}\ninterface Tok {\n  kind(): string;\n}\nexport default memo(function Button() {\n  return null;\n});\n";
+        check_nodes(
+            Language::TypeScript,
+            "types/index.d.ts",
+            src,
+            &[
+                (NodeKind::Module, "types/index.d", 1, 15),
+                (NodeKind::Function, "types/index.d.parse", 1, 1),
+                (NodeKind::Function, "types/index.d.fmt", 4, 6),
+                (NodeKind::Class, "types/index.d.Lexer", 7, 9),
+                (NodeKind::Method, "types/index.d.Lexer.next", 8, 8),
+                (NodeKind::Interface, "types/index.d.Tok", 10, 12),
+                (NodeKind::Function, "types/index.d.Button", 13, 15),
+            ],
+        );
+        check_render(
+            Language::TypeScript,
+            "types/index.d.ts",
+            src,
+            "types/index.d.parse",
+            "export declare function parse(s: string): Ast;",
+            "export declare function parse(s: string): Ast;",
+            "export declare function parse(s: string): Ast;",
+        );
     }
 
     fn check_resolve(from: &str, module: &str, files: &[&str], expected: Option<&str>) {
