@@ -94,6 +94,9 @@ pub(crate) static TABLE_TS: Table = ts_table!(Language::TypeScript);
 pub(crate) static TABLE_TSX: Table = ts_table!(Language::Tsx);
 static TABLE_JS: Table = ts_table!(Language::JavaScript);
 
+/// Test-framework calls whose callback is indexed as a function named by the title.
+const TEST_BLOCKS: &[&str] = &["describe", "it", "test", "suite", "context", "bench"];
+
 const FUNCTION_VALUES: &[&str] = &[
     "arrow_function",
     "function_expression",
@@ -175,6 +178,31 @@ fn classify<'t>(n: Node<'t>, src: &str, parent: &str) -> Option<Def<'t>> {
         // `memo(function Button() {})`: a named function passed to a wrapper.
         "function_expression" | "function" if parent == "arguments" => {
             return Some(Def::simple(n, NodeKind::Function, name()?));
+        }
+        // Test blocks: `describe("parser", () => {…})`, `it("parses", async () => {…})`.
+        "call_expression" => {
+            let f = n.child_by_field_name("function")?;
+            if !TEST_BLOCKS.contains(&text(f, src)) {
+                return None;
+            }
+            let args = named_children(n.child_by_field_name("arguments")?);
+            let title = args
+                .first()
+                .filter(|a| matches!(a.kind(), "string" | "template_string"))?;
+            let body_fn = args
+                .get(1)
+                .filter(|a| FUNCTION_VALUES.contains(&a.kind()))?;
+            let name = string_value(*title, src);
+            return Some(Def {
+                kind: NodeKind::Function,
+                name: if name.is_empty() {
+                    text(f, src).to_string()
+                } else {
+                    name
+                },
+                body_owner: *body_fn,
+                body: body_fn.child_by_field_name("body"),
+            });
         }
         // CommonJS: `module.exports.run = function () {}`, `exports.run = () => {}`.
         "assignment_expression" => {
@@ -565,6 +593,38 @@ export default function () {
             "export declare function parse(s: string): Ast;",
             "export declare function parse(s: string): Ast;",
         );
+    }
+
+    #[test]
+    fn test_blocks_are_functions() {
+        let src = "import { parse } from './parse';\ndescribe('parse', () => {\n  it('reads numbers', async () => {\n    expect(parse('1')).toBe(1);\n  });\n  test(`empty`, function () {});\n});\n";
+        check_nodes(
+            Language::TypeScript,
+            "src/parse.test.ts",
+            src,
+            &[
+                (NodeKind::Module, "src/parse.test", 1, 7),
+                (NodeKind::Function, "src/parse.test.parse", 2, 7),
+                (
+                    NodeKind::Function,
+                    "src/parse.test.parse.reads numbers",
+                    3,
+                    5,
+                ),
+                (NodeKind::Function, "src/parse.test.parse.empty", 6, 6),
+            ],
+        );
+        check_render(
+            Language::TypeScript,
+            "src/parse.test.ts",
+            src,
+            "src/parse.test.parse.reads numbers",
+            "it('reads numbers', async () =>",
+            "it('reads numbers', async () =>",
+            "it('reads numbers', async () => {\n  ...\n})",
+        );
+        let f = TYPESCRIPT.analyze("src/parse.test.ts", src, &ParseLimits::default());
+        assert!(f.refs.iter().any(|r| r.from == 2 && r.name == "parse"));
     }
 
     fn check_resolve(from: &str, module: &str, files: &[&str], expected: Option<&str>) {
