@@ -168,6 +168,28 @@ pub(crate) fn block_at(lines: &Lines, a: usize, b: usize, base: usize) -> String
     out.trim_end().to_string()
 }
 
+/// `text` with the indentation common to all its non-blank lines removed, or `None` when
+/// there is none.
+pub(crate) fn dedent_all(text: &str) -> Option<String> {
+    let indent = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start_matches([' ', '\t']).len())
+        .min()?;
+    if indent == 0 {
+        return None;
+    }
+    let out: Vec<&str> = text
+        .split('\n')
+        .map(|l| {
+            l.get(indent..)
+                .filter(|_| !l.trim().is_empty())
+                .unwrap_or(l.trim_start_matches([' ', '\t']))
+        })
+        .collect();
+    Some(out.join("\n"))
+}
+
 /// Renders `[a, b)` keeping only the 0-based lines in `kept`; every run of elided lines that
 /// holds some code becomes one `...` marker at the indentation of its first line. Lines in
 /// `neutral` (blank or comment-only) are dropped without causing a marker.

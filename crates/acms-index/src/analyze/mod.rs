@@ -181,7 +181,13 @@ pub fn analyzer_for(language: Language) -> &'static dyn Analyzer {
 /// class headers with their fields), bodies dropped, for AST-aware compaction of code
 /// inside conversations. `None` when the language has no parser (plain text), the parse
 /// times out, or syntax errors cover so much of the input that the outline is not trustworthy.
+///
+/// Code quoted in a conversation is often cut out of a larger file with its indentation
+/// (a method without its class); such a snippet is de-indented first, so the outline starts
+/// at column 0.
 pub fn outline(language: Language, source: &str, limits: &ParseLimits) -> Option<String> {
+    let dedented = common::dedent_all(source);
+    let source = dedented.as_deref().unwrap_or(source);
     match language {
         Language::Python => walker::outline(&python::TABLE, source, limits),
         Language::TypeScript => walker::outline(&typescript::TABLE_TS, source, limits),

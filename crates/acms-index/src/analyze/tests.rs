@@ -389,6 +389,12 @@ fn outline_keeps_imports_signatures_and_types() {
         outline(Language::Java, java, &ParseLimits::default()).as_deref(),
         Some("package a;\nimport b.C;\nclass D {\n  private int n;\n  int get() { return n; }\n}")
     );
+    // A method quoted without its class is de-indented first.
+    let method = "    def get(self, key: str) -> bytes:\n        data = self.load(key)\n        return data\n";
+    assert_eq!(
+        outline(Language::Python, method, &ParseLimits::default()).as_deref(),
+        Some("def get(self, key: str) -> bytes:\n    ...")
+    );
     // Prose is not code: too much of it is an error for the parser, so no outline.
     let prose = "This is just a sentence about the weather, not code at all; really.";
     assert_eq!(
