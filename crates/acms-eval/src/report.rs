@@ -1,0 +1,135 @@
+//! Markdown for `docs/EVAL.md`: one table per corpus and the generated section between
+//! markers, so a re-run replaces its numbers and keeps the hand-written analysis above.
+//!
+//! It renders only; it measures nothing.
+
+use std::fmt::Write as _;
+
+use crate::harness::{CorpusReport, Metrics, Row};
+
+/// The markers around the generated part of `docs/EVAL.md`.
+pub const BEGIN: &str =
+    "<!-- BEGIN acms-eval generated: re-running the harness replaces everything up to END -->";
+pub const END: &str = "<!-- END acms-eval generated -->";
+
+fn k(budget: usize) -> String {
+    if budget.is_multiple_of(1000) {
+        format!("{}k", budget / 1000)
+    } else {
+        budget.to_string()
+    }
+}
+
+fn cells(m: Option<&Metrics>) -> String {
+    match m {
+        Some(m) => format!(
+            " {:.2} | {:.2} | {:.0} | {} | {:.0}/{:.0} |",
+            m.symbol_recall, m.code_recall, m.mean_tokens, m.violations, m.p50_ms, m.p95_ms
+        ),
+        None => " – | – | – | – | – |".into(),
+    }
+}
+
+/// One corpus: a short fact list and the table (rows: acms, peers, ablations; five columns per
+/// budget).
+pub fn corpus_markdown(r: &CorpusReport, budgets: &[usize]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "### {} ({}, {})\n", r.corpus, r.source, r.language);
+    let per_set: Vec<String> = r
+        .tasks_per_set
+        .iter()
+        .map(|(set, n)| format!("set {set}: {n}"))
+        .collect();
+    let _ = writeln!(
+        s,
+        "- index of the stripped copy: {} files, {} nodes, {:.1} s; embedder: {}",
+        r.files_indexed, r.nodes_indexed, r.index_seconds, r.embedder
+    );
+    let cands = r
+        .ts_candidates
+        .map(|c| format!(" (of {c} qualifying JSDoc'd functions)"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        s,
+        "- tasks: {} sampled{cands}, used {}; targets located by the analyzer: {}/{}\n",
+        r.tasks_sampled,
+        per_set.join(", "),
+        r.targets_resolved,
+        r.tasks_sampled
+    );
+    let mut header = String::from("| system | set |");
+    let mut rule = String::from("|---|---|");
+    for &b in budgets {
+        let b = k(b);
+        let _ = write!(
+            header,
+            " {b} sym | {b} code | {b} tokens | {b} viol | {b} p50/p95 ms |"
+        );
+        rule.push_str("---:|---:|---:|---:|---:|");
+    }
+    let _ = writeln!(s, "{header}\n{rule}");
+    for row in &r.rows {
+        s.push_str(&row_markdown(row, budgets));
+    }
+    s
+}
+
+fn row_markdown(row: &Row, budgets: &[usize]) -> String {
+    let name = match &row.note {
+        Some(n) => format!("{} ({n})", row.system),
+        None => row.system.clone(),
+    };
+    let mut line = format!("| {name} | {} |", row.set);
+    for b in budgets {
+        line.push_str(&cells(row.budgets.get(b)));
+    }
+    line.push('\n');
+    line
+}
+
+/// The whole generated section (markers included).
+pub fn generated_section(
+    reports: &[CorpusReport],
+    budgets: &[usize],
+    commit: &str,
+    command: &str,
+    environment: &str,
+) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "{BEGIN}\n");
+    let _ = writeln!(s, "## Results (generated)\n");
+    let _ = writeln!(s, "- commit: `{commit}`");
+    let _ = writeln!(s, "- command: `{command}`");
+    let _ = writeln!(s, "- environment: {environment}");
+    let _ = writeln!(
+        s,
+        "- columns per budget: symbol recall, code-visible recall, mean tokens (exact cl100k_base \
+         recount), budget violations (recount > budget), p50/p95 latency in ms; ablation rows \
+         are measured at 4k only\n"
+    );
+    for r in reports {
+        s.push_str(&corpus_markdown(r, budgets));
+        s.push('\n');
+    }
+    let _ = writeln!(s, "{END}");
+    s
+}
+
+/// `doc` with its generated section replaced by `section` (appended when there is none).
+pub fn splice(doc: &str, section: &str) -> String {
+    match (doc.find(BEGIN), doc.find(END)) {
+        (Some(a), Some(b)) if b >= a => {
+            let tail = &doc[b + END.len()..];
+            let tail = tail.strip_prefix('\n').unwrap_or(tail);
+            format!("{}{section}{tail}", &doc[..a])
+        }
+        _ => {
+            let mut out = doc.trim_end().to_string();
+            if !out.is_empty() {
+                out.push_str("\n\n");
+            }
+            out.push_str(section);
+            out
+        }
+    }
+}
