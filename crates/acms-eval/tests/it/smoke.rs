@@ -17,13 +17,12 @@ const SMOKE_CORPUS: &str = "requests";
 const TASKS: usize = 30;
 const BUDGET: usize = 4000;
 
-// Floors, from measured runs of exactly this test (30 tasks, built-in embedder, debug build):
-// see the measurement note at each constant. They sit a few tasks below the measurement so an
-// unrelated change in ranking does not fail CI, while a real regression does.
-/// Measured 2026-11-29 at commit 09e7841+: symbol recall 0.97 (29/30).
-const SYMBOL_FLOOR: f64 = 0.85;
-/// Measured 2026-11-29 at commit 09e7841+: code-visible recall 0.87 (26/30).
-const CODE_FLOOR: f64 = 0.70;
+// Floors, from measured runs of exactly this test (30 tasks, built-in embedder, debug build,
+// commit c9bb0ba): symbol recall 0.90 (27/30), code-visible recall 0.73 (22/30), mean tokens
+// 3980, 0 violations. The floors sit three tasks below the measurement, so a small change in
+// ranking does not fail CI while a real regression does.
+const SYMBOL_FLOOR: f64 = 0.80;
+const CODE_FLOOR: f64 = 0.63;
 
 #[test]
 fn smoke_evaluation_keeps_budgets_and_recall() {
