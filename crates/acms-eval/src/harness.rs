@@ -35,7 +35,8 @@ pub struct RunOptions {
     pub repo_root: PathBuf,
     /// Where fetched corpora live (`$ACMS_CORPUS_DIR` or `<repo>/.cache/corpora`).
     pub corpus_dir: PathBuf,
-    /// Scratch: stripped copies, indexes, raw results (`<repo>/.cache/eval`).
+    /// Scratch: stripped copies, indexes, raw results (`<repo>/.cache/acms-eval`; not
+    /// `.cache/eval`, which `eval/run_peer.py` rewrites).
     pub work_dir: PathBuf,
     pub corpora: Vec<String>,
     /// Tasks per corpus and set (after sampling); `None` = every sampled task.
@@ -63,7 +64,7 @@ impl RunOptions {
         RunOptions {
             repo_root: repo_root.to_path_buf(),
             corpus_dir,
-            work_dir: repo_root.join(".cache/eval"),
+            work_dir: repo_root.join(".cache/acms-eval"),
             corpora: Vec::new(),
             tasks: None,
             budgets: vec![2000, 4000, 8000],
@@ -471,12 +472,20 @@ fn run_peer(
     }
     let script_path = opts.repo_root.join("eval/peers").join(script);
     let what = format!("peer {peer} ({})", script_path.display());
+    // The peer's own log (Aider's progress, per-repo setup time) is kept next to the results.
+    let log_dir = opts.work_dir.join("results");
+    std::fs::create_dir_all(&log_dir).map_err(io(&log_dir))?;
+    let corpus = stripped
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned());
+    let log_path = log_dir.join(format!("{peer}-{}.stderr", corpus.unwrap_or_default()));
+    let stderr = std::fs::File::create(&log_path).map_err(io(&log_path))?;
     let mut child = Command::new(python)
         .arg(&script_path)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(stderr)
         .spawn()
         .map_err(|e| Error::Command {
             command: what.clone(),

@@ -29,7 +29,7 @@ fn smoke_evaluation_keeps_budgets_and_recall() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let work = tempfile::tempdir().unwrap();
     let mut opts = RunOptions::new(&repo);
-    // A private work dir: a full evaluation running at the same time owns .cache/eval.
+    // A private work dir: a full evaluation running at the same time owns .cache/acms-eval.
     opts.work_dir = work.path().to_path_buf();
     opts.corpora = vec![SMOKE_CORPUS.into()];
     opts.tasks = Some(TASKS);
