@@ -62,10 +62,10 @@ pub(crate) static TABLE: Table = Table {
 /// A decorated definition is the node itself (so decorators are in its span, signature and
 /// refs); the inner `def`/`class` is then not a second node.
 fn classify<'t>(n: Node<'t>, src: &str, parent: &str) -> Option<Def<'t>> {
-    let (def, inner) = match n.kind() {
-        "decorated_definition" => (n, n.child_by_field_name("definition")?),
+    let inner = match n.kind() {
+        "decorated_definition" => n.child_by_field_name("definition")?,
         _ if parent == "decorated_definition" => return None,
-        _ => (n, n),
+        _ => n,
     };
     let kind = match inner.kind() {
         "class_definition" => NodeKind::Class,
@@ -79,7 +79,6 @@ fn classify<'t>(n: Node<'t>, src: &str, parent: &str) -> Option<Def<'t>> {
         body_owner: inner,
         body: inner.child_by_field_name("body"),
     })
-    .filter(|_| def.id() == n.id())
 }
 
 /// Class attributes (`name: str = "x"`) and module-level assignments (constants, `__all__`).
