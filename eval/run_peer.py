@@ -92,7 +92,8 @@ def ensure_ready(corpus: str, python: str) -> None:
     """From a clean clone: fetch the corpus and build the peers' venv when they are missing."""
     root = make_tasks.DEFAULT_CORPUS_DIR / corpus
     if make_tasks.corpus_registry(root) is None:
-        subprocess.run([str(REPO_ROOT / "scripts" / "fetch-corpus.sh"), corpus], check=True)
+        # Progress to stderr: stdout carries only the result tables.
+        subprocess.run([str(REPO_ROOT / "scripts" / "fetch-corpus.sh"), corpus], check=True, stdout=sys.stderr)
     if not Path(python).exists():
         subprocess.run([str(REPO_ROOT / "eval" / "peers" / "setup.sh")], check=True, stdout=subprocess.DEVNULL)
 
