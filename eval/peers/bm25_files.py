@@ -4,7 +4,7 @@ Owns: the "what would plain keyword search over files give you" baseline. Every 
 the repo (UTF-8, no NUL bytes, at most 1 MB, hidden and vendored dirs skipped) is one BM25
 document (rank_bm25's Okapi BM25, default k1/b). Files are ranked by score for the task's query
 plus its mentioned identifiers, and packed whole, best first, each as "<relative path>:\\n<text>",
-until the next file would exceed the budget (the default, as the evaluation specifies) or, with
+until the next file would exceed the budget (the default, as this peer was specified) or, with
 --first-fit, skipping files that do not fit and going on down the ranking. Files scoring 0 are
 never packed.
 

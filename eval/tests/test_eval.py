@@ -9,6 +9,7 @@ are checked by eval/peers/setup.sh (offline self-check).
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import re
 import sys
@@ -215,7 +216,7 @@ class TsEstimate(unittest.TestCase):
                         function tiny() {}
                         """,
                     "src/a.test.ts": "/** Checks that the last value is emitted on complete. */\nfunction t() {}\n",
-                    "src/a.d.ts": "/** Declared type only, not an implementation at all. */\n"
+                    "src/a.d.ts": "/** Declared type only, not an implementation. */\n"
                     "export declare function d(): void;\n",
                 },
                 registry="npm",
@@ -266,7 +267,9 @@ class TsCandidates(unittest.TestCase):
             by_name = {c.qualified_name: c for c in cands}
             self.assertEqual(sorted(by_name), ["ops.map.Thing.unsubscribe", "ops.map.map", "ops.map.parseThing"])
             self.assertEqual(stats.rejected, {"constructor": 1, "no body beyond the docstring": 1})
-            self.assertEqual(by_name["ops.map.map"].sentence, "Applies a projection to each value emitted by the source, in order.")
+            self.assertEqual(
+                by_name["ops.map.map"].sentence, "Applies a projection to each value emitted by the source, in order."
+            )
             self.assertEqual(by_name["ops.map.parseThing"].sentence, "Builds a Thing from raw bytes read off the wire.")
             self.assertEqual((by_name["ops.map.map"].start_line, by_name["ops.map.map"].end_line), (8, 10))
             mt.write_stripped(root, out, cands)
@@ -275,6 +278,43 @@ class TsCandidates(unittest.TestCase):
             self.assertEqual(len(before), len(after))
             self.assertNotIn("Applies a projection", "\n".join(after))
             self.assertIn("@deprecated", "\n".join(after))  # only sampled docs are removed
+
+
+@unittest.skipUnless(
+    importlib.util.find_spec("rank_bm25") is not None, "needs rank_bm25/tiktoken: run under .cache/eval-venv/bin/python"
+)
+class Bm25Packing(unittest.TestCase):
+    def test_stop_and_first_fit_respect_the_budget(self) -> None:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "peers"))
+        import bm25_files
+        import common
+
+        with tempfile.TemporaryDirectory() as d:
+            root = Path(d)
+            big = "def parse_header(value):\n" + "    header = header_value + parse(value)\n" * 60
+            write_corpus(root, {"big.py": big, "small.py": "def parse_header_list(x):\n    return x\n",
+                                "other.txt": "nothing relevant lives here\n"})
+            counter = common.Cl100kCounter()
+            task = {"id": "t", "repo": d, "query": "parse the header", "mentioned_idents": [], "budget": 100}
+            for first_fit, expected_files in [(False, []), (True, ["small.py"])]:
+                peer = bm25_files.Bm25Peer(counter, first_fit)
+                peer.prepare(task)
+                text = peer.handle(task)
+                self.assertLessEqual(counter.token_count(text), 100)
+                self.assertEqual([ln[:-1] for ln in text.splitlines() if ln.endswith(".py:")], expected_files)
+            # A budget that fits everything relevant packs by score, and never the 0-score file.
+            peer = bm25_files.Bm25Peer(counter, False)
+            peer.prepare(task)
+            packed = peer.handle(dict(task, budget=100_000))
+            self.assertTrue(packed.startswith("big.py:") or packed.startswith("small.py:"))
+            self.assertNotIn("other.txt:", packed)
+
+    def test_tokenize_splits_identifiers(self) -> None:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "peers"))
+        import bm25_files
+
+        self.assertEqual(bm25_files.tokenize("HTTPAdapter merge_setting x"),
+                         ["httpadapter", "http", "adapter", "merge_setting", "merge", "setting", "x"])
 
 
 class PeerScoring(unittest.TestCase):
