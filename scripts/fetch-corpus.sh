@@ -146,7 +146,7 @@ for arg in "$@"; do
             printf '%s\n' "$CORPORA" | grep -v '^$' | awk -F'|' '{printf "%-14s %-5s %-18s %-8s %s\n", $1, $2, $3, $4, $6}'
             exit 0
             ;;
-        -h|--help) sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; exit 0 ;;
         -*) die "unknown option '$arg' (try --help)" ;;
         *) names+=("$arg") ;;
     esac
