@@ -11,8 +11,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use acms_compact::format::{self, Format};
-use acms_compact::{
+use acms::compact::format::{self, Format};
+use acms::compact::{
     ArtifactStore, CompactConfig, Compactor, Diagnostics, Error, LlmSummarizer, Measured, Meter,
 };
 use serde_json::{Value, json};
@@ -110,8 +110,8 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitCode> {
     let meter = match args.unit {
         UnitArg::Bytes => Meter::bytes(),
         UnitArg::Tokens => Meter::tokens(match args.tokenizer {
-            TokenizerArg::Cl100k => acms_core::Tokenizer::Cl100kBase,
-            TokenizerArg::O200k => acms_core::Tokenizer::O200kBase,
+            TokenizerArg::Cl100k => acms::core::Tokenizer::Cl100kBase,
+            TokenizerArg::O200k => acms::core::Tokenizer::O200kBase,
         }),
     };
     let mut sink: Box<dyn Write> = match &args.diagnostics {
@@ -178,8 +178,8 @@ fn build(args: &CompactArgs, meter: Meter, limit: usize) -> anyhow::Result<Compa
     }
     if args.llm_summary {
         let cfg = match &args.config {
-            Some(p) => acms_core::Config::from_file(p)?,
-            None => acms_core::Config::default(),
+            Some(p) => acms::core::Config::from_file(p)?,
+            None => acms::core::Config::default(),
         };
         let client = acms_llm::HttpClient::from_config(&cfg.context.llm)?;
         let per_unit = if args.unit == UnitArg::Bytes {

@@ -33,8 +33,8 @@ pub use acms_assemble::{
 pub use acms_core::{Config, ContextConfig, Depth, NodeId, TokenCounter, Tokenizer};
 pub use acms_retrieve::{Hit, Query, Reason, Retriever, Strategy, StrategyRegistry};
 pub use {
-    acms_assemble as assemble, acms_core as core, acms_index as index, acms_llm as llm,
-    acms_pack as pack, acms_retrieve as retrieve, acms_vector as vector,
+    acms_assemble as assemble, acms_compact as compact, acms_core as core, acms_index as index,
+    acms_llm as llm, acms_pack as pack, acms_retrieve as retrieve, acms_vector as vector,
 };
 
 /// Errors of the cross-crate calls.
