@@ -109,6 +109,15 @@ pub struct Compacted {
     pub diagnostics: Diagnostics,
 }
 
+/// A conversation history that may change while it is compacted (a host appending tool
+/// results from another thread). The version changes on every mutation.
+pub trait History {
+    /// The current version.
+    fn version(&self) -> u64;
+    /// A consistent copy and its version.
+    fn snapshot(&self) -> (u64, Conversation);
+}
+
 /// Compacts conversations to a hard limit. Build one, then call [`Compactor::compact`].
 pub struct Compactor {
     config: CompactConfig,
@@ -205,6 +214,22 @@ impl Compactor {
     /// meter).
     pub fn compact_measured(&self, input: Measured) -> Result<Compacted> {
         self.run(input, self.config.limit, self.config.tiers)
+    }
+
+    /// Compacts a snapshot of `history`; when the history changed before the result was
+    /// ready, restarts on a fresh snapshot, at most `max_attempts` times in all, then fails
+    /// with [`Error::ConcurrentMutationLimit`] instead of returning a stale result.
+    pub fn compact_history(&self, history: &dyn History, max_attempts: usize) -> Result<Compacted> {
+        for _ in 0..max_attempts {
+            let (version, conversation) = history.snapshot();
+            let out = self.compact(&conversation)?;
+            if history.version() == version {
+                return Ok(out);
+            }
+        }
+        Err(Error::ConcurrentMutationLimit {
+            attempts: max_attempts,
+        })
     }
 
     /// Tier 4 alone: peel the oldest rounds until the conversation is at most `target`

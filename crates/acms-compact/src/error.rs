@@ -35,6 +35,12 @@ pub enum Error {
         unit: Unit,
         diagnostics: Box<Diagnostics>,
     },
+    /// The history kept changing while it was being compacted; after `attempts` restarts the
+    /// compactor gave up rather than forward a stale result.
+    #[error(
+        "the conversation changed during compaction {attempts} times in a row: retry when it is idle"
+    )]
+    ConcurrentMutationLimit { attempts: usize },
     /// Reading or writing the artifact store failed.
     #[error("artifact store: {0}")]
     Artifact(#[from] std::io::Error),

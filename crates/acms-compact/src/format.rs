@@ -122,6 +122,11 @@ fn detect(envelope: Option<&Map<String, Value>>, messages: &[Value]) -> Format {
     }
 }
 
+/// A type name from the input, cut short: error messages must not carry content.
+fn short(s: &str) -> String {
+    s.chars().take(32).collect()
+}
+
 fn bad(index: usize, reason: impl Into<String>) -> Error {
     Error::Format {
         index,
@@ -176,7 +181,7 @@ fn openai_text(index: usize, content: Option<&Value>) -> Result<String> {
                             index,
                             format!(
                                 "content part type `{}` is not supported (text only)",
-                                other.unwrap_or("?")
+                                short(other.unwrap_or("?"))
                             ),
                         ));
                     }
@@ -255,7 +260,7 @@ fn anthropic_text_blocks(index: usize, content: &Value) -> Result<String> {
                             index,
                             format!(
                                 "block type `{}` is not supported here (text only)",
-                                other.unwrap_or("?")
+                                short(other.unwrap_or("?"))
                             ),
                         ));
                     }
@@ -344,7 +349,7 @@ fn read_anthropic(index: usize, v: &Value, out: &mut Vec<Message>) -> Result<()>
                     index,
                     format!(
                         "block type `{}` is not supported in a {} message",
-                        other.unwrap_or("?"),
+                        short(other.unwrap_or("?")),
                         role.name()
                     ),
                 ));

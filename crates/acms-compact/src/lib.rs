@@ -32,7 +32,7 @@ pub mod verify;
 pub use artifact::{ArtifactRef, ArtifactStore};
 pub use budget::{BudgetState, BudgetTracker, StateChange, Threshold, Thresholds};
 pub use code::{CodeOutliner, IndexOutliner, NoOutliner};
-pub use compactor::{CompactConfig, Compacted, Compactor, OFFLOAD_MARKER, Skill};
+pub use compactor::{CompactConfig, Compacted, Compactor, History, OFFLOAD_MARKER, Skill};
 pub use diagnostics::{
     Category, CategoryReport, Diagnostics, Outcome, Rejection, Stage, StageReport,
 };

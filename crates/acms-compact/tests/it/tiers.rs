@@ -404,3 +404,41 @@ fn bytes_unit() {
     assert_eq!(out.diagnostics.unit, acms_compact::Unit::Bytes);
     assert_valid(&conv, &out, before / 2, &m);
 }
+
+/// A history that a "host" mutates `mutations` times, once per snapshot.
+struct Busy {
+    conv: acms_compact::Conversation,
+    version: std::sync::atomic::AtomicU64,
+    mutations: u64,
+}
+
+impl acms_compact::History for Busy {
+    fn version(&self) -> u64 {
+        self.version.load(std::sync::atomic::Ordering::SeqCst)
+    }
+    fn snapshot(&self) -> (u64, acms_compact::Conversation) {
+        let v = self.version();
+        if v < self.mutations {
+            // The host appends right after the snapshot is taken.
+            self.version
+                .store(v + 1, std::sync::atomic::Ordering::SeqCst);
+        }
+        (v, self.conv.clone())
+    }
+}
+
+#[test]
+fn concurrent_mutation_restarts_then_gives_up() {
+    let conv = session(6, 30, NOW);
+    let c = compactor(config(1_000));
+    let busy = |mutations| Busy {
+        conv: conv.clone(),
+        version: 0.into(),
+        mutations,
+    };
+    assert!(c.compact_history(&busy(2), 3).is_ok());
+    assert!(matches!(
+        c.compact_history(&busy(3), 3),
+        Err(Error::ConcurrentMutationLimit { attempts: 3 })
+    ));
+}
