@@ -620,6 +620,15 @@ pub fn run_corpus(opts: &RunOptions, name: &str, model_dir: Option<&Path>) -> Re
         .iter()
         .map(|t| (t.id.clone(), score::resolve_target(t, &stripped)))
         .collect();
+    for (id, t) in targets.iter().filter(|(_, t)| !t.resolved) {
+        log(
+            opts,
+            format!(
+                "{name}: target not located by the analyzer: {id} ({}:{})",
+                t.path, t.start_line
+            ),
+        );
+    }
     let by_set: BTreeMap<u8, Vec<&Task>> = opts
         .sets
         .iter()

@@ -301,7 +301,11 @@ fn scan_ts_file(corpus: &str, rel: &str, src: &str, stats: &mut TsStats) -> Vec<
         let code_start = doc_end.max(node.start_byte);
         let code = &src[code_start..node.end_byte.max(code_start)];
         let compact: String = code.chars().filter(|c| !c.is_whitespace()).collect();
-        if compact.ends_with("{}") || compact.ends_with("{};") || compact.is_empty() {
+        // No body at all (an overload signature `function f(): T;`) or an empty one.
+        // (A `=>` may sit in a signature's types; only an arrow function's own is a body.)
+        let arrow = compact.contains("=>") && !compact.contains("function");
+        let has_body = arrow || compact.trim_end_matches(';').ends_with('}');
+        if !has_body || compact.ends_with("{}") || compact.ends_with("{};") {
             stats.reject("no body beyond the docstring");
             continue;
         }
