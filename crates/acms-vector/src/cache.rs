@@ -6,7 +6,7 @@
 //! damaged one) yields an empty cache, since a cache miss only costs time. This module does not
 //! decide which texts to embed; the caller passes them.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use acms_core::ContentHash;
@@ -104,9 +104,10 @@ impl EmbeddingCache {
             .map(|t| ContentHash::of(t.as_bytes()))
             .collect();
         let mut todo: Vec<usize> = Vec::new();
+        let mut queued: HashSet<&ContentHash> = HashSet::new();
         for (i, h) in hashes.iter().enumerate() {
             // The same text twice in one call is embedded once.
-            if !self.map.contains_key(h) && !todo.iter().any(|&j| hashes[j] == *h) {
+            if !self.map.contains_key(h) && queued.insert(h) {
                 todo.push(i);
             }
         }
