@@ -1,0 +1,202 @@
+//! Embedding and vector-search benchmarks of `acms-vector`.
+//!
+//! - `embed/hash` and `embed/model`: texts per second of the built-in `HashEmbedder` and of the
+//!   real MiniLM model (fastembed + ONNX Runtime on all cores) on short code-like texts. The
+//!   model is found through `ACMS_MODEL_DIR` or `scripts/fetch-model.sh`; without it the model
+//!   bench is skipped with a message.
+//! - `search/{exact,hnsw}/{5000,20000,50000}`: one top-10 query against random 384-dim unit
+//!   vectors (the worst case for HNSW recall), exact scan versus the graph at default params.
+//!
+//! Before the criterion timings it prints, per size, the HNSW build time and recall@10 against
+//! the exact scan, and (with the model) texts/s per batch size, which is how the defaults
+//! (`DEFAULT_BATCH_SIZE`, `IndexParams::default()`) were chosen. `ACMS_VECTOR_SIZES=5000,20000`
+//! limits the sizes; under `cargo test --benches` only 2 000 vectors are used.
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use acms_vector::{Embedder, FastEmbedder, HashEmbedder, IndexParams, VectorIndex, normalize};
+use criterion::{BenchmarkId, Criterion, Throughput};
+
+const DIM: usize = 384;
+const K: usize = 10;
+
+/// SplitMix64: deterministic inputs on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn unit_vector(&mut self) -> Vec<f32> {
+        let mut v: Vec<f32> = (0..DIM)
+            .map(|_| (self.next_u64() >> 40) as f32 / (1u64 << 23) as f32 - 1.0)
+            .collect();
+        normalize(&mut v);
+        v
+    }
+
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[(self.next_u64() % xs.len() as u64) as usize]
+    }
+}
+
+/// Short texts shaped like the compact node renderings that get embedded (signature + doc).
+fn code_texts(n: usize) -> Vec<String> {
+    let verbs = ["parse", "load", "render", "count", "merge", "resolve", "fetch", "encode"];
+    let nouns = ["config", "token", "request", "graph", "buffer", "symbol", "budget", "path"];
+    let types = ["String", "Vec<u8>", "Node", "Config", "usize", "Response", "Depth"];
+    let mut rng = Rng(42);
+    (0..n)
+        .map(|i| {
+            let (v, o, t) = (rng.pick(&verbs), rng.pick(&nouns), rng.pick(&types));
+            format!(
+                "pub fn {v}_{o}_{i}(input: &{t}, limit: usize) -> Result<{t}>\n/// {v}s the {o} \
+                 from the given {t} and stops after `limit` items; errors name the input."
+            )
+        })
+        .collect()
+}
+
+fn model_dir() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("ACMS_MODEL_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(d));
+    }
+    let script = acms_benches::workspace_root().join("scripts/fetch-model.sh");
+    let out = Command::new("bash").arg(script).output().ok()?;
+    out.status
+        .success()
+        .then(|| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+}
+
+fn sizes(test_mode: bool) -> Vec<usize> {
+    if test_mode {
+        return vec![2_000];
+    }
+    match std::env::var("ACMS_VECTOR_SIZES") {
+        Ok(s) => s.split(',').filter_map(|x| x.trim().parse().ok()).collect(),
+        Err(_) => vec![5_000, 20_000, 50_000],
+    }
+}
+
+fn bench_embed(c: &mut Criterion, test_mode: bool) {
+    let texts = code_texts(if test_mode { 64 } else { 512 });
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let mut g = c.benchmark_group("embed");
+    g.throughput(Throughput::Elements(refs.len() as u64));
+    let hash = HashEmbedder::default();
+    g.bench_function("hash", |b| b.iter(|| hash.embed(black_box(&refs)).unwrap()));
+
+    let Some(dir) = model_dir() else {
+        eprintln!("embed/model skipped: no model (set ACMS_MODEL_DIR or run scripts/fetch-model.sh)");
+        return;
+    };
+    if !test_mode {
+        // One pass per batch size, to justify DEFAULT_BATCH_SIZE.
+        for batch in [16, 32, 64, 128, 256] {
+            let Ok(m) = FastEmbedder::with_options(&dir, batch, None) else {
+                continue;
+            };
+            m.embed(&refs[..32]).unwrap(); // warm-up
+            let t = Instant::now();
+            m.embed(&refs).unwrap();
+            let secs = t.elapsed().as_secs_f64();
+            eprintln!(
+                "model batch {batch:>3}: {:.0} texts/s ({} texts in {secs:.2} s)",
+                refs.len() as f64 / secs,
+                refs.len()
+            );
+        }
+    }
+    match FastEmbedder::new(&dir) {
+        Ok(m) => {
+            g.sample_size(10);
+            g.bench_function("model", |b| b.iter(|| m.embed(black_box(&refs)).unwrap()));
+        }
+        Err(e) => eprintln!("embed/model skipped: {e}"),
+    }
+    g.finish();
+}
+
+fn bench_search(c: &mut Criterion, test_mode: bool) {
+    let mut rng = Rng(7);
+    let queries: Vec<Vec<f32>> = (0..100).map(|_| rng.unit_vector()).collect();
+    let mut g = c.benchmark_group("search");
+    for n in sizes(test_mode) {
+        let vectors: Vec<Vec<f32>> = (0..n).map(|_| rng.unit_vector()).collect();
+        // Threshold 0: always build the graph, so both paths can be timed at every size.
+        let params = IndexParams {
+            exact_scan_below: 0,
+            ..IndexParams::default()
+        };
+        let mut idx = VectorIndex::new("bench", DIM, params).unwrap();
+        for (i, v) in vectors.iter().enumerate() {
+            idx.upsert(i as u64, v).unwrap();
+        }
+        let t = Instant::now();
+        idx.build_graph();
+        let build = t.elapsed();
+        let mut found = 0;
+        for q in &queries {
+            let exact: Vec<u64> = idx.search_exact(q, K).unwrap().iter().map(|h| h.id).collect();
+            found += idx
+                .search(q, K)
+                .unwrap()
+                .iter()
+                .filter(|h| exact.contains(&h.id))
+                .count();
+        }
+        let recall = found as f64 / (K * queries.len()) as f64;
+        let dir = std::env::temp_dir().join(format!("acms-vector-bench-{n}-{}", std::process::id()));
+        let t = Instant::now();
+        idx.save(&dir).unwrap();
+        let save = t.elapsed();
+        let t = Instant::now();
+        let reloaded = VectorIndex::load(&dir, params).unwrap();
+        let load = t.elapsed();
+        assert!(reloaded.uses_graph());
+        let _ = std::fs::remove_dir_all(&dir);
+        eprintln!(
+            "n = {n:>6}: HNSW build {:.2} s (M {}, ef_construction {}), recall@{K} {recall:.3} \
+             (ef_search {}), save {:.0} ms, load {:.0} ms",
+            build.as_secs_f64(),
+            params.max_connections,
+            params.ef_construction,
+            params.ef_search,
+            save.as_secs_f64() * 1e3,
+            load.as_secs_f64() * 1e3,
+        );
+        let mut qi = 0;
+        g.bench_with_input(BenchmarkId::new("exact", n), &idx, |b, idx| {
+            b.iter(|| {
+                qi = (qi + 1) % queries.len();
+                idx.search_exact(black_box(&queries[qi]), K).unwrap()
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("hnsw", n), &idx, |b, idx| {
+            b.iter(|| {
+                qi = (qi + 1) % queries.len();
+                idx.search(black_box(&queries[qi]), K).unwrap()
+            })
+        });
+    }
+    g.finish();
+}
+
+fn main() {
+    let test_mode = std::env::args().any(|a| a == "--test");
+    let mut c = Criterion::default()
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3))
+        .configure_from_args();
+    bench_embed(&mut c, test_mode);
+    bench_search(&mut c, test_mode);
+    c.final_summary();
+}
