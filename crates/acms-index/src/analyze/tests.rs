@@ -165,6 +165,18 @@ fn syntax_errors_index_what_was_recovered() {
 }
 
 #[test]
+fn replacement_characters_are_not_syntax_errors() {
+    // The caller decodes invalid UTF-8 lossily and warns about it itself.
+    let f = analyze(
+        Language::Python,
+        "l.py",
+        "def caf\u{FFFD}():\n    return 1\n",
+    );
+    assert_eq!(f.nodes[1].name, "caf");
+    assert!(f.warnings.is_empty(), "{:?}", f.warnings);
+}
+
+#[test]
 fn timeout_falls_back_to_line_chunks() {
     let limits = ParseLimits {
         timeout: Duration::from_micros(1),

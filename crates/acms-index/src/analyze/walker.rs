@@ -360,12 +360,17 @@ pub(crate) fn walk(
             ..ctx
         };
 
-        if node.is_error() || node.is_missing() {
+        if node.is_missing() && !ctx.in_error {
             errors += 1;
-            if node.is_error() && !ctx.in_error {
+        } else if node.is_error() && !ctx.in_error {
+            child.in_error = true;
+            // U+FFFD comes from the caller's lossy decoding, which it already reports; it
+            // is not a syntax error of the file.
+            let t = text(node, src);
+            if !t.trim().chars().all(|c| c == '\u{FFFD}') {
+                errors += 1;
                 error_bytes += node.end_byte() - node.start_byte();
             }
-            child.in_error = true;
         }
 
         if table.comments.contains(&kind) {
@@ -704,10 +709,9 @@ fn finish(
         let skeleton = render_kept(lines, n.start_byte, n.end_byte, &st.kept, &neutral);
         file.nodes[i].skeleton = skeleton;
     }
-    if root.has_error() {
+    if errors > 0 {
         file.warnings.push(format!(
-            "syntax errors: {} error node(s); indexed what the parser recovered",
-            errors.max(1)
+            "syntax errors: {errors} error node(s); indexed what the parser recovered"
         ));
     }
     Walk {
