@@ -233,13 +233,14 @@ fn classify<'t>(n: Node<'t>, src: &str, parent: &str) -> Option<Def<'t>> {
     Some(Def::simple(n, kind, name()?))
 }
 
-/// Class fields, and top-level `const`/`let`/`var` declarations (exported or not).
+/// Class fields; top-level `const`/`let`/`var` declarations and every `export` statement
+/// (`export default App;`, `export { a, b };`) — the module's public surface.
 fn field(n: Node, in_module: bool) -> bool {
-    let is_decl = |n: Node| matches!(n.kind(), "lexical_declaration" | "variable_declaration");
     if in_module {
-        is_decl(n)
-            || (n.kind() == "export_statement"
-                && n.child_by_field_name("declaration").is_some_and(is_decl))
+        matches!(
+            n.kind(),
+            "lexical_declaration" | "variable_declaration" | "export_statement"
+        )
     } else {
         matches!(n.kind(), "public_field_definition" | "field_definition")
     }
@@ -496,6 +497,15 @@ export default function () {
             "handle = async (e: Event): Promise<void> =>",
             "handle = async (e: Event): Promise<void> =>",
             "handle = async (e: Event): Promise<void> => {\n  if (e.ok) {\n    throw new HttpError(e);\n  } else {\n    ...\n  }\n}",
+        );
+        check_render(
+            Language::TypeScript,
+            "src/greeter.ts",
+            SRC,
+            "src/greeter",
+            "// src/greeter.ts",
+            "// src/greeter.ts",
+            "import React, { useState as useS } from \"react\";\nimport * as api from './api';\nexport { a, b as c } from \"./mod\";\n@Component({ tag: \"x\" })\nexport class Greeter extends Base<T> implements Greets {\n  ...\n}\nexport interface Greets {\n  ...\n}\nexport type Id = string | number;\nexport const add = (a: number, b: number): number => a + b;\nexport default function () {\n  ...\n}",
         );
         check_render(
             Language::TypeScript,
