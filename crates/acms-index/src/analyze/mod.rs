@@ -5,6 +5,19 @@
 //! This module owns parsing only. It does not assign ids, count tokens or touch the store.
 //! Shared machinery lives in `common` (parsing under a timeout, line rendering, doc cleanup,
 //! chunking) and `walker` (the table-driven tree-sitter walker used by the code languages).
+//!
+//! Conventions every analyzer follows:
+//! - A node's span starts at its leading doc comment and attributes/decorators (Rust, Java,
+//!   TS), so the depth-9 text `source[start_byte..end_byte]` includes what depth 2 shows.
+//! - Qualified names: `pkg.sub.mod.Class.method` (Python, from the path), `src/app.Class.m`
+//!   (TS/JS, path without extension), `crate::a::b::Type::method` (Rust, inline `mod` blocks
+//!   included), `com.acme.Class.method` (Java, from `package`; the module is
+//!   `com.acme.File`), `docs/guide > Install > Linux` (Markdown), `schema#/definitions/User`
+//!   (JSON Schema), `path:10-69` (text chunks).
+//! - A function directly inside a class, interface, struct, enum, trait or impl is a Method.
+//! - Renderings start at column 0; depth 4 keeps signatures, docs, fields, control-flow
+//!   headers and `return`/`raise`/`throw` lines, and replaces every other run of code lines
+//!   with one `...` line at that run's indentation.
 
 use std::time::Duration;
 
