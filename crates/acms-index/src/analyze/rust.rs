@@ -189,11 +189,55 @@ fn use_tree(n: Node, prefix: &str, src: &str, out: &mut Vec<ParsedImport>) {
     }
 }
 
+/// How many inline `mod x { … }` blocks enclose `n` (looking a few levels up only: `use`
+/// sits near the top of a module, and the walk must stay cheap on deep trees).
+fn inline_mod_depth(n: Node) -> usize {
+    let mut depth = 0;
+    let mut cur = n.parent();
+    for _ in 0..16 {
+        let Some(p) = cur else { break };
+        if p.kind() == "mod_item" {
+            depth += 1;
+        }
+        cur = p.parent();
+    }
+    depth
+}
+
+/// Drops up to `k` leading `super` segments (`super::super::x` with k = 1 → `super::x`,
+/// `super::x` → `self::x`).
+fn strip_supers(path: &str, k: usize) -> String {
+    let mut rest = path;
+    let mut stripped = 0;
+    while stripped < k {
+        match rest.strip_prefix("super") {
+            Some(r) if r.is_empty() || r.starts_with("::") => {
+                rest = r.strip_prefix("::").unwrap_or(r);
+                stripped += 1;
+            }
+            _ => break,
+        }
+    }
+    if stripped == 0 {
+        path.to_string()
+    } else if rest.starts_with("super") {
+        rest.to_string()
+    } else {
+        join_path("self", rest)
+    }
+}
+
 fn import(n: Node, src: &str, out: &mut Vec<ParsedImport>) -> bool {
     match n.kind() {
         "use_declaration" => {
+            let first = out.len();
             if let Some(arg) = n.child_by_field_name("argument") {
                 use_tree(arg, "", src, out);
+            }
+            // Inside `mod tests { use super::*; }` the first `super` is this file's module.
+            let inline = inline_mod_depth(n);
+            for imp in &mut out[first..] {
+                imp.module = strip_supers(&imp.module, inline);
             }
             true
         }
@@ -406,6 +450,7 @@ pub trait Load: Sized {
 }
 
 mod inner {
+    use super::Store;
     pub fn helper() -> u32 { 1 }
 }
 "#;
@@ -417,13 +462,13 @@ mod inner {
             "crates/x/src/store/mod.rs",
             SRC,
             &[
-                (NodeKind::Module, "crate::store", 1, 34),
+                (NodeKind::Module, "crate::store", 1, 35),
                 (NodeKind::Struct, "crate::store::Store", 7, 11),
                 (NodeKind::Impl, "crate::store::Store", 13, 26),
                 (NodeKind::Method, "crate::store::Store::fmt", 14, 25),
                 (NodeKind::Trait, "crate::store::Load", 28, 30),
                 (NodeKind::Method, "crate::store::Load::load", 29, 29),
-                (NodeKind::Function, "crate::store::inner::helper", 33, 33),
+                (NodeKind::Function, "crate::store::inner::helper", 34, 34),
             ],
         );
     }
@@ -470,6 +515,7 @@ mod inner {
                 ("crate::model", vec!["Node"]),
                 ("std::collections", vec!["HashMap"]),
                 ("self::cache", vec![]),
+                ("self", vec!["Store"]),
             ]
         );
         assert!(
@@ -482,6 +528,15 @@ mod inner {
         assert_eq!(f.nodes[0].doc.as_deref(), Some("Storage of things."));
         assert_eq!(f.nodes[1].doc.as_deref(), Some("A store."));
         assert!(f.warnings.is_empty(), "{:?}", f.warnings);
+    }
+
+    #[test]
+    fn supers_in_inline_modules() {
+        assert_eq!(strip_supers("super", 1), "self");
+        assert_eq!(strip_supers("super::x::Y", 1), "self::x::Y");
+        assert_eq!(strip_supers("super::super::x", 1), "super::x");
+        assert_eq!(strip_supers("super::x", 0), "super::x");
+        assert_eq!(strip_supers("superb::x", 1), "superb::x");
     }
 
     fn check_resolve(from: &str, module: &str, files: &[&str], expected: Option<&str>) {

@@ -393,26 +393,39 @@ impl Analyzer for TypeScript {
         module: &str,
         exists: &dyn Fn(&str) -> bool,
     ) -> Option<String> {
-        let base = if module.starts_with("./") || module.starts_with("../") || module == "." {
-            join(dirname(from_path), module)?
+        let bases: Vec<String> = if module.starts_with("./")
+            || module.starts_with("../")
+            || module == "."
+            || module == ".."
+        {
+            vec![join(dirname(from_path), module)?]
         } else if let Some(rest) = module
             .strip_prefix("@/")
             .or_else(|| module.strip_prefix("~/"))
         {
-            join("src", rest)?
+            vec![join("src", rest)?]
+        } else if module.contains('/') && !module.starts_with('@') {
+            // `components/Button` under a `baseUrl` of `src/` or the root; a package path
+            // (`lodash/fp`) has no such file in the repo and stays unresolved.
+            vec![join("src", module)?, join("", module)?]
         } else {
             return None;
         };
-        let mut candidates = vec![base.clone()];
-        // ESM TypeScript imports `./x.js` for the source file `./x.ts`.
-        let stem = strip_ext(&base);
-        if stem != base {
-            candidates.extend(EXTENSIONS.iter().map(|e| format!("{stem}.{e}")));
-        }
-        candidates.extend(EXTENSIONS.iter().map(|e| format!("{base}.{e}")));
-        candidates.extend(EXTENSIONS.iter().map(|e| format!("{base}/index.{e}")));
-        first_existing(candidates, exists)
+        first_existing(bases.iter().flat_map(|b| candidates(b)), exists)
     }
+}
+
+/// The files a specifier resolved to `base` may name, in the order bundlers try them.
+fn candidates(base: &str) -> Vec<String> {
+    let mut out = vec![base.to_string()];
+    // ESM TypeScript imports `./x.js` for the source file `./x.ts`.
+    let stem = strip_ext(base);
+    if stem != base {
+        out.extend(EXTENSIONS.iter().map(|e| format!("{stem}.{e}")));
+    }
+    out.extend(EXTENSIONS.iter().map(|e| format!("{base}.{e}")));
+    out.extend(EXTENSIONS.iter().map(|e| format!("{base}/index.{e}")));
+    out
 }
 
 #[cfg(test)]
@@ -656,6 +669,10 @@ export default function () {
         check_resolve("src/app.ts", "../lib/x.mjs", &files, Some("lib/x.mjs"));
         check_resolve("src/app.ts", "@/api", &files, Some("src/api.ts"));
         check_resolve("src/app.ts", "react", &files, None);
+        check_resolve("src/app.ts", "ui/index", &files, Some("src/ui/index.tsx"));
+        check_resolve("test/a.ts", "lib/x.mjs", &files, Some("lib/x.mjs"));
+        check_resolve("src/app.ts", "lodash/fp", &files, None);
+        check_resolve("src/app.ts", "@scope/pkg/x", &files, None);
         check_resolve("a.ts", "../../x", &files, None);
     }
 }
