@@ -190,15 +190,32 @@ pub(crate) fn dedent_all(text: &str) -> Option<String> {
     Some(out.join("\n"))
 }
 
+/// For each 0-based line, the first line at or after it that holds code: not blank and not
+/// `neutral` (comment-only). One entry past the end holds `lines.count()`. Rendering uses it to
+/// decide in O(1) whether a run of elided lines needs a `...` marker, which keeps skeletons of
+/// deeply nested definitions linear in what they keep rather than in their span.
+pub(crate) fn next_code_lines(lines: &Lines, neutral: &dyn Fn(usize) -> bool) -> Vec<usize> {
+    let n = lines.count();
+    let mut next = vec![n; n + 1];
+    for l in (0..n).rev() {
+        next[l] = if !lines.text(l).trim().is_empty() && !neutral(l) {
+            l
+        } else {
+            next[l + 1]
+        };
+    }
+    next
+}
+
 /// Renders `[a, b)` keeping only the 0-based lines in `kept`; every run of elided lines that
-/// holds some code becomes one `...` marker at the indentation of its first line. Lines in
-/// `neutral` (blank or comment-only) are dropped without causing a marker.
+/// holds some code becomes one `...` marker at the indentation of its first code line. Blank
+/// and comment-only lines (per `next_code`, from [`next_code_lines`]) never cause a marker.
 pub(crate) fn render_kept(
     lines: &Lines,
     a: usize,
     b: usize,
     kept: &BTreeSet<usize>,
-    neutral: &dyn Fn(usize) -> bool,
+    next_code: &[usize],
 ) -> String {
     let src = lines.src;
     let a = floor_char(src, a);
@@ -206,33 +223,33 @@ pub(crate) fn render_kept(
     let first = lines.line_of(a);
     let last = lines.last_line(a, b);
     let col = a - lines.start(first);
-    let mut out: Vec<String> = Vec::new();
-    let mut pending: Option<String> = None;
-    for l in first..=last {
+    let line = |l: usize| -> &str {
         let ls = lines.start(l).max(a);
         let le = (lines.start(l) + lines.text(l).len()).min(b).max(ls);
         let text = &src[floor_char(src, ls)..floor_char(src, le)];
         let text = text.strip_suffix('\r').unwrap_or(text);
-        let text = if l > first {
+        if l > first {
             strip_indent(text, col)
         } else {
             text
-        };
-        if kept.contains(&l) {
-            if let Some(m) = pending.take() {
-                out.push(m);
-            }
-            out.push(text.trim_end().to_string());
-        } else if text.trim().is_empty() || neutral(l) {
-            continue;
-        } else if pending.is_none() {
-            let indent: String = text.chars().take_while(|c| c.is_whitespace()).collect();
-            pending = Some(format!("{indent}..."));
         }
+    };
+    let mut out: Vec<String> = Vec::new();
+    // Emits a marker when the elided run [from, to) holds code.
+    let gap = |out: &mut Vec<String>, from: usize, to: usize| {
+        let c = next_code.get(from).copied().unwrap_or(usize::MAX);
+        if c < to {
+            let indent: String = line(c).chars().take_while(|c| c.is_whitespace()).collect();
+            out.push(format!("{indent}..."));
+        }
+    };
+    let mut cursor = first;
+    for &k in kept.range(first..=last) {
+        gap(&mut out, cursor, k);
+        out.push(line(k).trim_end().to_string());
+        cursor = k + 1;
     }
-    if let Some(m) = pending {
-        out.push(m);
-    }
+    gap(&mut out, cursor, last + 1);
     out.join("\n")
 }
 
@@ -750,7 +767,8 @@ mod tests {
         let src = "fn f() {\n    a();\n    b();\n\n    if x {\n        c();\n    }\n}\n";
         let lines = Lines::new(src);
         let kept: BTreeSet<usize> = [0, 4, 6, 7].into_iter().collect();
-        let out = render_kept(&lines, 0, src.len(), &kept, &|_| false);
+        let next = next_code_lines(&lines, &|_| false);
+        let out = render_kept(&lines, 0, src.len(), &kept, &next);
         assert_eq!(out, "fn f() {\n    ...\n    if x {\n        ...\n    }\n}");
     }
 }

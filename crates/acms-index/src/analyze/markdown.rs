@@ -12,8 +12,8 @@ use std::collections::BTreeSet;
 use tree_sitter::Node;
 
 use super::common::{
-    Lines, chunk_file, dirname, first_existing, join, make_node, module_node, parse, render_kept,
-    slice, strip_ext, timeout_warning,
+    Lines, chunk_file, dirname, first_existing, join, make_node, module_node, next_code_lines,
+    parse, render_kept, slice, strip_ext, timeout_warning,
 };
 use super::{Analyzer, ParseLimits};
 use crate::model::{Language, NodeKind, ParsedFile, ParsedImport};
@@ -166,7 +166,7 @@ fn analyze_md(path: &str, source: &str, limits: &ParseLimits) -> ParsedFile {
         return f;
     };
     let lines = Lines::new(source);
-    let neutral = |_: usize| false;
+    let neutral = next_code_lines(&lines, &|_| false);
     let hs = &o.headings;
     // Section i ends where the next heading of the same or a higher level starts.
     let ends: Vec<usize> = (0..hs.len())
@@ -282,7 +282,8 @@ pub(crate) fn outline(source: &str, limits: &ParseLimits) -> Option<String> {
         .iter()
         .flat_map(|h| lines.line_of(h.start)..=lines.last_line(h.start, h.end))
         .collect();
-    Some(render_kept(&lines, 0, source.len(), &kept, &|_| false))
+    let next = next_code_lines(&lines, &|_| false);
+    Some(render_kept(&lines, 0, source.len(), &kept, &next))
 }
 
 impl Analyzer for Markdown {

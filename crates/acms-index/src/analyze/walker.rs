@@ -14,8 +14,8 @@ use tree_sitter::Node;
 use super::ParseLimits;
 use super::common::{
     Lines, ParseFailure, block_at, chunk_file, clean_comment, clean_docstring, dedent_slice,
-    file_stem, is_closing_line, is_noise_name, make_node, module_node, parse, render_kept, slice,
-    timeout_warning,
+    file_stem, is_closing_line, is_noise_name, make_node, module_node, next_code_lines, parse,
+    render_kept, slice, timeout_warning,
 };
 use crate::model::{Language, NodeKind, ParsedFile, ParsedImport, ParsedRef, RefKind};
 
@@ -270,9 +270,8 @@ pub(crate) fn outline(table: &Table, source: &str, limits: &ParseLimits) -> Opti
     }
     let lines = Lines::new(source);
     let comments = w.comment_lines;
-    let out = render_kept(&lines, 0, source.len(), &w.outline, &|l| {
-        comments.get(l).copied().unwrap_or(false)
-    });
+    let next = next_code_lines(&lines, &|l| comments.get(l).copied().unwrap_or(false));
+    let out = render_kept(&lines, 0, source.len(), &w.outline, &next);
     Some(out)
 }
 
@@ -662,7 +661,7 @@ fn finish(
     error_bytes: usize,
 ) -> Walk {
     let src = lines.src;
-    let neutral = |l: usize| comment_lines.get(l).copied().unwrap_or(false);
+    let neutral = next_code_lines(lines, &|l| comment_lines.get(l).copied().unwrap_or(false));
 
     // Module renderings: a one-line header, the module doc, and imports + top-level
     // signatures + top-level control flow.
