@@ -214,6 +214,8 @@ struct Ctx<'t> {
     scope: usize,
     /// The outermost wrapper when the parent chain up to here is all wrappers.
     outer: Option<Node<'t>>,
+    /// Index in `leads` of the outer wrapper's leading comments and attributes.
+    outer_lead: usize,
     parent_kind: &'static str,
     /// The parent node is the body of the current definition (a direct member).
     member: bool,
@@ -339,11 +341,14 @@ pub(crate) fn walk(
         }
     };
 
+    let mut runs: Vec<Vec<Node>> = vec![Vec::new()];
+    let mut leads: Vec<Vec<Node>> = vec![Vec::new()];
     let mut cursor = root.walk();
     let mut stack: Vec<Ctx> = vec![Ctx {
         def: 0,
         scope: 0,
         outer: None,
+        outer_lead: 0,
         parent_kind: "",
         member: false,
         in_error: false,
@@ -351,6 +356,18 @@ pub(crate) fn walk(
     loop {
         let node = cursor.node();
         let ctx = *stack.last().unwrap_or(&stack[0]);
+        let depth = stack.len() - 1;
+        // The run of comments and attributes directly before this node among its siblings,
+        // tracked during the walk: `Node::prev_sibling` searches from the root and would
+        // make deeply nested definitions quadratic.
+        let lead_kind = node.is_named()
+            && (table.comments.contains(&node.kind()) || table.attrs.contains(&node.kind()));
+        let my_lead: Vec<Node> = if lead_kind {
+            runs[depth].push(node);
+            Vec::new()
+        } else {
+            std::mem::take(&mut runs[depth])
+        };
         let kind = node.kind();
         let mut child = Ctx {
             outer: None,
@@ -408,6 +425,12 @@ pub(crate) fn walk(
 
         if table.wrappers.contains(&kind) {
             child.outer = Some(ctx.outer.unwrap_or(node));
+            child.outer_lead = if ctx.outer.is_some() {
+                ctx.outer_lead
+            } else {
+                leads.push(my_lead.clone());
+                leads.len() - 1
+            };
         }
 
         let def = if node.is_named() {
@@ -430,8 +453,12 @@ pub(crate) fn walk(
                 DocStyle::Leading(is_doc) => {
                     let mut cur = outer.start_byte();
                     let mut doc_span: Option<(usize, usize)> = None;
-                    let mut p = outer.prev_sibling();
-                    while let Some(s) = p {
+                    let lead = if ctx.outer.is_some() {
+                        &leads[ctx.outer_lead]
+                    } else {
+                        &my_lead
+                    };
+                    for &s in lead.iter().rev() {
                         // Only comments and attributes touching the definition belong to it.
                         if lines.line_of(cur) > lines.last_line(s.start_byte(), s.end_byte()) + 1 {
                             break;
@@ -445,7 +472,6 @@ pub(crate) fn walk(
                             break;
                         }
                         cur = s.start_byte();
-                        p = s.prev_sibling();
                     }
                     span_start = sig_start;
                     if let Some((a, b)) = doc_span {
@@ -583,6 +609,7 @@ pub(crate) fn walk(
 
         if cursor.goto_first_child() {
             stack.push(child);
+            runs.push(Vec::new());
             continue;
         }
         loop {
@@ -605,6 +632,7 @@ pub(crate) fn walk(
                 ));
             }
             stack.pop();
+            runs.pop();
         }
     }
 }
