@@ -166,7 +166,10 @@ impl KeywordIndex {
     /// under it, so re-adding a changed node needs no explicit removal. Removing an id that
     /// is not in the index is not an error.
     pub fn apply(&mut self, remove_ids: &[u64], add: &[KeywordDoc]) -> Result<()> {
-        let next = self.generation.saturating_add(1);
+        // Count from the last commit on disk, not from when this instance was opened: another
+        // process may have committed since, and generations must never go backwards.
+        let committed = read_generation(&self.dir, &self.index)?;
+        let next = committed.max(self.generation).saturating_add(1);
         self.apply_with_generation(remove_ids, add, next)
     }
 
@@ -195,9 +198,8 @@ impl KeywordIndex {
             let _ = writer.rollback();
             return Err(self.tantivy(source));
         }
-        self.reader.reload().map_err(|e| self.tantivy(e))?;
         self.generation = generation;
-        Ok(())
+        self.reader.reload().map_err(|e| self.tantivy(e))
     }
 
     /// Queues the deletes and adds of one `apply` in the writer, without committing.
