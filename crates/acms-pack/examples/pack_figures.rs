@@ -50,7 +50,9 @@ fn main() {
             for seed in SEEDS {
                 let cs = synth::instance(n, seed);
                 let t = Instant::now();
-                let opt = ExactPacker::optimum_value(&cs, budget).expect("four options each");
+                let opt = ExactPacker::default()
+                    .optimum_value(&cs, budget)
+                    .expect("four options each, 128k budget");
                 if seed == SEEDS[0] {
                     exact_ms = t.elapsed().as_secs_f64() * 1e3;
                 }

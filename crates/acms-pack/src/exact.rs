@@ -134,11 +134,22 @@ impl ExactPacker {
         Ok(packing)
     }
 
-    /// The optimal value only, in O(budget) memory and O(n × budget × options) time, without a
-    /// cell limit: callers use it knowingly (benchmarks measuring other packers' ratios).
-    pub fn optimum_value(candidates: &[Candidate], budget: u32) -> Result<f64> {
+    /// The optimal value only, in O(budget) memory and O(n × budget × options) time: no choice
+    /// table, so it measures other packers on instances too large for [`Self::try_pack`]. The
+    /// guard here is on the DP row alone (capacity + 1 ≤ `max_cells`); the time is the
+    /// caller's choice (seconds at 10 000 candidates × 128k tokens).
+    pub fn optimum_value(&self, candidates: &[Candidate], budget: u32) -> Result<f64> {
         let p = prepare(candidates, budget)?;
-        let mut best = vec![0.0f64; p.capacity as usize + 1];
+        let width = p.capacity as usize + 1;
+        if width as u64 > self.max_cells {
+            return Err(Error::TooLarge {
+                candidates: p.order.len(),
+                capacity: p.capacity,
+                cells: width as u64,
+                limit: self.max_cells,
+            });
+        }
+        let mut best = vec![0.0f64; width];
         for &i in &p.order {
             relax(&mut best, p.fronts.front(i), None);
         }

@@ -184,6 +184,12 @@ fn exact_guard_refuses_and_falls_back_to_hull() {
     // The capacity is clipped to what taking everything costs, so a huge budget is cheap.
     let tiny = [typical(1, 100, 1.0)];
     assert!(small.try_pack(&tiny, u32::MAX).is_ok());
+    // The value-only DP is guarded on its row: no huge allocation from a huge budget.
+    let huge = [cand(1, &[(9, u32::MAX, 1.0)])];
+    assert!(matches!(
+        small.optimum_value(&huge, u32::MAX),
+        Err(Error::TooLarge { .. })
+    ));
 }
 
 #[test]
@@ -193,7 +199,7 @@ fn exact_optimum_value_matches_the_table() {
         .collect();
     for budget in [0, 1, 50, 500, 1500, 10_000] {
         let packed = ExactPacker::default().try_pack(&cs, budget).unwrap();
-        let value = ExactPacker::optimum_value(&cs, budget).unwrap();
+        let value = ExactPacker::default().optimum_value(&cs, budget).unwrap();
         assert!((packed.value - value).abs() < 1e-9, "budget {budget}");
     }
 }
