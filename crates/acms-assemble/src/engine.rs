@@ -126,6 +126,15 @@ impl Engine {
 
     /// Runs the ten stages for `request`.
     pub fn assemble(&self, request: &AssemblyRequest) -> Result<AssembledContext> {
+        Ok(self.assemble_with_instance(request)?.0)
+    }
+
+    /// [`Engine::assemble`], also returning the knapsack instance the packer solved (its
+    /// candidates and token budget) — for benchmarks that compare packers on real data.
+    pub fn assemble_with_instance(
+        &self,
+        request: &AssemblyRequest,
+    ) -> Result<(AssembledContext, Vec<acms_pack::Candidate>, u32)> {
         let started = Instant::now();
         let p = &self.pipeline;
         let ctx = StageContext {
@@ -479,7 +488,7 @@ impl Engine {
             verify_drops: verified.dropped,
         };
         diagnostics.millis = started.elapsed().as_secs_f64() * 1000.0;
-        Ok(AssembledContext {
+        let context = AssembledContext {
             text,
             tokens,
             budget: total,
@@ -488,7 +497,8 @@ impl Engine {
             dropped,
             skeleton,
             diagnostics,
-        })
+        };
+        Ok((context, candidates, pack_budget))
     }
 }
 

@@ -240,3 +240,40 @@ fn plan_sessions_reassemble_only_when_the_budget_moves_past_the_threshold() {
     let child = session.child();
     drop(child);
 }
+
+#[test]
+fn an_index_whose_repository_moved_still_answers_from_the_store() {
+    let f = Fixture::new();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let moved = elsewhere.path().join("index");
+    std::fs::rename(f.dir.path().join(".acms"), &moved).unwrap();
+    std::fs::remove_dir_all(f.dir.path().join("shop")).unwrap();
+    let engine = Engine::open(&moved, &ContextConfig::default()).unwrap();
+    let ctx = assemble(&engine, "sales tax", 2000);
+    assert!(
+        ctx.text.contains("def sales_tax"),
+        "texts come from the index"
+    );
+    let _ = f.dir.path();
+    drop(f);
+    let engine = Engine::open(&moved, &ContextConfig::default()).unwrap();
+    let ctx = assemble(&engine, "sales tax", 2000);
+    assert!(
+        ctx.diagnostics
+            .notes
+            .iter()
+            .any(|n| n.contains("not on this machine")),
+        "{:?}",
+        ctx.diagnostics.notes
+    );
+    assert!(ctx.text.contains("def sales_tax"));
+}
+
+#[test]
+fn a_missing_index_directory_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = Engine::open(&dir.path().join("none"), &ContextConfig::default())
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("run `acms index"), "{err}");
+}

@@ -184,3 +184,75 @@ fn derived_indexes_follow_incremental_reindex() {
             .any(|n| n.starts_with("shop.payment"))
     );
 }
+
+#[test]
+fn arce_searches_the_terms_a_scripted_model_proposes_until_it_is_done() {
+    use std::sync::Arc;
+    let f = Fixture::new(false);
+    let llm = Arc::new(
+        acms_llm::ScriptedClient::new()
+            .reply("Let me look for: [\"sales_tax\", \"discount\"]")
+            .reply("[\"refund\"]")
+            .reply("[]"),
+    );
+    let mut config = acms_core::ContextConfig::default();
+    config.strategies.enabled = vec![strategy::ARCE.into()];
+    let r = acms_retrieve::Retriever::open(
+        &f.index_dir(),
+        &config,
+        &acms_retrieve::StrategyRegistry::new(),
+        Some(llm.clone()),
+    )
+    .unwrap();
+    let e = run(&r, Query::new("how are prices computed?"), strategy::ARCE);
+    let found = names(&r, &e, strategy::ARCE);
+    for want in [
+        "shop.pricing.sales_tax",
+        "shop.pricing.apply_discount",
+        "shop.payment.refund",
+    ] {
+        assert!(found.iter().any(|n| n == want), "{want} not in {found:?}");
+    }
+    // Three rounds: two proposals, then the model said it was done.
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 3);
+    assert!(requests[1].0[1].content.contains("Found so far"));
+    let refund = e
+        .hits
+        .iter()
+        .find(|h| r.corpus().node(h.node).unwrap().name == "refund")
+        .unwrap();
+    assert!(
+        matches!(&refund.reason, Reason::Llm { round: 2, .. }),
+        "{:?}",
+        refund.reason
+    );
+
+    // A model failure is a failed run, not a failed retrieval; without a model ARCE says so.
+    let failing = Arc::new(
+        acms_llm::ScriptedClient::new().fail(acms_llm::Error::Status {
+            status: 500,
+            code: None,
+        }),
+    );
+    let r = acms_retrieve::Retriever::open(
+        &f.index_dir(),
+        &config,
+        &acms_retrieve::StrategyRegistry::new(),
+        Some(failing),
+    )
+    .unwrap();
+    let e = run(&r, Query::new("prices"), strategy::ARCE);
+    assert!(matches!(e.runs[0].status, RunStatus::Failed { .. }));
+    let r = acms_retrieve::Retriever::open(
+        &f.index_dir(),
+        &config,
+        &acms_retrieve::StrategyRegistry::new(),
+        None,
+    )
+    .unwrap();
+    let e = run(&r, Query::new("prices"), strategy::ARCE);
+    assert!(
+        matches!(&e.runs[0].status, RunStatus::Failed { error } if error.contains("no language model"))
+    );
+}
