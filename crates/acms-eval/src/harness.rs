@@ -52,6 +52,8 @@ pub struct RunOptions {
     pub cap: usize,
     /// Progress lines on stderr.
     pub verbose: bool,
+    /// Recorded in each [`CorpusReport`] (commit, command, load).
+    pub provenance: Option<String>,
 }
 
 impl RunOptions {
@@ -75,6 +77,7 @@ impl RunOptions {
             seed: tasks::DEFAULT_SEED,
             cap: tasks::DEFAULT_CAP,
             verbose: false,
+            provenance: None,
         }
     }
 }
@@ -124,6 +127,9 @@ pub struct CorpusReport {
     pub rows: Vec<Row>,
     /// TypeScript generator counts (TS corpora only).
     pub ts_candidates: Option<usize>,
+    /// How this corpus was measured (commit, command, machine load); set by the caller.
+    #[serde(default)]
+    pub provenance: Option<String>,
 }
 
 /// One scored result, written to `<work>/results/<corpus>.jsonl` for later analysis.
@@ -747,6 +753,7 @@ pub fn run_corpus(opts: &RunOptions, name: &str, model_dir: Option<&Path>) -> Re
         targets_resolved: targets.values().filter(|t| t.resolved).count(),
         rows,
         ts_candidates: ts_stats.map(|s| s.qualifying),
+        provenance: opts.provenance.clone(),
     })
 }
 
@@ -788,6 +795,24 @@ pub fn run(opts: &RunOptions) -> Result<Vec<CorpusReport>> {
             std::fs::write(&json, text).map_err(io(&json))?;
         }
         out.push(report);
+    }
+    Ok(out)
+}
+
+/// The per-corpus reports a previous `run` saved under `<work>/results/`, in `corpora` order;
+/// corpora without a saved report are skipped.
+pub fn saved_reports(work_dir: &Path, corpora: &[String]) -> Result<Vec<CorpusReport>> {
+    let mut out = Vec::new();
+    for name in corpora {
+        let path = work_dir.join("results").join(format!("{name}.report.json"));
+        if !path.is_file() {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).map_err(io(&path))?;
+        out.push(serde_json::from_str(&text).map_err(|e| Error::Json {
+            origin: path.display().to_string(),
+            message: e.to_string(),
+        })?);
     }
     Ok(out)
 }

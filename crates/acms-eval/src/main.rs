@@ -47,6 +47,11 @@ enum Cmd {
         #[arg(long, default_value = "docs/EVAL.md")]
         out: String,
     },
+    /// Re-render docs/EVAL.md from the reports saved by earlier runs.
+    Report {
+        #[arg(long, default_value = "docs/EVAL.md")]
+        out: String,
+    },
     /// Print one corpus's tasks as JSON lines (and write its stripped copy).
     Tasks {
         #[arg(long)]
@@ -74,6 +79,38 @@ fn sh(repo: &Path, cmd: &str, args: &[&str]) -> String {
         .filter(|o| o.status.success())
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_else(|| "?".into())
+}
+
+/// The eval corpora in `scripts/fetch-corpus.sh` order, plus any other corpus just measured.
+fn all_corpora(repo: &Path, reports: &[acms_eval::CorpusReport]) -> Vec<String> {
+    let mut names = acms_eval::harness::eval_corpora(repo).unwrap_or_default();
+    for r in reports {
+        if !names.contains(&r.corpus) {
+            names.push(r.corpus.clone());
+        }
+    }
+    names
+}
+
+fn write_doc(
+    repo: &Path,
+    out: &str,
+    reports: &[acms_eval::CorpusReport],
+    budgets: &[usize],
+) -> Result<()> {
+    let header = "Each corpus lists the commit and command it was measured with.\n\n";
+    let section = acms_eval::report::generated_section(reports, budgets, header);
+    if out == "-" {
+        print!("{section}");
+        return Ok(());
+    }
+    let path = repo.join(out);
+    let doc = std::fs::read_to_string(&path).unwrap_or_default();
+    std::fs::write(&path, acms_eval::report::splice(&doc, &section))
+        .with_context(|| format!("writing {}", path.display()))?;
+    print!("{section}");
+    eprintln!("acms-eval: wrote {}", path.display());
+    Ok(())
 }
 
 fn main() -> Result<()> {
@@ -126,37 +163,39 @@ fn main() -> Result<()> {
             let load = std::fs::read_to_string("/proc/loadavg")
                 .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
                 .unwrap_or_else(|_| "?".into());
-            let started = std::time::Instant::now();
-            let reports = acms_eval::run(&opts).context("evaluation failed")?;
-            let environment = format!(
-                "{} cores, load average at start {load}, {} build, run took {:.0} s",
-                std::thread::available_parallelism().map_or(0, |n| n.get()),
+            opts.provenance = Some(format!(
+                "commit `{}`, `{command}`, {} build, {} cores, load average at start {load}",
+                sh(&repo, "git", &["rev-parse", "--short", "HEAD"]),
                 if cfg!(debug_assertions) {
                     "debug"
                 } else {
                     "release"
                 },
-                started.elapsed().as_secs_f64()
-            );
-            let commit = sh(&repo, "git", &["rev-parse", "--short", "HEAD"]);
-            let section = acms_eval::report::generated_section(
-                &reports,
-                &opts.budgets,
-                &commit,
-                &command,
-                &environment,
-            );
-            if out == "-" {
-                print!("{section}");
-            } else {
-                let path = repo.join(&out);
-                let doc = std::fs::read_to_string(&path).unwrap_or_default();
-                let updated = acms_eval::report::splice(&doc, &section);
-                std::fs::write(&path, updated)
-                    .with_context(|| format!("writing {}", path.display()))?;
-                print!("{section}");
-                eprintln!("acms-eval: wrote {}", path.display());
+                std::thread::available_parallelism().map_or(0, |n| n.get()),
+            ));
+            let reports = acms_eval::run(&opts).context("evaluation failed")?;
+            // The document shows every corpus with a saved report, so corpora measured by
+            // separate runs end up in one set of tables.
+            let names = all_corpora(&repo, &reports);
+            let saved = acms_eval::harness::saved_reports(&opts.work_dir, &names)?;
+            write_doc(&repo, &out, &saved, &opts.budgets)?;
+        }
+        Cmd::Report { out } => {
+            let opts = acms_eval::RunOptions::new(&repo);
+            let names = all_corpora(&repo, &[]);
+            let saved = acms_eval::harness::saved_reports(&opts.work_dir, &names)?;
+            if saved.is_empty() {
+                bail!(
+                    "no saved reports under {}: run `acms-eval run` first",
+                    opts.work_dir.display()
+                );
             }
+            let budgets: Vec<usize> = saved[0]
+                .rows
+                .first()
+                .map(|r| r.budgets.keys().copied().collect())
+                .unwrap_or_default();
+            write_doc(&repo, &out, &saved, &budgets)?;
         }
     }
     Ok(())

@@ -35,6 +35,9 @@ fn cells(m: Option<&Metrics>) -> String {
 pub fn corpus_markdown(r: &CorpusReport, budgets: &[usize]) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "### {} ({}, {})\n", r.corpus, r.source, r.language);
+    if let Some(p) = &r.provenance {
+        let _ = writeln!(s, "- measured: {p}");
+    }
     let per_set: Vec<String> = r
         .tasks_per_set
         .iter()
@@ -88,19 +91,11 @@ fn row_markdown(row: &Row, budgets: &[usize]) -> String {
 }
 
 /// The whole generated section (markers included).
-pub fn generated_section(
-    reports: &[CorpusReport],
-    budgets: &[usize],
-    commit: &str,
-    command: &str,
-    environment: &str,
-) -> String {
+pub fn generated_section(reports: &[CorpusReport], budgets: &[usize], header: &str) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "{BEGIN}\n");
     let _ = writeln!(s, "## Results (generated)\n");
-    let _ = writeln!(s, "- commit: `{commit}`");
-    let _ = writeln!(s, "- command: `{command}`");
-    let _ = writeln!(s, "- environment: {environment}");
+    s.push_str(header);
     let _ = writeln!(
         s,
         "- columns per budget: symbol recall, code-visible recall, mean tokens (exact cl100k_base \
