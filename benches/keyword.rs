@@ -310,16 +310,22 @@ fn main() -> anyhow::Result<()> {
     );
     let reps = if benching { 20 } else { 2 };
     let mut samples = Vec::new();
+    let mut per_query: Vec<(Duration, &str)> = Vec::new();
     for q in &queries {
         index.search(q, 20)?; // warm
+        let mut mine = Vec::with_capacity(reps);
         for _ in 0..reps {
             let t = Instant::now();
             let hits = index.search(q, 20)?;
-            samples.push(t.elapsed());
+            mine.push(t.elapsed());
             std::hint::black_box(hits);
         }
+        mine.sort();
+        per_query.push((percentile(&mine, 0.5), q.as_str()));
+        samples.extend(mine);
     }
     samples.sort();
+    per_query.sort_by_key(|&(d, _)| std::cmp::Reverse(d));
     println!(
         "search (limit 20): {} queries x {reps}: p50 {:.2} ms, p95 {:.2} ms, max {:.2} ms",
         queries.len(),
@@ -327,6 +333,12 @@ fn main() -> anyhow::Result<()> {
         percentile(&samples, 0.95).as_secs_f64() * 1e3,
         samples.last().map_or(0.0, |d| d.as_secs_f64() * 1e3)
     );
+    let slowest: Vec<String> = per_query
+        .iter()
+        .take(5)
+        .map(|(d, q)| format!("{q:?} {:.2} ms", d.as_secs_f64() * 1e3))
+        .collect();
+    println!("  slowest queries (median): {}", slowest.join(", "));
     let long = long_query();
     let mut long_samples: Vec<Duration> = (0..reps.max(3))
         .map(|_| {
