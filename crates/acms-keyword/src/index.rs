@@ -277,12 +277,13 @@ impl KeywordIndex {
     }
 
     /// The query terms `search` would use for `query`: code-tokenized, stop words dropped,
-    /// deduplicated and capped (see the `query` module).
+    /// deduplicated, terms in most documents of a large index dropped, capped to the rarest
+    /// [`crate::MAX_QUERY_TERMS`] (see the `query` module).
     pub fn query_terms(&self, query: &str) -> Vec<String> {
         let searcher = self.reader.searcher();
         let mut stemmer = stemmer();
         let fields = &self.fields;
-        select_terms(candidate_terms(query), |t| {
+        select_terms(candidate_terms(query), searcher.num_docs(), |t| {
             let df = |field, text: &str| {
                 searcher
                     .doc_freq(&Term::from_field_text(field, text))

@@ -3,9 +3,11 @@
 //! The query is built programmatically from the code tokenizer's terms (tantivy's
 //! `QueryParser` is not used: its syntax rejects unbalanced quotes, stray colons and the like,
 //! which are normal in task text and pasted code). Stop words are dropped, terms are
-//! deduplicated, and at most [`MAX_QUERY_TERMS`] are kept — the rarest in the index among the
-//! first [`MAX_CANDIDATE_TERMS`] — so a 100 000-character query costs about as much as a short
-//! one. Each kept term becomes a disjunction-max of one boosted `TermQuery` per field, and the terms are OR-ed together.
+//! deduplicated, terms found in most documents of a large index are dropped (see
+//! [`select_terms`]), and at most [`MAX_QUERY_TERMS`] are kept — the rarest in the index among
+//! the first [`MAX_CANDIDATE_TERMS`] — so a 100 000-character query costs about as much as a
+//! short one. Each kept term becomes a disjunction-max of one boosted `TermQuery` per field,
+//! and the terms are OR-ed together.
 //!
 //! This module does not run the query or score anything; `index` does.
 
@@ -42,31 +44,52 @@ pub(crate) fn candidate_terms(query: &str) -> Vec<String> {
     terms
 }
 
-/// Keeps at most [`MAX_QUERY_TERMS`] of `candidates`: the ones with the lowest non-zero
-/// document frequency `df` (rare terms discriminate; a term in no document cannot match),
-/// ties and zero-frequency terms by first occurrence. The kept terms stay in query order.
+/// Below this many documents no term is dropped for being common: in a small index, document
+/// frequencies are too noisy to call a term uninformative.
+pub const COMMON_TERM_MIN_DOCS: u64 = 1000;
+/// A term found in more than this percentage of the documents is dropped when the query has
+/// other terms that match something. Such terms (`fn`, `self`, `return` in pasted code) add
+/// almost nothing to BM25 (idf below ln 2) but their posting lists are the longest to walk.
+pub const COMMON_TERM_PERCENT: u64 = 50;
+
+/// Chooses the query terms among `candidates` (in query order) given the index size and each
+/// term's document frequency `df` (the largest over the fields that matter):
+///
+/// 1. in an index of at least [`COMMON_TERM_MIN_DOCS`] documents, terms in more than
+///    [`COMMON_TERM_PERCENT`] % of them are dropped, unless no other term matches anything;
+/// 2. if more than [`MAX_QUERY_TERMS`] remain, the rarest matching ones are kept (rare terms
+///    discriminate; a term in no document cannot match), ties and zero-frequency terms by
+///    first occurrence.
+///
+/// The kept terms stay in query order. `df` is not called when neither step can apply.
 pub(crate) fn select_terms(
     candidates: Vec<String>,
+    num_docs: u64,
     mut df: impl FnMut(&str) -> u64,
 ) -> Vec<String> {
-    if candidates.len() <= MAX_QUERY_TERMS {
+    let drop_common = num_docs >= COMMON_TERM_MIN_DOCS;
+    if candidates.len() <= MAX_QUERY_TERMS && !drop_common {
         return candidates;
     }
-    let mut ranked: Vec<(bool, u64, usize)> = candidates
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let f = df(t);
-            (f == 0, f, i)
-        })
-        .collect();
-    ranked.sort_unstable();
-    let mut keep: Vec<usize> = ranked
-        .into_iter()
-        .take(MAX_QUERY_TERMS)
-        .map(|(_, _, i)| i)
-        .collect();
-    keep.sort_unstable();
+    let dfs: Vec<u64> = candidates.iter().map(|t| df(t)).collect();
+    let mut keep: Vec<usize> = (0..candidates.len()).collect();
+    if drop_common {
+        let is_common =
+            |f: u64| f.saturating_mul(100) > num_docs.saturating_mul(COMMON_TERM_PERCENT);
+        let informative: Vec<usize> = keep
+            .iter()
+            .copied()
+            .filter(|&i| dfs[i] > 0 && !is_common(dfs[i]))
+            .collect();
+        if !informative.is_empty() {
+            keep = informative;
+        }
+    }
+    if keep.len() > MAX_QUERY_TERMS {
+        keep.sort_unstable_by_key(|&i| (dfs[i] == 0, dfs[i], i));
+        keep.truncate(MAX_QUERY_TERMS);
+        keep.sort_unstable();
+    }
     let mut candidates: Vec<Option<String>> = candidates.into_iter().map(Some).collect();
     keep.into_iter()
         .filter_map(|i| candidates[i].take())
@@ -190,7 +213,7 @@ mod tests {
     #[test]
     fn selection_keeps_rarest_in_query_order() {
         let few = vec!["b".to_string(), "a".to_string()];
-        assert_eq!(select_terms(few.clone(), |_| 1), few);
+        assert_eq!(select_terms(few.clone(), 10, |_| 1), few);
 
         // 100 terms t0..t99; df = 100 - i, except every tenth term matches nothing.
         let many: Vec<String> = (0..100).map(|i| format!("t{i}")).collect();
@@ -198,7 +221,7 @@ mod tests {
             let i: u64 = t[1..].parse().unwrap_or(0);
             if i.is_multiple_of(10) { 0 } else { 100 - i }
         };
-        let kept = select_terms(many, df);
+        let kept = select_terms(many, 100, df);
         assert_eq!(kept.len(), MAX_QUERY_TERMS);
         // The 90 matching terms are ranked by rarity: the 64 with the highest index survive.
         let expected: Vec<String> = (0..100)
@@ -207,6 +230,32 @@ mod tests {
             .map(|i| format!("t{i}"))
             .collect();
         assert_eq!(kept, expected);
+    }
+
+    #[test]
+    fn common_terms_are_dropped_in_large_indexes() {
+        let terms = |v: &[&str]| v.iter().map(|t| (*t).to_string()).collect::<Vec<_>>();
+        // df: fn 900, self 600, parse 40, frobnicate 0 (matches nothing).
+        let df = |t: &str| match t {
+            "fn" => 900,
+            "self" => 600,
+            "parse" => 40,
+            _ => 0,
+        };
+        let check = |query: &[&str], num_docs: u64, expected: &[&str]| {
+            assert_eq!(
+                select_terms(terms(query), num_docs, df),
+                terms(expected),
+                "{query:?} in {num_docs} docs"
+            );
+        };
+        check(&["fn", "parse", "self"], 1000, &["parse"]);
+        // Only common terms, or common terms and terms that match nothing: keep them all.
+        check(&["fn", "self"], 1000, &["fn", "self"]);
+        check(&["fn", "frobnicate"], 1000, &["fn", "frobnicate"]);
+        // Exactly half is not "more than half"; small indexes drop nothing.
+        check(&["self", "parse"], 1200, &["self", "parse"]);
+        check(&["fn", "parse", "self"], 999, &["fn", "parse", "self"]);
     }
 
     #[test]

@@ -113,3 +113,32 @@ proptest::proptest! {
         proptest::prop_assert!(hits.len() <= 5);
     }
 }
+
+#[test]
+fn terms_in_most_documents_are_dropped_from_large_indexes() {
+    use acms_keyword::{COMMON_TERM_MIN_DOCS, KeywordDoc};
+    let tmp = tempfile::tempdir().unwrap();
+    let mut index = KeywordIndex::create_or_open(tmp.path()).unwrap();
+    let docs: Vec<KeywordDoc> = (0..COMMON_TERM_MIN_DOCS)
+        .map(|i| KeywordDoc {
+            id: i,
+            name: format!("item{i}"),
+            signature: format!("fn item{i}(&self) -> u32"),
+            body: if i == 7 {
+                "frobnicate(self)".into()
+            } else {
+                "self.count".into()
+            },
+            ..KeywordDoc::default()
+        })
+        .collect();
+    index.apply(&[], &docs).unwrap();
+    let query = "fn frobnicate(&self)";
+    assert_eq!(index.query_terms(query), ["frobnicate"]);
+    let hits = index.search(query, 5).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].id, 7);
+    // A query of common terms only keeps them: it still finds something.
+    assert_eq!(index.query_terms("fn self"), ["fn", "self"]);
+    assert_eq!(ids(&index, "fn self", 3).len(), 3);
+}
