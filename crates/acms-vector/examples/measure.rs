@@ -29,6 +29,20 @@ impl Rng {
         normalize(&mut v);
         v
     }
+
+    /// With `ACMS_CLUSTERED=1`: a point near one of 100 random centres (noise about as large
+    /// as the centre), closer to real embeddings, which have far fewer effective dimensions
+    /// than uniform random vectors.
+    fn vector(&mut self, centres: &[Vec<f32>]) -> Vec<f32> {
+        if centres.is_empty() {
+            return self.unit_vector();
+        }
+        let c = &centres[(self.next_u64() % centres.len() as u64) as usize];
+        let noise = self.unit_vector();
+        let mut v: Vec<f32> = c.iter().zip(&noise).map(|(a, b)| a + 0.8 * b).collect();
+        normalize(&mut v);
+        v
+    }
 }
 
 fn main() {
@@ -76,11 +90,16 @@ fn main() {
     }
 
     let mut rng = Rng(7);
-    let queries: Vec<Vec<f32>> = (0..200).map(|_| rng.unit_vector()).collect();
+    let centres: Vec<Vec<f32>> = if std::env::var_os("ACMS_CLUSTERED").is_some() {
+        (0..100).map(|_| rng.unit_vector()).collect()
+    } else {
+        Vec::new()
+    };
+    let queries: Vec<Vec<f32>> = (0..200).map(|_| rng.vector(&centres)).collect();
     for n in sizes {
         let mut idx = VectorIndex::new("measure", DIM, params).unwrap();
         for i in 0..n {
-            idx.upsert(i as u64, &rng.unit_vector()).unwrap();
+            idx.upsert(i as u64, &rng.vector(&centres)).unwrap();
         }
         let t = Instant::now();
         idx.build_graph();

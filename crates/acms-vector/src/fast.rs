@@ -37,9 +37,10 @@ pub const MODEL_DIR_ENV: &str = "ACMS_MODEL_DIR";
 const TOKEN_EMBEDDINGS_OUTPUT: &str = "461";
 
 /// Texts per ONNX Runtime run. Larger batches amortize the per-run overhead but pad every text
-/// to the longest one in the batch; 64 was the best of 16/32/64/128/256 measured on short code
-/// snippets (docs/BENCHMARKS.md).
-pub const DEFAULT_BATCH_SIZE: usize = 64;
+/// to the longest one in the batch and work on bigger activations; 16 was the fastest of
+/// 16/32/64/128/256 on short code snippets (docs/BENCHMARKS.md), 256 (fastembed's default)
+/// the slowest.
+pub const DEFAULT_BATCH_SIZE: usize = 16;
 
 /// Token limit per text: MiniLM was trained on 128-token inputs; longer inputs cost quadratic
 /// attention time for little gain on signature + doc renderings.
