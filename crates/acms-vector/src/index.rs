@@ -70,6 +70,14 @@ impl Default for IndexParams {
 }
 
 impl IndexParams {
+    /// The defaults with the threshold from `context.strategies.semantic-embedding`.
+    pub fn from_config(config: &acms_core::SemanticConfig) -> IndexParams {
+        IndexParams {
+            exact_scan_below: config.exact_scan_below,
+            ..IndexParams::default()
+        }
+    }
+
     fn validate(&self) -> Result<()> {
         // hnsw_rs exits the process on more than 256 connections; refuse before it sees them.
         if !(2..=256).contains(&self.max_connections) {
@@ -640,6 +648,12 @@ mod tests {
         idx.upsert(4, &[1.0, 1.0, 1.0]).unwrap(); // replaced: graph dropped, exact scan
         assert!(!idx.uses_graph());
         check(&idx, [0.0, 0.0, 1.0], &[3, 4]);
+    }
+
+    #[test]
+    fn params_follow_the_config() {
+        let config = acms_core::SemanticConfig::default();
+        assert_eq!(IndexParams::from_config(&config), IndexParams::default());
     }
 
     fn _assert_send_sync() {
