@@ -12,7 +12,8 @@
 //! Before the criterion timings it prints, per size, the HNSW build time and recall@10 against
 //! the exact scan, and (with the model) texts/s per batch size, which is how the defaults
 //! (`DEFAULT_BATCH_SIZE`, `IndexParams::default()`) were chosen. `ACMS_VECTOR_SIZES=5000,20000`
-//! limits the sizes; under `cargo test --benches` only 2 000 vectors are used.
+//! limits the sizes; under `cargo test --benches` (no `--bench` argument) only 2 000 vectors
+//! and 64 texts are used.
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -218,7 +219,10 @@ fn bench_search(c: &mut Criterion, test_mode: bool) {
 }
 
 fn main() {
-    let test_mode = std::env::args().any(|a| a == "--test");
+    // Same rule as criterion: `cargo bench` passes `--bench`; without it (`cargo test
+    // --benches`) or with `--test` the bench only checks that it runs, on small inputs.
+    let args: Vec<String> = std::env::args().collect();
+    let test_mode = !args.iter().any(|a| a == "--bench") || args.iter().any(|a| a == "--test");
     let mut c = Criterion::default()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3))
