@@ -122,7 +122,7 @@ impl ExactPacker {
         for (k, &i) in p.order.iter().enumerate().rev() {
             let ch = choice[k * width + c];
             if let Some(o) = usize::from(ch).checked_sub(1).map(|j| p.fronts.front(i)[j]) {
-                choices[i] = Some(o.orig);
+                choices[i] = Some(o.orig as usize);
                 c -= o.tokens as usize;
             }
         }

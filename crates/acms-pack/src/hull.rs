@@ -204,7 +204,7 @@ impl Packer for HullPacker {
         let choices: Vec<Option<usize>> = at
             .iter()
             .enumerate()
-            .map(|(i, k)| k.map(|k| st.fronts.front(i)[k].orig))
+            .map(|(i, k)| k.map(|k| st.fronts.front(i)[k].orig as usize))
             .collect();
         Packing::from_choices(candidates, &choices, Some(upper_bound))
     }
