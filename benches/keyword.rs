@@ -110,9 +110,16 @@ fn crate_name(dir: &str) -> &str {
 /// Machine-generated FFI bindings: hundreds of thousands of near-identical functions that
 /// no one searches by task text, so they would dominate and distort the sample.
 fn is_generated_bindings(crate_name: &str) -> bool {
-    ["windows", "winapi", "web-sys", "js-sys", "libc", "linux-raw-sys"]
-        .iter()
-        .any(|p| crate_name.starts_with(p))
+    [
+        "windows",
+        "winapi",
+        "web-sys",
+        "js-sys",
+        "libc",
+        "linux-raw-sys",
+    ]
+    .iter()
+    .any(|p| crate_name.starts_with(p))
 }
 
 /// `tantivy-0.27.0/src/query/term_query.rs` → `tantivy::query::term_query`.
@@ -173,8 +180,12 @@ fn docs_of_file(root: &Path, path: &Path, out: &mut Vec<KeywordDoc>) {
 
 /// Synthetic functions for machines without a populated registry.
 fn synthetic(n: usize, start: usize) -> Vec<KeywordDoc> {
-    const VERBS: &[&str] = &["get", "set", "parse", "load", "render", "build", "send", "read"];
-    const NOUNS: &[&str] = &["user", "config", "template", "request", "file", "token", "cache"];
+    const VERBS: &[&str] = &[
+        "get", "set", "parse", "load", "render", "build", "send", "read",
+    ];
+    const NOUNS: &[&str] = &[
+        "user", "config", "template", "request", "file", "token", "cache",
+    ];
     (start..start + n)
         .map(|i| {
             let verb = VERBS[i % VERBS.len()];
@@ -354,7 +365,11 @@ fn main() -> anyhow::Result<()> {
         "search 100 000-char query: p50 {:.2} ms",
         percentile(&long_samples, 0.5).as_secs_f64() * 1e3
     );
-    for q in ["parse the configuration file", "getUserName", "segment merge policy"] {
+    for q in [
+        "parse the configuration file",
+        "getUserName",
+        "segment merge policy",
+    ] {
         let hits = index.search(q, 3)?;
         let shown: Vec<String> = hits
             .iter()
