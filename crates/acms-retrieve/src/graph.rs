@@ -34,6 +34,14 @@ impl NavigatorStrategy {
     }
 }
 
+/// The best way found to a node: its relevance, the seed it started from, the hops taken.
+#[derive(Clone)]
+struct Route {
+    relevance: f32,
+    seed: NodeId,
+    hops: Vec<(String, NodeId)>,
+}
+
 #[derive(PartialEq)]
 struct Item {
     relevance: f32,
@@ -86,15 +94,19 @@ impl Strategy for NavigatorStrategy {
         let corpus = &input.corpus;
         let q = &input.query;
         let mut hits = Vec::new();
-        // (relevance, seed, path) of the best way found to each node.
-        let mut best: HashMap<NodeId, (f32, NodeId, Vec<(String, NodeId)>)> = HashMap::new();
+        // The best way found to each node.
+        let mut best: HashMap<NodeId, Route> = HashMap::new();
         let mut heap = BinaryHeap::new();
-        let mut seed = |id: NodeId, relevance: f32, best: &mut HashMap<_, _>| {
-            let better = best
-                .get(&id)
-                .is_none_or(|(r, _, _): &(f32, NodeId, Vec<_>)| relevance > *r);
-            if better {
-                best.insert(id, (relevance, id, Vec::new()));
+        let mut seed = |id: NodeId, relevance: f32, best: &mut HashMap<NodeId, Route>| {
+            if best.get(&id).is_none_or(|r| relevance > r.relevance) {
+                best.insert(
+                    id,
+                    Route {
+                        relevance,
+                        seed: id,
+                        hops: Vec::new(),
+                    },
+                );
                 heap.push(Item {
                     relevance,
                     node: id,
@@ -129,20 +141,27 @@ impl Strategy for NavigatorStrategy {
 
         let is_seed: std::collections::HashSet<NodeId> = best.keys().copied().collect();
         while let Some(Item { relevance, node }) = heap.pop() {
-            let (_, origin, path) = best[&node].clone();
-            if relevance < best[&node].0 || path.len() >= self.max_hops {
+            let route = best[&node].clone();
+            if relevance < route.relevance || route.hops.len() >= self.max_hops {
                 continue;
             }
             let mut next = corpus.neighbours(node);
             next.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
             for (other, kind, confidence, outgoing) in next.into_iter().take(MAX_FANOUT) {
                 let r = relevance * DECAY * (0.5 + 0.5 * confidence);
-                if best.get(&other).is_some_and(|(old, _, _)| *old >= r) {
+                if best.get(&other).is_some_and(|old| old.relevance >= r) {
                     continue;
                 }
-                let mut p = path.clone();
-                p.push((edge_label(kind, outgoing).to_string(), other));
-                best.insert(other, (r, origin, p));
+                let mut hops = route.hops.clone();
+                hops.push((edge_label(kind, outgoing).to_string(), other));
+                best.insert(
+                    other,
+                    Route {
+                        relevance: r,
+                        seed: route.seed,
+                        hops,
+                    },
+                );
                 heap.push(Item {
                     relevance: r,
                     node: other,
@@ -152,14 +171,17 @@ impl Strategy for NavigatorStrategy {
         let mut found: Vec<Hit> = best
             .into_iter()
             .filter(|(id, _)| !is_seed.contains(id))
-            .filter_map(|(id, (relevance, seed, hops))| {
+            .filter_map(|(id, route)| {
                 let node = corpus.node(id)?;
                 Some(Hit {
                     node: id,
                     depth: proposed_depth(node.kind),
-                    relevance,
+                    relevance: route.relevance,
                     strategy: NAME.to_string(),
-                    reason: Reason::Path { seed, hops },
+                    reason: Reason::Path {
+                        seed: route.seed,
+                        hops: route.hops,
+                    },
                 })
             })
             .collect();

@@ -45,7 +45,7 @@ mod tests {
         };
         let shares = ProportionalAllocator.allocate(1000, &[sel("a", 0.8), sel("b", 0.2)]);
         assert!(shares["a"] >= shares["b"]);
-        assert!(shares.values().all(|&t| t <= 1000 && t >= 500));
+        assert!(shares.values().all(|t| (500..=1000).contains(t)));
         assert!(ProportionalAllocator.allocate(1000, &[]).is_empty());
         assert_eq!(ProportionalAllocator.allocate(0, &[sel("a", 0.0)])["a"], 0);
     }

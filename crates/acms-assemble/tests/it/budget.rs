@@ -41,8 +41,10 @@ proptest! {
         min_useful in prop_oneof![Just(0usize), Just(500usize)],
     ) {
         let fixture = FIXTURE.with(|f| f.dir.path().to_path_buf());
-        let mut config = ContextConfig::default();
-        config.tokenizer = if o200k { Tokenizer::O200kBase } else { Tokenizer::Cl100kBase };
+        let mut config = ContextConfig {
+            tokenizer: if o200k { Tokenizer::O200kBase } else { Tokenizer::Cl100kBase },
+            ..ContextConfig::default()
+        };
         config.scoring.fusion = ["noisy-or", "rrf", "max"][fusion].into();
         config.pipeline.budget_packer = ["hull", "greedy", "exact"][packer].into();
         config.budget.min_useful_budget = min_useful;

@@ -26,6 +26,12 @@ pub fn copy_dir(src: &Path, dst: &Path) {
     }
 }
 
+impl Default for Fixture {
+    fn default() -> Self {
+        Fixture::new()
+    }
+}
+
 impl Fixture {
     pub fn new() -> Fixture {
         let dir = tempfile::tempdir().unwrap();
