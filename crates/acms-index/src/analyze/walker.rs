@@ -277,6 +277,9 @@ pub(crate) fn outline(table: &Table, source: &str, limits: &ParseLimits) -> Opti
     Some(out)
 }
 
+/// Syntax nesting beyond which a file gets a warning.
+const NESTING_WARNING: usize = 1000;
+
 #[allow(clippy::too_many_lines)]
 pub(crate) fn walk(
     table: &Table,
@@ -344,6 +347,9 @@ pub(crate) fn walk(
     let mut runs: Vec<Vec<Node>> = vec![Vec::new()];
     let mut leads: Vec<Vec<Node>> = vec![Vec::new()];
     let mut cursor = root.walk();
+    // Deepest syntax nesting seen: pathological nesting is worth a warning (it is walked
+    // iteratively, so it costs time, never the stack).
+    let mut deepest = 0usize;
     let mut stack: Vec<Ctx> = vec![Ctx {
         def: 0,
         scope: 0,
@@ -609,6 +615,7 @@ pub(crate) fn walk(
 
         if cursor.goto_first_child() {
             stack.push(child);
+            deepest = deepest.max(stack.len());
             runs.push(Vec::new());
             continue;
         }
@@ -617,7 +624,7 @@ pub(crate) fn walk(
                 break;
             }
             if !cursor.goto_parent() {
-                return Ok(finish(
+                let mut walk = finish(
                     table,
                     path,
                     &lines,
@@ -629,7 +636,13 @@ pub(crate) fn walk(
                     package,
                     errors,
                     error_bytes,
-                ));
+                );
+                if deepest > NESTING_WARNING {
+                    walk.file.warnings.push(format!(
+                        "nesting {deepest} levels deep (over {NESTING_WARNING}); indexed, but the file is probably generated"
+                    ));
+                }
+                return Ok(walk);
             }
             stack.pop();
             runs.pop();

@@ -42,6 +42,8 @@ fn bad_files_warn_and_the_run_goes_on() {
     assert!(warnings_for(&report, "big.py")[0].contains("max-size"));
     assert!(!warnings_for(&report, "broken.py").is_empty());
     assert_eq!(warnings_for(&report, "dangling.py").len(), 1);
+    assert_eq!(warnings_for(&report, "nested.py").len(), 1, "{report:#?}");
+    assert!(warnings_for(&report, "nested.py")[0].contains("nesting"));
     assert!(
         report
             .warnings
