@@ -13,11 +13,26 @@ use acms_core::Tokenizer;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 
 const SOURCES: &[(&str, &str)] = &[
-    ("crates/acms-core/src/config.rs", include_str!("../crates/acms-core/src/config.rs")),
-    ("crates/acms-core/src/tokens.rs", include_str!("../crates/acms-core/src/tokens.rs")),
-    ("crates/acms-compact/src/compactor.rs", include_str!("../crates/acms-compact/src/compactor.rs")),
-    ("crates/acms-compact/src/format.rs", include_str!("../crates/acms-compact/src/format.rs")),
-    ("crates/acms-llm/src/http.rs", include_str!("../crates/acms-llm/src/http.rs")),
+    (
+        "crates/acms-core/src/config.rs",
+        include_str!("../crates/acms-core/src/config.rs"),
+    ),
+    (
+        "crates/acms-compact/src/session.rs",
+        include_str!("../crates/acms-compact/src/session.rs"),
+    ),
+    (
+        "crates/acms-compact/src/compactor.rs",
+        include_str!("../crates/acms-compact/src/compactor.rs"),
+    ),
+    (
+        "crates/acms-compact/src/format.rs",
+        include_str!("../crates/acms-compact/src/format.rs"),
+    ),
+    (
+        "crates/acms-compact/src/model.rs",
+        include_str!("../crates/acms-compact/src/model.rs"),
+    ),
 ];
 
 const END: f64 = 1_764_500_000.0;
@@ -38,17 +53,30 @@ pub fn session() -> Conversation {
         let (path, src) = SOURCES[r % SOURCES.len()];
         let id = format!("call_{r}");
         let (name, args, body) = if r % 3 == 2 {
-            let log: String = (0..120)
-                .map(|i| format!("test module_{r}::case_{i} ... {}\n", if i % 17 == 0 { "FAILED" } else { "ok" }))
+            let log: String = (0..200)
+                .map(|i| {
+                    format!(
+                        "test module_{r}::case_{i} ... {}\n",
+                        if i % 17 == 0 { "FAILED" } else { "ok" }
+                    )
+                })
                 .collect();
             ("run_tests", r#"{"command":"cargo test"}"#.to_string(), log)
         } else {
             // A slice of real source, varied by round.
-            let start = (r * 997) % (src.len() / 2);
-            let start = (start..src.len()).find(|&i| src.is_char_boundary(i)).unwrap_or(0);
-            let end = (start + 9_000).min(src.len());
-            let end = (end..=src.len()).find(|&i| src.is_char_boundary(i)).unwrap_or(src.len());
-            ("read_file", format!(r#"{{"path":"{path}"}}"#), src[start..end].to_string())
+            let start = (r * 997) % (src.len().saturating_sub(11_000).max(1));
+            let start = (start..src.len())
+                .find(|&i| src.is_char_boundary(i))
+                .unwrap_or(0);
+            let end = (start + 11_000).min(src.len());
+            let end = (end..=src.len())
+                .find(|&i| src.is_char_boundary(i))
+                .unwrap_or(src.len());
+            (
+                "read_file",
+                format!(r#"{{"path":"{path}"}}"#),
+                src[start..end].to_string(),
+            )
         };
         m.push(Message::calls(
             "",
@@ -61,7 +89,10 @@ pub fn session() -> Conversation {
         let mut res = Message::tool_result(id, body);
         res.timestamp = Some(t);
         m.push(res);
-        m.push(Message::text(Role::Assistant, format!("Round {r} done; next I will look at the following module.")));
+        m.push(Message::text(
+            Role::Assistant,
+            format!("Round {r} done; next I will look at the following module."),
+        ));
         r += 1;
     }
     m.truncate(500);
@@ -81,7 +112,9 @@ fn bench(c: &mut Criterion) {
     );
     let mut g = c.benchmark_group("compact");
     g.sample_size(10);
-    g.bench_function("measure", |b| b.iter(|| black_box(Measured::new(&conv, &meter))));
+    g.bench_function("measure", |b| {
+        b.iter(|| black_box(Measured::new(&conv, &meter)))
+    });
     let run = |tiers: [bool; 4], limit: usize, categories: bool| {
         let mut config = CompactConfig::new(limit);
         config.tiers = tiers;
@@ -111,6 +144,16 @@ fn bench(c: &mut Criterion) {
             )
         });
     }
+    // Tier 1 with every stage forced to run (an unreachable limit): sentinel for old results,
+    // then tree-sitter outlines for every remaining older file read.
+    let all = run([true, false, false, false], 1, false);
+    g.bench_function("tier1_all_stages", |b| {
+        b.iter_batched(
+            || measured.clone(),
+            |m| black_box(all.compact_measured(m).is_err()),
+            BatchSize::LargeInput,
+        )
+    });
     let full = run([true; 4], 100_000, true);
     g.bench_function("pipeline_100k_with_categories", |b| {
         b.iter_batched(

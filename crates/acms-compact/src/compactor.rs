@@ -1,9 +1,10 @@
 //! The compaction pipeline: given a conversation and a hard limit, escalate through the tiers
 //! until it fits, verifying every proposal, and end with a typed outcome.
 //!
-//! 1. **Tier 1** (no model call): offload large old tool results to the artifact store, compact
-//!    code in old messages, then replace old tool results with the sentinel (the last
-//!    `keep_recent_results` results are always kept).
+//! 1. **Tier 1** (no model call): offload large old tool results to the artifact store, replace
+//!    tool results older than the age limit with the sentinel, then compact code in the
+//!    remaining older messages (the last `keep_recent_results` results are always kept). Each
+//!    stage runs only while the conversation is still over the limit.
 //! 2. **Tier 3** when a [`Summarizer`] is configured (one call), else **tier 2**: summarize
 //!    the older history into one message, keep recent context and restore recently read
 //!    files and active skills. A failed or over-budget tier 3 falls back to tier 2.
@@ -297,7 +298,7 @@ impl Compactor {
             restored_skills: 0,
         };
         if cur.total > limit && tiers[0] {
-            for stage in [Stage::Offload, Stage::CodeCompaction, Stage::Microcompact] {
+            for stage in [Stage::Offload, Stage::Microcompact, Stage::CodeCompaction] {
                 if cur.total <= limit {
                     break;
                 }
@@ -528,7 +529,9 @@ impl Compactor {
         Ok(self.rewrite(cur, self.old_results(&cur.messages), |_, m| {
             // A result without a timestamp cannot be shown to be recent, so it counts as old.
             let old = m.timestamp.is_none_or(|t| now - t >= age);
-            (old && m.content != CLEARED_SENTINEL).then(|| CLEARED_SENTINEL.to_string())
+            // An offloaded result is already a small, recoverable reference: keep it.
+            (old && m.content != CLEARED_SENTINEL && !m.content.starts_with(OFFLOAD_MARKER))
+                .then(|| CLEARED_SENTINEL.to_string())
         }))
     }
 

@@ -118,7 +118,10 @@ fn code_session() -> (acms_compact::Conversation, String) {
             "Read",
             &format!(r#"{{"file_path":"app/h{r}.py"}}"#),
         ));
-        conv.push(Message::tool_result(format!("c{r}"), code.clone()));
+        // Recent results: microcompact leaves them to code compaction.
+        let mut res = Message::tool_result(format!("c{r}"), code.clone());
+        res.timestamp = Some(NOW - 60.0);
+        conv.push(res);
     }
     (acms_compact::Conversation::new(conv), code)
 }
