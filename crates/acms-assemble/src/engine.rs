@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use acms_core::{ContextConfig, Depth, NodeId, TiktokenCounter, TokenCounter};
+use acms_core::{ContextConfig, Depth, NodeId, ExactCounter, TokenCounter};
 use acms_index::Store;
 use acms_llm::LlmClient;
 use acms_pack::{PackItem, VerifyOutcome, verify_and_trim};
@@ -31,7 +31,7 @@ pub struct Engine {
     store: Store,
     retriever: Retriever,
     pipeline: Pipeline,
-    counter: TiktokenCounter,
+    counter: ExactCounter,
     quality: HashMap<String, f32>,
     notes: Vec<String>,
 }

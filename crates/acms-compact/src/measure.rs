@@ -6,7 +6,7 @@
 //! [`Message::render`] plus a fixed per-message framing overhead. Providers tokenize each
 //! message separately between role delimiters, so this sum is what is sent, not an estimate.
 
-use acms_core::{TiktokenCounter, TokenCounter, Tokenizer};
+use acms_core::{ExactCounter, TokenCounter, Tokenizer};
 
 use crate::model::{Conversation, Message};
 
@@ -25,7 +25,7 @@ pub const TOKENS_PER_MESSAGE: usize = 3;
 /// Measures text and messages in one unit.
 #[derive(Debug, Clone, Copy)]
 pub struct Meter {
-    counter: Option<TiktokenCounter>,
+    counter: Option<ExactCounter>,
 }
 
 impl Meter {

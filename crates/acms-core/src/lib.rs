@@ -19,4 +19,4 @@ pub use config::{
 pub use depth::Depth;
 pub use error::{Error, Result};
 pub use id::{ContentHash, NodeId};
-pub use tokens::{TiktokenCounter, TokenCounter, Tokenizer};
+pub use tokens::{ExactCounter, TiktokenCounter, TokenCounter, Tokenizer};
