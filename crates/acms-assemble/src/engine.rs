@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use acms_core::{ContextConfig, Depth, NodeId, ExactCounter, TokenCounter};
+use acms_core::{ContextConfig, Depth, ExactCounter, NodeId, TokenCounter};
 use acms_index::Store;
 use acms_llm::LlmClient;
 use acms_pack::{PackItem, VerifyOutcome, verify_and_trim};

@@ -4,7 +4,6 @@
 mod cli;
 mod kill;
 
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 pub fn acms() -> Command {
@@ -16,21 +15,5 @@ pub fn run(args: &[&str]) -> Output {
 }
 
 pub fn fixture() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/shop");
-    copy_dir(&src, dir.path());
-    dir
-}
-
-pub fn copy_dir(src: &Path, dst: &Path) {
-    for entry in std::fs::read_dir(src).unwrap() {
-        let entry = entry.unwrap();
-        let to = dst.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&to).unwrap();
-            copy_dir(&entry.path(), &to);
-        } else {
-            std::fs::copy(entry.path(), to).unwrap();
-        }
-    }
+    acms_testkit::shop()
 }

@@ -4,7 +4,7 @@ mod executor;
 mod strategies;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use acms_core::ContextConfig;
 use acms_index::{IndexOptions, index_repo};
@@ -19,9 +19,7 @@ pub struct Fixture {
 
 impl Fixture {
     pub fn new(vectors: bool) -> Fixture {
-        let dir = tempfile::tempdir().unwrap();
-        let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/shop");
-        copy_dir(&src, dir.path());
+        let dir = acms_testkit::shop();
         let opts = IndexOptions::new(dir.path());
         let report = index_repo(dir.path(), &opts).unwrap();
         let embedder = HashEmbedder::default();
@@ -47,19 +45,6 @@ impl Fixture {
             None,
         )
         .unwrap()
-    }
-}
-
-pub fn copy_dir(src: &Path, dst: &Path) {
-    for entry in std::fs::read_dir(src).unwrap() {
-        let entry = entry.unwrap();
-        let to = dst.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&to).unwrap();
-            copy_dir(&entry.path(), &to);
-        } else {
-            std::fs::copy(entry.path(), to).unwrap();
-        }
     }
 }
 
