@@ -3,7 +3,7 @@
 //!
 //! - [`model`]: messages, tool calls and results, atomic call/result groups, the canonical
 //!   rendering every size is measured on.
-//! - [`format`]: OpenAI chat-completions and Anthropic messages JSON.
+//! - [`format`](mod@format): OpenAI chat-completions and Anthropic messages JSON.
 //! - [`budget`]: the five-state [`BudgetTracker`] with subscribable state changes.
 //! - [`Compactor`]: tiers 1-4, each proposal checked by the verifier before it is accepted;
 //!   ends in a success ([`Outcome::WithinLimit`] / [`Outcome::Reduced`]) or
