@@ -37,6 +37,25 @@ pub(crate) fn proposed_depth(kind: NodeKind) -> Depth {
     }
 }
 
+/// A hit on the node `id` at the depth proposed for its kind; `None` when the id is not in
+/// the corpus (a derived index a little out of step with the store).
+pub(crate) fn hit_on(
+    corpus: &crate::Corpus,
+    id: u64,
+    relevance: f32,
+    strategy: &str,
+    reason: Reason,
+) -> Option<Hit> {
+    let node = corpus.node(acms_core::NodeId(id))?;
+    Some(Hit {
+        node: node.id,
+        depth: proposed_depth(node.kind),
+        relevance: relevance.clamp(0.0, 1.0),
+        strategy: strategy.to_string(),
+        reason,
+    })
+}
+
 impl Strategy for KeywordStrategy {
     fn name(&self) -> &str {
         NAME
@@ -57,16 +76,10 @@ impl Strategy for KeywordStrategy {
         Ok(found
             .into_iter()
             .filter_map(|h| {
-                let node = input.corpus.node(acms_core::NodeId(h.id))?;
-                Some(Hit {
-                    node: node.id,
-                    depth: proposed_depth(node.kind),
-                    relevance: h.relevance.clamp(0.0, 1.0),
-                    strategy: NAME.to_string(),
-                    reason: Reason::Terms {
-                        terms: h.matched_terms,
-                    },
-                })
+                let reason = Reason::Terms {
+                    terms: h.matched_terms,
+                };
+                hit_on(&input.corpus, h.id, h.relevance, NAME, reason)
             })
             .collect())
     }

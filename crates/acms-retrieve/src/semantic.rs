@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use acms_vector::{Embedder, VectorIndex};
 
-use crate::keyword::{hit_limit, proposed_depth};
+use crate::keyword::{hit_limit, hit_on};
 use crate::{Error, Hit, Reason, Result, Strategy, StrategyInput};
 
 /// Registered name.
@@ -78,14 +78,9 @@ impl Strategy for SemanticStrategy {
         Ok(found
             .into_iter()
             .filter_map(|h| {
-                let node = input.corpus.node(acms_core::NodeId(h.id))?;
-                Some(Hit {
-                    node: node.id,
-                    depth: proposed_depth(node.kind),
-                    relevance: ((h.score - unrelated) / (related - unrelated)).clamp(0.0, 1.0),
-                    strategy: NAME.to_string(),
-                    reason: Reason::Similarity { cosine: h.score },
-                })
+                let relevance = (h.score - unrelated) / (related - unrelated);
+                let reason = Reason::Similarity { cosine: h.score };
+                hit_on(&input.corpus, h.id, relevance, NAME, reason)
             })
             .collect())
     }
