@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-use acms_compact::format;
-use acms_compact::{Measured, Meter};
-use acms_core::Tokenizer;
+use acms::compact::format;
+use acms::compact::{Measured, Meter};
+use acms::core::Tokenizer;
 
 fn data(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -14,7 +14,7 @@ fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn acms(args: &[&str], stdin: Option<&str>) -> Output {
+fn compact(args: &[&str], stdin: Option<&str>) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_acms"))
         .arg("compact")
         .args(args)
@@ -32,7 +32,7 @@ fn acms(args: &[&str], stdin: Option<&str>) -> Output {
 /// Runs on a fixture at `limit` and checks exit 0, output within the limit and diagnostics.
 fn check_fits(name: &str, limit: usize, unit: &str) {
     let file = data(name);
-    let out = acms(
+    let out = compact(
         &[
             "--input",
             file.to_str().unwrap(),
@@ -89,7 +89,7 @@ fn compacts_real_shaped_transcripts() {
 #[test]
 fn fitting_input_is_unchanged_and_stdin_works() {
     let json = r#"[{"role":"user","content":"hi"}]"#;
-    let out = acms(&["--limit", "100"], Some(json));
+    let out = compact(&["--limit", "100"], Some(json));
     assert_eq!(out.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v, serde_json::from_str::<serde_json::Value>(json).unwrap());
@@ -97,14 +97,14 @@ fn fitting_input_is_unchanged_and_stdin_works() {
 
 #[test]
 fn exit_codes_for_bad_input_and_no_fit() {
-    let bad = acms(&["--limit", "100"], Some("{not json"));
+    let bad = compact(&["--limit", "100"], Some("{not json"));
     assert_eq!(bad.status.code(), Some(4));
-    let role = acms(
+    let role = compact(
         &["--limit", "100"],
         Some(r#"[{"role":"wizard","content":"x"}]"#),
     );
     assert_eq!(role.status.code(), Some(4));
-    let missing = acms(
+    let missing = compact(
         &["--limit", "100", "--input", "/nonexistent/conv.json"],
         None,
     );
@@ -115,7 +115,7 @@ fn exit_codes_for_bad_input_and_no_fit() {
     );
     let dir = tempfile::tempdir().unwrap();
     let diag = dir.path().join("diag.jsonl");
-    let no_fit = acms(
+    let no_fit = compact(
         &["--limit", "50", "--diagnostics", diag.to_str().unwrap()],
         Some(&big),
     );
@@ -135,7 +135,7 @@ fn exit_codes_for_bad_input_and_no_fit() {
 fn offloads_to_artifacts() {
     let dir = tempfile::tempdir().unwrap();
     let file = data("openai_fix_failing_tests.json");
-    let out = acms(
+    let out = compact(
         &[
             "--input",
             file.to_str().unwrap(),

@@ -2,6 +2,7 @@
 //! killed mid-way.
 
 mod cli;
+mod compact;
 mod kill;
 
 use std::process::{Command, Output};
