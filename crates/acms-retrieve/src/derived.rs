@@ -177,6 +177,18 @@ pub fn update_derived(
             report.embedder = Some(embedder.id().to_string());
             return Ok(report);
         }
+        // Nothing changed: the vectors are current, only their generation moves on (a
+        // no-change re-index must not rewrite every vector).
+        Some(v)
+            if stored_gen.is_some_and(|g| g + 1 == generation)
+                && changes.removed.is_empty()
+                && changes.upserted.is_empty() =>
+        {
+            write_generation(&vdir, generation)?;
+            report.vectors = Some(v.len());
+            report.embedder = Some(embedder.id().to_string());
+            return Ok(report);
+        }
         Some(mut v) if stored_gen.is_some_and(|g| g + 1 == generation) => {
             for id in changes.removed.iter().chain(&changes.upserted) {
                 v.remove(id.0);
