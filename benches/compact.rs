@@ -47,7 +47,7 @@ pub fn session() -> Conversation {
     let mut r = 0usize;
     while m.len() < 500 {
         let t = END - (500 - m.len()) as f64 * 30.0;
-        if r % 5 == 0 {
+        if r.is_multiple_of(5) {
             m.push(Message::text(Role::User, format!("Step {r}: continue with the refactor of the config loader and keep tests green.")));
         }
         let (path, src) = SOURCES[r % SOURCES.len()];
