@@ -25,7 +25,7 @@ pub enum Error {
     )]
     TooManyOptions { id: u64, options: usize },
     /// A packer name that is not registered.
-    #[error("unknown packer `{0}`: use `greedy`, `hull` or `exact`")]
+    #[error("unknown packer `{0}`: use `auto`, `greedy`, `hull` or `exact`")]
     UnknownPacker(String),
 }
 

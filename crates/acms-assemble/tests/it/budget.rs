@@ -37,7 +37,7 @@ proptest! {
         words in proptest::collection::vec(0..WORDS.len(), 0..8),
         o200k in any::<bool>(),
         fusion in 0..3usize,
-        packer in 0..3usize,
+        packer in 0..4usize,
         min_useful in prop_oneof![Just(0usize), Just(500usize)],
     ) {
         let fixture = FIXTURE.with(|f| f.dir.path().to_path_buf());
@@ -46,7 +46,7 @@ proptest! {
             ..ContextConfig::default()
         };
         config.scoring.fusion = ["noisy-or", "rrf", "max"][fusion].into();
-        config.pipeline.budget_packer = ["hull", "greedy", "exact"][packer].into();
+        config.pipeline.budget_packer = ["auto", "hull", "greedy", "exact"][packer].into();
         config.budget.min_useful_budget = min_useful;
         let engine = acms_assemble::Engine::open(&fixture.join(".acms"), &config).unwrap();
         let task: Vec<&str> = words.iter().map(|&i| WORDS[i]).collect();

@@ -206,14 +206,41 @@ fn exact_optimum_value_matches_the_table() {
 
 #[test]
 fn registry() {
-    for name in ["greedy", "hull", "exact"] {
+    for name in acms_pack::PACKER_NAMES {
         assert_eq!(packer_by_name(name).unwrap().name(), name);
     }
     assert_eq!(
         packer_by_name(acms_pack::DEFAULT_PACKER).unwrap().name(),
-        "hull"
+        "auto"
     );
     let err = packer_by_name("knapsack").err().expect("unknown name");
     assert_eq!(err, Error::UnknownPacker("knapsack".into()));
-    assert!(err.to_string().contains("`greedy`, `hull` or `exact`"));
+    assert!(
+        err.to_string()
+            .contains("`auto`, `greedy`, `hull` or `exact`")
+    );
+}
+
+#[test]
+fn auto_is_exact_on_small_instances_and_hull_on_large_ones() {
+    let small = vec![
+        typical(1, 400, 1.0),
+        typical(2, 900, 0.8),
+        typical(3, 250, 0.5),
+    ];
+    let auto = acms_pack::AutoPacker;
+    for budget in [0, 50, 500, 1500] {
+        let exact = ExactPacker::default().try_pack(&small, budget).unwrap();
+        assert_eq!(
+            auto.pack(&small, budget).items,
+            exact.items,
+            "budget {budget}"
+        );
+    }
+    // 3 candidates × (2^19 + 2) cells is over the auto limit: the hull packer answers.
+    let big_budget = (acms_pack::AUTO_MAX_CELLS / 2) as u32 + 1;
+    assert_eq!(
+        auto.pack(&small, big_budget).items,
+        HullPacker.pack(&small, big_budget).items
+    );
 }
