@@ -37,7 +37,7 @@ impl KnapsackPacker {
 /// mid-ranked signatures outbid the full body of the best match; cubing it makes the packer
 /// spend on the top matches' bodies first and fill the rest with signatures. Measured on all
 /// six evaluation corpora (docs/EVAL.md, "Packing objective"): exponent 3 raised code-visible
-/// recall at 4k by 0.03–0.09 and symbol recall by up to 0.06 over exponent 1, on both task sets.
+/// recall at 4k by 0.02–0.14 and symbol recall by up to 0.06 over exponent 1.
 const SCORE_SHARPNESS: i32 = 3;
 
 /// The depths offered for `f`: those of `context.packer.depth-fallback` not deeper than the
