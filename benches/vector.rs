@@ -20,46 +20,14 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use acms_vector::{Embedder, FastEmbedder, HashEmbedder, IndexParams, VectorIndex, normalize};
+use acms_vector::{Embedder, FastEmbedder, HashEmbedder, IndexParams, VectorIndex};
+
+#[path = "../crates/acms-vector/examples/common/rng.rs"]
+mod rng;
 use criterion::{BenchmarkId, Criterion, Throughput};
+use rng::{DIM, Rng};
 
-const DIM: usize = 384;
 const K: usize = 10;
-
-/// SplitMix64: deterministic inputs on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn unit_vector(&mut self) -> Vec<f32> {
-        let mut v: Vec<f32> = (0..DIM)
-            .map(|_| (self.next_u64() >> 40) as f32 / (1u64 << 23) as f32 - 1.0)
-            .collect();
-        normalize(&mut v);
-        v
-    }
-
-    /// A point near one of `centres` (noise about as large as the centre): shaped like real
-    /// embeddings, which have far fewer effective dimensions than uniform random vectors.
-    fn clustered(&mut self, centres: &[Vec<f32>]) -> Vec<f32> {
-        let c = &centres[(self.next_u64() % centres.len() as u64) as usize];
-        let noise = self.unit_vector();
-        let mut v: Vec<f32> = c.iter().zip(&noise).map(|(a, b)| a + 0.8 * b).collect();
-        normalize(&mut v);
-        v
-    }
-
-    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-        xs[(self.next_u64() % xs.len() as u64) as usize]
-    }
-}
 
 /// Short texts shaped like the compact node renderings that get embedded (signature + doc).
 fn code_texts(n: usize) -> Vec<String> {

@@ -7,43 +7,11 @@
 
 use std::time::Instant;
 
-use acms_vector::{Embedder, FastEmbedder, HashEmbedder, IndexParams, VectorIndex, normalize};
+use acms_vector::{Embedder, FastEmbedder, HashEmbedder, IndexParams, VectorIndex};
 
-const DIM: usize = 384;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn unit_vector(&mut self) -> Vec<f32> {
-        let mut v: Vec<f32> = (0..DIM)
-            .map(|_| (self.next_u64() >> 40) as f32 / (1u64 << 23) as f32 - 1.0)
-            .collect();
-        normalize(&mut v);
-        v
-    }
-
-    /// With `ACMS_CLUSTERED=1`: a point near one of 100 random centres (noise about as large
-    /// as the centre), closer to real embeddings, which have far fewer effective dimensions
-    /// than uniform random vectors.
-    fn vector(&mut self, centres: &[Vec<f32>]) -> Vec<f32> {
-        if centres.is_empty() {
-            return self.unit_vector();
-        }
-        let c = &centres[(self.next_u64() % centres.len() as u64) as usize];
-        let noise = self.unit_vector();
-        let mut v: Vec<f32> = c.iter().zip(&noise).map(|(a, b)| a + 0.8 * b).collect();
-        normalize(&mut v);
-        v
-    }
-}
+#[path = "common/rng.rs"]
+mod rng;
+use rng::{DIM, Rng};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -95,11 +63,11 @@ fn main() {
     } else {
         Vec::new()
     };
-    let queries: Vec<Vec<f32>> = (0..200).map(|_| rng.vector(&centres)).collect();
+    let queries: Vec<Vec<f32>> = (0..200).map(|_| rng.clustered(&centres)).collect();
     for n in sizes {
         let mut idx = VectorIndex::new("measure", DIM, params).unwrap();
         for i in 0..n {
-            idx.upsert(i as u64, &rng.vector(&centres)).unwrap();
+            idx.upsert(i as u64, &rng.clustered(&centres)).unwrap();
         }
         let t = Instant::now();
         idx.build_graph();
