@@ -161,10 +161,7 @@ pub fn update_derived(
     };
     let t = Instant::now();
     let vdir = vector_dir(index_dir);
-    let params = IndexParams {
-        exact_scan_below: config.strategies.semantic_embedding.exact_scan_below,
-        ..IndexParams::default()
-    };
+    let params = IndexParams::from_config(&config.strategies.semantic_embedding);
     let stored_gen = std::fs::read_to_string(vdir.join(VECTOR_GENERATION))
         .ok()
         .and_then(|s| s.trim().parse::<u64>().ok());

@@ -10,7 +10,7 @@ use acms_core::ContextConfig;
 use acms_index::Store;
 use acms_keyword::KeywordIndex;
 use acms_llm::LlmClient;
-use acms_vector::{EmbedderChoice, IndexParams, VectorIndex, load_embedder};
+use acms_vector::{IndexParams, VectorIndex, load_embedder};
 
 use crate::derived::{keyword_dir, vector_dir, vector_generation};
 use crate::strategy::Capped;
@@ -166,10 +166,7 @@ fn semantic(
             "semantic-embedding: unavailable (index built without vectors)".into(),
         );
     }
-    let params = IndexParams {
-        exact_scan_below: config.strategies.semantic_embedding.exact_scan_below,
-        ..IndexParams::default()
-    };
+    let params = IndexParams::from_config(&config.strategies.semantic_embedding);
     let vectors = match VectorIndex::load(&dir, params) {
         Ok(v) => v,
         Err(e) => {
@@ -201,7 +198,6 @@ fn semantic(
     if vector_generation(index_dir) != Some(generation) {
         note.push_str(" (vectors are older than the index: run `acms index` to refresh them)");
     }
-    let _: &EmbedderChoice = &choice;
     (
         SemanticStrategy::new(Arc::from(embedder), Arc::new(vectors)),
         note,
