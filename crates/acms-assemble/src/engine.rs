@@ -617,11 +617,11 @@ impl Layout<'_> {
         }
         prov.files = files.len();
         prov.dropped_budget = self.fragments.len() - items.len();
-        self.engine
-            .pipeline
-            .preamble_generator
-            .component
-            .preamble(self.ctx, &prov, self.max_preamble)
+        self.engine.pipeline.preamble_generator.component.preamble(
+            self.ctx,
+            &prov,
+            self.max_preamble,
+        )
     }
 
     fn render(&self, items: &[PackItem]) -> String {
@@ -645,18 +645,25 @@ impl Layout<'_> {
                             .unwrap_or_default();
                         render::container_line(c, &indent)
                     });
+                let file = self.lines(&node.path);
                 let lines = (depth == Depth::Full)
-                    .then(|| self.lines(&node.path))
+                    .then(|| file.clone())
                     .filter(|lines| line_aligned(node, lines));
                 let text = match lines {
                     Some(_) => String::new(),
                     None => self.text(node.id, depth),
                 };
+                let indent = file
+                    .get((node.start_line.max(1) - 1) as usize)
+                    .map(|l| l.chars().take_while(|c| c.is_whitespace()).collect())
+                    .unwrap_or_default();
                 Some(render::Piece {
                     node,
+                    name: render::display_name(node, corpus.module(&node.path)),
                     depth,
                     text,
                     lines,
+                    indent,
                     container,
                 })
             })
@@ -665,14 +672,6 @@ impl Layout<'_> {
             .iter()
             .map(render::Block::render)
             .collect();
-        if std::env::var("ACMS_DEBUG_RENDER").is_ok() {
-            for b in &blocks {
-                eprintln!("BLOCK {} {}", self.engine.counter.count(b), b.lines().next().unwrap_or(""));
-            }
-            for it in items {
-                eprintln!("ITEM {} {:?} {}", it.id, it.depth, it.tokens);
-            }
-        }
         render::context(&self.preamble(items), self.inherited, &blocks)
     }
 }

@@ -19,14 +19,15 @@ use acms_index::{NodeKind, NodeRecord};
 /// Fragments at depth 9 at most this many lines apart are shown as one region.
 pub const MERGE_GAP: u32 = 3;
 
-/// `# src/pkg/app.py:120-180 · App.make_response · depth 9`
-pub fn header(node: &NodeRecord, depth: Depth) -> String {
+/// `# src/pkg/app.py:120-180 · App.make_response · depth 9`: the header of a block holding
+/// `node` alone (`module` is its file's module node, for the display name).
+pub fn header(node: &NodeRecord, module: Option<&NodeRecord>, depth: Depth) -> String {
     format!(
         "# {}:{}-{} · {} · depth {}",
         escape(&node.path),
         node.start_line,
         node.end_line,
-        node.qualified_name,
+        escape(&display_name(node, module)),
         depth
     )
 }
@@ -69,7 +70,12 @@ pub fn container<'c>(
 /// The line that introduces `container` in a member's block: its declaration's first line,
 /// indented as in the source.
 pub fn container_line(container: &NodeRecord, indent: &str) -> String {
-    let sig = container.signature.lines().next().unwrap_or_default().trim();
+    let sig = container
+        .signature
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim();
     format!("{indent}{sig}")
 }
 
@@ -77,11 +83,17 @@ pub fn container_line(container: &NodeRecord, indent: &str) -> String {
 #[derive(Debug, Clone)]
 pub struct Piece<'a> {
     pub node: &'a NodeRecord,
+    /// The name shown in the block header: the qualified name without its module's prefix
+    /// (the header already names the file).
+    pub name: String,
     pub depth: Depth,
-    /// The node's rendering at `depth`; for depth 9 ignored in favour of `lines`.
+    /// The node's rendering at `depth`, unless `lines` is set.
     pub text: String,
-    /// The node's file as lines (depth 9 only): regions are cut from it verbatim.
+    /// The node's file as lines, when depth 9 is cut from it verbatim (see the module doc).
     pub lines: Option<std::sync::Arc<Vec<String>>>,
+    /// The leading whitespace of the node's first line in its file (shallow renderings start
+    /// unindented; under a container line they are indented as in the source).
+    pub indent: String,
     /// The declaration line of its container, when the container is not shown itself.
     pub container: Option<String>,
 }
@@ -93,20 +105,22 @@ pub struct Block {
     pub start_line: u32,
     pub end_line: u32,
     pub names: Vec<String>,
-    pub depth: Depth,
+    /// The depths of the pieces in the block, deepest last.
+    pub depths: Vec<Depth>,
     pub text: String,
 }
 
 impl Block {
     /// Header line, text, newline.
     pub fn render(&self) -> String {
+        let depths: Vec<String> = self.depths.iter().map(|d| d.to_string()).collect();
         let mut s = format!(
             "# {}:{}-{} · {} · depth {}\n",
             escape(&self.path),
             self.start_line,
             self.end_line,
-            self.names.join(", "),
-            self.depth
+            escape(&self.names.join(", ")),
+            depths.join(",")
         );
         s.push_str(&self.text);
         if !self.text.ends_with('\n') {
@@ -114,6 +128,25 @@ impl Block {
         }
         s
     }
+
+    fn add_depth(&mut self, d: Depth) {
+        if !self.depths.contains(&d) {
+            self.depths.push(d);
+            self.depths.sort();
+        }
+    }
+}
+
+/// The name to show for `node` given its module's qualified name.
+pub fn display_name(node: &NodeRecord, module: Option<&NodeRecord>) -> String {
+    let q = node.qualified_name.as_str();
+    module
+        .filter(|m| m.id != node.id)
+        .and_then(|m| q.strip_prefix(m.qualified_name.as_str()))
+        .map(|rest| rest.trim_start_matches(['.', ':', '/', '#']))
+        .filter(|rest| !rest.is_empty())
+        .unwrap_or(q)
+        .to_string()
 }
 
 /// Lines `start..=end` (1-based) of `lines`, joined.
@@ -123,63 +156,102 @@ fn cut(lines: &[String], start: u32, end: u32) -> String {
     lines.get(a..b).unwrap_or(&[]).join("\n")
 }
 
-/// Lays `pieces` (in context order) out as blocks, merging depth-9 pieces of one file that
-/// are at most [`MERGE_GAP`] lines apart and following one another in context order.
+/// A shallow rendering indented as in the source (its first line only: the stored
+/// renderings keep the indentation of their other lines).
+fn indented(text: &str, indent: &str) -> String {
+    if indent.is_empty() || text.starts_with(indent) {
+        text.to_string()
+    } else {
+        format!("{indent}{text}")
+    }
+}
+
+/// Lays `pieces` (in context order) out as blocks. Neighbouring depth-9 pieces of one file
+/// (at most [`MERGE_GAP`] lines apart) become one verbatim region; consecutive shallower
+/// pieces of one file become one outline block under one header.
 pub fn blocks(pieces: &[Piece<'_>]) -> Vec<Block> {
     let mut out: Vec<Block> = Vec::new();
-    // For the block being extended: its pieces' container line and the file's lines.
-    let mut open: Option<(Option<String>, std::sync::Arc<Vec<String>>)> = None;
+    // What the last block is, for deciding whether the next piece extends it.
+    enum Open {
+        None,
+        /// A verbatim region: its container line and the file's lines.
+        Region(Option<String>, std::sync::Arc<Vec<String>>),
+        /// An outline: the container line it currently sits under.
+        Outline(Option<String>),
+    }
+    let mut open = Open::None;
     for p in pieces {
         let n = p.node;
+        let same_file = out.last().is_some_and(|b| b.path == n.path);
         if p.depth == Depth::Full
             && let Some(lines) = &p.lines
         {
-            if let (Some(last), Some((container, file))) = (out.last_mut(), open.as_ref())
-                && last.depth == Depth::Full
-                && last.path == n.path
+            if let (true, Some(last), Open::Region(container, file)) =
+                (same_file, out.last_mut(), &open)
                 && n.start_line <= last.end_line.saturating_add(MERGE_GAP + 1)
                 && std::sync::Arc::ptr_eq(file, lines)
             {
-                if n.end_line > last.end_line {
-                    last.end_line = n.end_line;
-                }
-                if n.start_line < last.start_line {
-                    last.start_line = n.start_line;
-                }
-                last.names.push(n.qualified_name.clone());
-                last.text = with_container(container.as_deref(), cut(file, last.start_line, last.end_line), lines, last.start_line);
+                last.end_line = last.end_line.max(n.end_line);
+                last.start_line = last.start_line.min(n.start_line);
+                last.names.push(p.name.clone());
+                last.text = with_container(
+                    container.as_deref(),
+                    cut(file, last.start_line, last.end_line),
+                    lines,
+                    last.start_line,
+                );
                 continue;
             }
-            let text = with_container(
-                p.container.as_deref(),
-                cut(lines, n.start_line, n.end_line),
-                lines,
-                n.start_line,
-            );
             out.push(Block {
                 path: n.path.clone(),
                 start_line: n.start_line,
                 end_line: n.end_line,
-                names: vec![n.qualified_name.clone()],
-                depth: Depth::Full,
-                text,
+                names: vec![p.name.clone()],
+                depths: vec![Depth::Full],
+                text: with_container(
+                    p.container.as_deref(),
+                    cut(lines, n.start_line, n.end_line),
+                    lines,
+                    n.start_line,
+                ),
             });
-            open = Some((p.container.clone(), lines.clone()));
+            open = Open::Region(p.container.clone(), lines.clone());
             continue;
         }
-        open = None;
+        let body = if p.container.is_some() {
+            indented(&p.text, &p.indent)
+        } else {
+            p.text.clone()
+        };
+        if let (true, Some(last), Open::Outline(container)) = (same_file, out.last_mut(), &mut open)
+        {
+            last.start_line = last.start_line.min(n.start_line);
+            last.end_line = last.end_line.max(n.end_line);
+            last.names.push(p.name.clone());
+            last.add_depth(p.depth);
+            if p.container.is_some() && p.container != *container {
+                last.text.push('\n');
+                last.text
+                    .push_str(p.container.as_deref().unwrap_or_default());
+                *container = p.container.clone();
+            }
+            last.text.push('\n');
+            last.text.push_str(&body);
+            continue;
+        }
         let text = match &p.container {
-            Some(c) => format!("{c}\n{}", p.text),
-            None => p.text.clone(),
+            Some(c) => format!("{c}\n{body}"),
+            None => body,
         };
         out.push(Block {
             path: n.path.clone(),
             start_line: n.start_line,
             end_line: n.end_line,
-            names: vec![n.qualified_name.clone()],
-            depth: p.depth,
+            names: vec![p.name.clone()],
+            depths: vec![p.depth],
             text,
         });
+        open = Open::Outline(p.container.clone());
     }
     out
 }
@@ -271,11 +343,53 @@ mod tests {
     fn piece<'a>(n: &'a NodeRecord, lines: &std::sync::Arc<Vec<String>>) -> Piece<'a> {
         Piece {
             node: n,
+            name: n.qualified_name.clone(),
             depth: Depth::Full,
             text: String::new(),
             lines: Some(lines.clone()),
+            indent: "    ".into(),
             container: Some("class App(Base):".into()),
         }
+    }
+
+    #[test]
+    fn shallow_members_of_a_file_share_one_outline_block() {
+        let (a, b) = (
+            node(2, NodeKind::Method, "a", (2, 3)),
+            node(3, NodeKind::Method, "b", (5, 6)),
+        );
+        let shallow = |n: &'static NodeRecord| Piece {
+            node: n,
+            name: n.name.clone(),
+            depth: Depth::Signature,
+            text: n.signature.clone(),
+            lines: None,
+            indent: "    ".into(),
+            container: Some("class App(Base):".into()),
+        };
+        let (a, b): (&'static NodeRecord, &'static NodeRecord) =
+            (Box::leak(Box::new(a)), Box::leak(Box::new(b)));
+        let out = blocks(&[shallow(a), shallow(b)]);
+        assert_eq!(out.len(), 1);
+        assert_eq!(
+            out[0].text,
+            "class App(Base):\n    def a(self):\n    def b(self):"
+        );
+        assert_eq!(
+            out[0].render(),
+            "# pkg/app.py:2-6 · a, b · depth 0\nclass App(Base):\n    def a(self):\n    def b(self):\n"
+        );
+    }
+
+    #[test]
+    fn names_drop_their_module_prefix() {
+        let mut m = node(1, NodeKind::Module, "app", (1, 13));
+        m.qualified_name = "pkg.app".into();
+        let mut f = node(2, NodeKind::Method, "a", (2, 3));
+        f.qualified_name = "pkg.app.App.a".into();
+        assert_eq!(display_name(&f, Some(&m)), "App.a");
+        assert_eq!(display_name(&m, Some(&m)), "pkg.app");
+        assert_eq!(display_name(&f, None), "pkg.app.App.a");
     }
 
     #[test]
@@ -299,7 +413,11 @@ mod tests {
             out[1].text,
             "class App(Base):\n    ...\n    def c(self):\n        return 3"
         );
-        assert!(out[1].render().starts_with("# pkg/app.py:12-13 · App.c · depth 9\n"));
+        assert!(
+            out[1]
+                .render()
+                .starts_with("# pkg/app.py:12-13 · App.c · depth 9\n")
+        );
     }
 
     #[test]

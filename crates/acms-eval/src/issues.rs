@@ -129,7 +129,10 @@ pub fn acms_blocks(text: &str, files: &HashSet<String>) -> Blocks {
             }
         }
         if let Some(p) = &cur {
-            blocks.entry(p.clone()).or_default().push(norm(line).to_string());
+            blocks
+                .entry(p.clone())
+                .or_default()
+                .push(norm(line).to_string());
         }
     }
     blocks
@@ -297,7 +300,10 @@ fn ensure_index(
     let report = acms::index_repository(tree, &iopts, opts.run.model)?;
     let secs = started.elapsed().as_secs_f64();
     std::fs::write(&marker, format!("{secs}")).map_err(io(&marker))?;
-    Ok(Some((secs, report.embedder.unwrap_or_else(|| "none".into()))))
+    Ok(Some((
+        secs,
+        report.embedder.unwrap_or_else(|| "none".into()),
+    )))
 }
 
 /// `cp -a src dst` (an index directory: a few files and the keyword index's segments).
@@ -383,7 +389,13 @@ pub fn run_set(opts: &IssueOptions, set: &str, model_dir: Option<&Path>) -> Resu
     let mut order: Vec<(String, i64, usize)> = tasks
         .iter()
         .enumerate()
-        .map(|(i, t)| (t.repo.clone(), commit_time(&git_dirs[&t.repo], &t.base_commit), i))
+        .map(|(i, t)| {
+            (
+                t.repo.clone(),
+                commit_time(&git_dirs[&t.repo], &t.base_commit),
+                i,
+            )
+        })
         .collect();
     order.sort();
     let mut last_index: HashMap<String, PathBuf> = HashMap::new();
@@ -392,9 +404,7 @@ pub fn run_set(opts: &IssueOptions, set: &str, model_dir: Option<&Path>) -> Resu
         let t = &tasks[*i];
         let git_dir = &git_dirs[&t.repo];
         let tree = realtasks::export_tree(git_dir, &trees, &t.repo, &t.base_commit)?;
-        let index = indexes
-            .join(t.repo.replace('/', "+"))
-            .join(&t.base_commit);
+        let index = indexes.join(t.repo.replace('/', "+")).join(&t.base_commit);
         let seed = last_index.insert(t.repo.clone(), index.clone());
         if let Some((secs, e)) = ensure_index(opts, &tree, &index, seed.as_deref(), &config)? {
             log(
@@ -425,7 +435,15 @@ pub fn run_set(opts: &IssueOptions, set: &str, model_dir: Option<&Path>) -> Resu
     let results_dir = opts.run.work_dir.join("results");
     std::fs::create_dir_all(&results_dir).map_err(io(&results_dir))?;
     let mut raw: Vec<String> = Vec::new();
-    let mut rows = vec![run_acms(opts, "acms", &config, &prepared, &opts.run.budgets, &mut raw, true)?];
+    let mut rows = vec![run_acms(
+        opts,
+        "acms",
+        &config,
+        &prepared,
+        &opts.run.budgets,
+        &mut raw,
+        true,
+    )?];
     let known = ablations(&config);
     for name in &opts.ablations {
         let Some((label, c)) = known.iter().find(|(l, _)| l == name) else {
@@ -439,14 +457,24 @@ pub fn run_set(opts: &IssueOptions, set: &str, model_dir: Option<&Path>) -> Resu
             )));
         };
         log(opts, format!("{set}: ablation {label}"));
-        rows.push(run_acms(opts, label, c, &prepared, &[ABLATION_BUDGET], &mut raw, false)?);
+        rows.push(run_acms(
+            opts,
+            label,
+            c,
+            &prepared,
+            &[ABLATION_BUDGET],
+            &mut raw,
+            false,
+        )?);
     }
     if !opts.run.peers.is_empty() {
         let python = harness::ensure_peer_python(&opts.run)?;
         let counter = config.tokenizer.counter();
         for peer in &opts.run.peers {
             log(opts, format!("{set}: peer {peer}"));
-            rows.push(run_peer(opts, &python, peer, set, &prepared, &counter, &mut raw)?);
+            rows.push(run_peer(
+                opts, &python, peer, set, &prepared, &counter, &mut raw,
+            )?);
         }
     }
     let raw_path = results_dir.join(opts.results_name(set, "jsonl"));
@@ -560,7 +588,10 @@ fn run_acms(
                     cell.errors += 1;
                     cell.push(score(&p.gold, &Blocks::new()), 0, b, None);
                 }
-                log(opts, format!("{}: engine failed to open: {e}", p.task.instance_id));
+                log(
+                    opts,
+                    format!("{}: engine failed to open: {e}", p.task.instance_id),
+                );
                 continue;
             }
         };
@@ -615,7 +646,10 @@ fn run_acms(
             );
         }
         if opts.run.verbose && (i + 1) % 10 == 0 {
-            log(opts, format!("{system}: {}/{} tasks", i + 1, prepared.len()));
+            log(
+                opts,
+                format!("{system}: {}/{} tasks", i + 1, prepared.len()),
+            );
         }
     }
     Ok(IssueRow {

@@ -153,7 +153,13 @@ fn clean_body(body: &str) -> String {
 
 /// Mines up to `count` tasks from the history of `git_dir` (newest first), for `slug`
 /// (`owner/name`), scanning at most `scan` commits.
-pub fn mine(git_dir: &Path, slug: &str, lang: Lang, count: usize, scan: usize) -> Result<Vec<IssueTask>> {
+pub fn mine(
+    git_dir: &Path,
+    slug: &str,
+    lang: Lang,
+    count: usize,
+    scan: usize,
+) -> Result<Vec<IssueTask>> {
     let log = git(
         git_dir,
         &[
@@ -180,7 +186,10 @@ pub fn mine(git_dir: &Path, slug: &str, lang: Lang, count: usize, scan: usize) -
         }
         let parent = parents[0];
         // Modified source files only (`M`); an added or deleted source file disqualifies.
-        let status = git(git_dir, &["diff", "--name-status", "--no-renames", parent, sha])?;
+        let status = git(
+            git_dir,
+            &["diff", "--name-status", "--no-renames", parent, sha],
+        )?;
         let mut files = Vec::new();
         let mut qualifies = true;
         for line in status.lines() {
@@ -213,10 +222,8 @@ pub fn mine(git_dir: &Path, slug: &str, lang: Lang, count: usize, scan: usize) -
             let src = git(git_dir, &["show", &format!("{parent}:{path}")])?;
             p.hunks.retain(|h| {
                 let at = symbols_at(&path, &src, &h.touched_lines());
-                let test_only = !at.is_empty()
-                    && at
-                        .iter()
-                        .all(|s| s.as_deref().is_some_and(is_test_symbol));
+                let test_only =
+                    !at.is_empty() && at.iter().all(|s| s.as_deref().is_some_and(is_test_symbol));
                 if !test_only {
                     symbols.extend(
                         at.into_iter()

@@ -59,9 +59,7 @@ pub fn set_file(repo_root: &Path, set: &str) -> Result<PathBuf> {
 
 /// The language a set is in, for the report.
 pub fn set_language(set: &str) -> &'static str {
-    SETS.iter()
-        .find(|(n, _, _)| *n == set)
-        .map_or("?", |s| s.2)
+    SETS.iter().find(|(n, _, _)| *n == set).map_or("?", |s| s.2)
 }
 
 /// Loads a set's tasks.
@@ -261,7 +259,10 @@ pub fn resolve_gold(task: &IssueTask, root: &Path) -> Gold {
         {
             let lines: Vec<String> = p.changed_lines().into_iter().map(|(_, l)| l).collect();
             if !lines.is_empty() {
-                gold.changed.entry(path.to_string()).or_default().extend(lines);
+                gold.changed
+                    .entry(path.to_string())
+                    .or_default()
+                    .extend(lines);
             }
         }
     }
@@ -271,7 +272,10 @@ pub fn resolve_gold(task: &IssueTask, root: &Path) -> Gold {
             gold.unresolved.push(spec.clone());
             continue;
         };
-        if name.rsplit_once(':').is_some_and(|(_, n)| n.parse::<u32>().is_ok()) {
+        if name
+            .rsplit_once(':')
+            .is_some_and(|(_, n)| n.parse::<u32>().is_ok())
+        {
             // A line reference (`Class:32`), not a symbol: nothing to score.
             continue;
         }
@@ -301,6 +305,9 @@ mod tests {
         assert!(names_match("sympy.core.mul.Mul.flatten", "Mul.flatten"));
         assert!(names_match("Mul.flatten", "Mul.flatten"));
         assert!(!names_match("sympy.core.mul.XMul.flatten", "Mul.flatten"));
-        assert!(names_match("crate::routing::Router::route", "Router::route"));
+        assert!(names_match(
+            "crate::routing::Router::route",
+            "Router::route"
+        ));
     }
 }

@@ -136,8 +136,7 @@ pub fn splice_between(doc: &str, section: &str, begin: &str, end: &str) -> Strin
 }
 
 /// The markers around the generated real-issue section of `docs/EVAL.md`.
-pub const ISSUES_BEGIN: &str =
-    "<!-- BEGIN acms-eval issues generated: re-running `acms-eval issues` replaces everything up to END -->";
+pub const ISSUES_BEGIN: &str = "<!-- BEGIN acms-eval issues generated: re-running `acms-eval issues` replaces everything up to END -->";
 pub const ISSUES_END: &str = "<!-- END acms-eval issues generated -->";
 
 fn issue_cells(m: Option<&IssueMetrics>) -> String {
@@ -167,7 +166,13 @@ fn issue_row(row: &IssueRow, budgets: &[usize]) -> String {
 /// six columns per budget).
 pub fn set_markdown(r: &SetReport, budgets: &[usize]) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "### {} ({}; {})\n", r.set, r.language, r.repos.join(", "));
+    let _ = writeln!(
+        s,
+        "### {} ({}; {})\n",
+        r.set,
+        r.language,
+        r.repos.join(", ")
+    );
     if let Some(p) = &r.provenance {
         let _ = writeln!(s, "- measured: {p}");
     }

@@ -211,7 +211,10 @@ impl KeywordIndex {
     /// so without this the index grows with every run (seen: 16× its size after 70 runs)
     /// and every search walks the deleted documents.
     fn compact_if_fragmented(&mut self) -> Result<()> {
-        let metas = self.index.searchable_segment_metas().map_err(|e| self.tantivy(e))?;
+        let metas = self
+            .index
+            .searchable_segment_metas()
+            .map_err(|e| self.tantivy(e))?;
         let max_doc: u64 = metas.iter().map(|m| u64::from(m.max_doc())).sum();
         let deleted: u64 = metas.iter().map(|m| u64::from(m.num_deleted_docs())).sum();
         if metas.len() < 2 || deleted * 100 <= max_doc * MAX_DELETED_PERCENT {

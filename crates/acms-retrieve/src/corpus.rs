@@ -180,7 +180,8 @@ impl Corpus {
         let m = m.trim_start_matches("./");
         let at_boundary = |long: &str, short: &str| {
             long.ends_with(short)
-                && (long.len() == short.len() || long.as_bytes()[long.len() - short.len() - 1] == b'/')
+                && (long.len() == short.len()
+                    || long.as_bytes()[long.len() - short.len() - 1] == b'/')
         };
         let mut out: Vec<&str> = self
             .module_of
@@ -228,7 +229,9 @@ impl Corpus {
             }
         }
         for frame in &reading.frames {
-            let Some(func) = &frame.function else { continue };
+            let Some(func) = &frame.function else {
+                continue;
+            };
             for f in self.files_named(&frame.path) {
                 let here = self
                     .nodes

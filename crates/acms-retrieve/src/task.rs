@@ -41,18 +41,124 @@ pub const CODE_SHAPED: f32 = 0.8;
 /// Words that are syntax or ubiquitous builtins in the languages acms reads: naming them
 /// says nothing about which code a task is about.
 const NOISE: &[&str] = &[
-    "and", "any", "args", "array", "as", "assert", "async", "await", "bool", "break", "case",
-    "catch", "class", "const", "continue", "def", "default", "del", "dict", "elif", "else",
-    "enum", "error", "except", "export", "extends", "false", "finally", "float", "for", "from",
-    "function", "global", "if", "impl", "import", "in", "int", "interface", "is", "isinstance",
-    "kwargs", "lambda", "len", "let", "list", "match", "mod", "mut", "new", "none", "not",
-    "null", "number", "object", "or", "pass", "print", "pub", "raise", "range", "return",
-    "self", "set", "static", "str", "string", "struct", "super", "this", "throw", "trait",
-    "true", "try", "tuple", "type", "typeof", "undefined", "use", "var", "void", "where",
-    "while", "with", "yield", "fn", "self", "cls", "err", "ok", "some", "value", "result",
-    "test", "tests", "file", "line", "traceback", "recent", "call", "last", "most", "the",
-    "out", "usr", "lib", "site", "packages", "python", "home", "users", "src", "http", "https",
-    "www", "com", "org", "github",
+    "and",
+    "any",
+    "args",
+    "array",
+    "as",
+    "assert",
+    "async",
+    "await",
+    "bool",
+    "break",
+    "case",
+    "catch",
+    "class",
+    "const",
+    "continue",
+    "def",
+    "default",
+    "del",
+    "dict",
+    "elif",
+    "else",
+    "enum",
+    "error",
+    "except",
+    "export",
+    "extends",
+    "false",
+    "finally",
+    "float",
+    "for",
+    "from",
+    "function",
+    "global",
+    "if",
+    "impl",
+    "import",
+    "in",
+    "int",
+    "interface",
+    "is",
+    "isinstance",
+    "kwargs",
+    "lambda",
+    "len",
+    "let",
+    "list",
+    "match",
+    "mod",
+    "mut",
+    "new",
+    "none",
+    "not",
+    "null",
+    "number",
+    "object",
+    "or",
+    "pass",
+    "print",
+    "pub",
+    "raise",
+    "range",
+    "return",
+    "self",
+    "set",
+    "static",
+    "str",
+    "string",
+    "struct",
+    "super",
+    "this",
+    "throw",
+    "trait",
+    "true",
+    "try",
+    "tuple",
+    "type",
+    "typeof",
+    "undefined",
+    "use",
+    "var",
+    "void",
+    "where",
+    "while",
+    "with",
+    "yield",
+    "fn",
+    "self",
+    "cls",
+    "err",
+    "ok",
+    "some",
+    "value",
+    "result",
+    "test",
+    "tests",
+    "file",
+    "line",
+    "traceback",
+    "recent",
+    "call",
+    "last",
+    "most",
+    "the",
+    "out",
+    "usr",
+    "lib",
+    "site",
+    "packages",
+    "python",
+    "home",
+    "users",
+    "src",
+    "http",
+    "https",
+    "www",
+    "com",
+    "org",
+    "github",
 ];
 
 fn is_noise(word: &str) -> bool {
@@ -118,8 +224,8 @@ fn code_shaped(word: &str) -> bool {
 }
 
 const SOURCE_EXTENSIONS: &[&str] = &[
-    "py", "pyi", "ts", "tsx", "js", "jsx", "mjs", "cjs", "rs", "java", "md", "rst", "json",
-    "toml", "yaml", "yml", "cfg", "ini", "txt", "go", "c", "h", "cpp", "hpp", "kt", "rb",
+    "py", "pyi", "ts", "tsx", "js", "jsx", "mjs", "cjs", "rs", "java", "md", "rst", "json", "toml",
+    "yaml", "yml", "cfg", "ini", "txt", "go", "c", "h", "cpp", "hpp", "kt", "rb",
 ];
 
 /// A path-like token: has a known source extension, or at least two `/`-separated parts.
@@ -139,7 +245,10 @@ fn path_like(token: &str) -> Option<String> {
     let ext = t.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
     let has_ext = SOURCE_EXTENSIONS.contains(&ext);
     let parts = t.split('/').filter(|p| !p.is_empty()).count();
-    (has_ext && t.rsplit('/').next().is_some_and(|f| f.len() > ext.len() + 1)
+    (has_ext
+        && t.rsplit('/')
+            .next()
+            .is_some_and(|f| f.len() > ext.len() + 1)
         || parts >= 3)
         .then(|| t.to_string())
 }
@@ -223,7 +332,10 @@ fn code_regions(text: &str) -> Vec<&str> {
             }
             continue;
         }
-        if in_fence && session && !(t.starts_with(">>>") || t.starts_with("...") || t.starts_with("In [")) {
+        if in_fence
+            && session
+            && !(t.starts_with(">>>") || t.starts_with("...") || t.starts_with("In ["))
+        {
             continue;
         }
         if in_fence
@@ -339,7 +451,8 @@ pub fn read(text: &str) -> TaskReading {
     }
     // A dotted chain that is really a file name (`setup.py`) is a path, not a symbol.
     let paths: Vec<String> = r.paths.keys().cloned().collect();
-    r.identifiers.retain(|k, _| !paths.iter().any(|p| p.ends_with(k.as_str())));
+    r.identifiers
+        .retain(|k, _| !paths.iter().any(|p| p.ends_with(k.as_str())));
     r
 }
 
@@ -356,7 +469,11 @@ fn note_chain(r: &mut TaskReading, chain: &str, weight: f32) {
         if !is_noise(segments[segments.len() - 1]) {
             add(&mut r.identifiers, &tail, weight);
         }
-        if segments.len() >= 3 && segments.iter().all(|s| s.chars().all(|c| !c.is_ascii_uppercase())) {
+        if segments.len() >= 3
+            && segments
+                .iter()
+                .all(|s| s.chars().all(|c| !c.is_ascii_uppercase()))
+        {
             add(&mut r.paths, &segments.join("/"), weight * 0.9);
         }
     }
@@ -398,7 +515,9 @@ mod tests {
 
     #[test]
     fn code_identifiers_outweigh_prose_and_noise_is_skipped() {
-        let r = read("`ccode(sinc(x))` doesn't work; see the CCodePrinter and the get_value helper.\n```\n>>> from sympy import Piecewise\n```");
+        let r = read(
+            "`ccode(sinc(x))` doesn't work; see the CCodePrinter and the get_value helper.\n```\n>>> from sympy import Piecewise\n```",
+        );
         assert_eq!(r.identifiers.get("ccode"), Some(&IN_CODE));
         assert_eq!(r.identifiers.get("sinc"), Some(&IN_CODE));
         assert_eq!(r.identifiers.get("Piecewise"), Some(&IN_CODE));
@@ -411,7 +530,9 @@ mod tests {
 
     #[test]
     fn dotted_names_paths_and_positions() {
-        let r = read("Calling `Mul.flatten` breaks; see sympy/core/mul.py:120 and sympy.printing.latex");
+        let r = read(
+            "Calling `Mul.flatten` breaks; see sympy/core/mul.py:120 and sympy.printing.latex",
+        );
         assert!(r.identifiers.contains_key("Mul.flatten"));
         assert!(r.identifiers.contains_key("flatten"));
         assert!(r.identifiers.contains_key("Mul"));
@@ -422,7 +543,9 @@ mod tests {
 
     #[test]
     fn javascript_and_rust_frames() {
-        let r = read("    at Router.match (src/router/trie.ts:42:7)\nthread 'main' panicked at axum/src/routing/mod.rs:310:9:");
+        let r = read(
+            "    at Router.match (src/router/trie.ts:42:7)\nthread 'main' panicked at axum/src/routing/mod.rs:310:9:",
+        );
         assert_eq!(r.frames.len(), 2, "{:?}", r.frames);
         assert_eq!(r.frames[0].function.as_deref(), Some("match"));
         assert_eq!(r.frames[1].path, "axum/src/routing/mod.rs");
@@ -431,7 +554,9 @@ mod tests {
 
     #[test]
     fn session_output_and_strings_are_not_code() {
-        let r = read("```\n>>> latex(p)\n'\\\\left( a x \\\\right)'\n>>> print(\"frobnicate_all\")\n```");
+        let r = read(
+            "```\n>>> latex(p)\n'\\\\left( a x \\\\right)'\n>>> print(\"frobnicate_all\")\n```",
+        );
         assert!(r.identifiers.contains_key("latex"));
         assert!(!r.identifiers.contains_key("left"), "{:?}", r.identifiers);
         assert!(!r.identifiers.contains_key("right"));

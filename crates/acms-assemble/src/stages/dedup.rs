@@ -29,7 +29,12 @@ pub(crate) fn fragment_cost(ctx: &StageContext<'_>, node: &acms_index::NodeRecor
     let container = render::container(node, |id| ctx.corpus.node(id))
         .map(|c| ctx.counter.count(&render::container_line(c, "")) as u32 + 3)
         .unwrap_or(0);
-    let head = ctx.counter.count(&render::header(node, Depth::Full)) as u32 + 1 + container;
+    let module = ctx.corpus.module(&node.path);
+    let head = ctx
+        .counter
+        .count(&render::header(node, module, Depth::Full)) as u32
+        + 1
+        + container;
     let mut cost = [0; 4];
     for d in Depth::FALLBACK {
         cost[d.index()] = node.tokens_at(d) + head;

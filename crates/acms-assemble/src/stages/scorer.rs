@@ -91,7 +91,16 @@ pub fn place(path: &str) -> Place {
     let mut parts: Vec<&str> = lower.split('/').collect();
     let name = parts.pop().unwrap_or("");
     let dir_is = |names: &[&str]| parts.iter().any(|p| names.contains(p));
-    if dir_is(&["vendor", "vendored", "_vendor", "third_party", "third-party", "node_modules", "extern", "externals"]) {
+    if dir_is(&[
+        "vendor",
+        "vendored",
+        "_vendor",
+        "third_party",
+        "third-party",
+        "node_modules",
+        "extern",
+        "externals",
+    ]) {
         return Place::Vendored;
     }
     if name.ends_with(".min.js")
@@ -103,8 +112,19 @@ pub fn place(path: &str) -> Place {
     {
         return Place::Generated;
     }
-    if dir_is(&["test", "tests", "testing", "__tests__", "spec", "specs", "test_helpers", "fixtures", "benches", "benchmarks", "bench"])
-        || name.starts_with("test_")
+    if dir_is(&[
+        "test",
+        "tests",
+        "testing",
+        "__tests__",
+        "spec",
+        "specs",
+        "test_helpers",
+        "fixtures",
+        "benches",
+        "benchmarks",
+        "bench",
+    ]) || name.starts_with("test_")
         || name.ends_with("_test.py")
         || name.ends_with("_test.go")
         || name == "conftest.py"
@@ -114,7 +134,8 @@ pub fn place(path: &str) -> Place {
     {
         return Place::Test;
     }
-    if dir_is(&["doc", "docs", "documentation"]) || name.ends_with(".md") || name.ends_with(".rst") {
+    if dir_is(&["doc", "docs", "documentation"]) || name.ends_with(".md") || name.ends_with(".rst")
+    {
         return Place::Docs;
     }
     if dir_is(&["example", "examples", "samples", "demo", "demos"]) {
@@ -180,7 +201,11 @@ fn evidence(ctx: &StageContext<'_>, f: &Fragment) -> BTreeMap<String, f64> {
         let (source, trust, r) = if is_mention(h) {
             ("mention".to_string(), 1.0, h.relevance as f64)
         } else {
-            let q = ctx.strategy_quality.get(&h.strategy).copied().unwrap_or(0.5) as f64;
+            let q = ctx
+                .strategy_quality
+                .get(&h.strategy)
+                .copied()
+                .unwrap_or(0.5) as f64;
             let r = h.relevance as f64;
             let r = if h.strategy == acms_retrieve::names::KEYWORD {
                 r.powf(sharp)
@@ -196,7 +221,12 @@ fn evidence(ctx: &StageContext<'_>, f: &Fragment) -> BTreeMap<String, f64> {
 }
 
 /// The fused relevance of one fragment by `fusion`.
-fn fuse(ctx: &StageContext<'_>, f: &Fragment, fusion: &str, ranks: Option<&HashMap<NodeId, f64>>) -> f64 {
+fn fuse(
+    ctx: &StageContext<'_>,
+    f: &Fragment,
+    fusion: &str,
+    ranks: Option<&HashMap<NodeId, f64>>,
+) -> f64 {
     match (fusion, ranks) {
         ("rrf", Some(r)) => r.get(&f.node).copied().unwrap_or(0.0),
         ("max", _) => evidence(ctx, f).values().copied().fold(0.0, f64::max),
@@ -288,7 +318,11 @@ impl FragmentScorer for EvidenceScorer {
                 continue;
             };
             let named = f.hits.iter().any(is_mention);
-            let place = if named { 1.0 } else { place_factor(place(&node.path)) };
+            let place = if named {
+                1.0
+            } else {
+                place_factor(place(&node.path))
+            };
             let file = files.get(&node.path).copied().unwrap_or(0.0);
             let h = hierarchy(node.kind, ctx.corpus.nesting(node.id));
             let t = recency(ctx, &node.path, newest);
@@ -319,18 +353,30 @@ impl FragmentScorer for WeightedSumScorer {
             let quality = f
                 .hits
                 .iter()
-                .map(|h| ctx.strategy_quality.get(&h.strategy).copied().unwrap_or(0.5) as f64)
+                .map(|h| {
+                    ctx.strategy_quality
+                        .get(&h.strategy)
+                        .copied()
+                        .unwrap_or(0.5) as f64
+                })
                 .fold(0.0, f64::max);
             f.relevance = match (w.fusion.as_str(), &ranks) {
                 ("rrf", Some(r)) => r.get(&f.node).copied().unwrap_or(0.0),
-                ("max", _) => f.hits.iter().map(|h| h.relevance as f64).fold(0.0, f64::max),
+                ("max", _) => f
+                    .hits
+                    .iter()
+                    .map(|h| h.relevance as f64)
+                    .fold(0.0, f64::max),
                 _ => {
                     let mut best: BTreeMap<&str, f64> = BTreeMap::new();
                     for h in &f.hits {
                         let e = best.entry(&h.strategy).or_default();
                         *e = e.max(h.relevance as f64);
                     }
-                    1.0 - best.values().map(|r| 1.0 - r.clamp(0.0, 1.0)).product::<f64>()
+                    1.0 - best
+                        .values()
+                        .map(|r| 1.0 - r.clamp(0.0, 1.0))
+                        .product::<f64>()
                 }
             };
             let h = hierarchy(node.kind, ctx.corpus.nesting(node.id));

@@ -3,6 +3,7 @@
 
 mod cli;
 mod compact;
+mod determinism;
 mod kill;
 
 use std::process::{Command, Output};

@@ -154,7 +154,10 @@ fn deleted_and_max(dir: &std::path::Path) -> (u64, u64) {
     let meta: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("meta.json")).unwrap()).unwrap();
     let segments = meta["segments"].as_array().unwrap();
-    let max: u64 = segments.iter().map(|s| s["max_doc"].as_u64().unwrap()).sum();
+    let max: u64 = segments
+        .iter()
+        .map(|s| s["max_doc"].as_u64().unwrap())
+        .sum();
     let deleted: u64 = segments
         .iter()
         .map(|s| s["deletes"]["num_deleted_docs"].as_u64().unwrap_or(0))
