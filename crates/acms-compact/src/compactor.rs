@@ -20,6 +20,7 @@ use std::collections::HashSet;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::artifact::{ArtifactRef, ArtifactStore};
+use crate::assembly::{ReduceRequest, Reducer, ReducerError};
 use crate::budget::Thresholds;
 use crate::code::{CodeOutliner, IndexOutliner, compact_code, compact_fences, is_code_path};
 use crate::diagnostics::{self, Diagnostics, Outcome, Rejection, Stage, StageReport};
@@ -147,6 +148,42 @@ struct Proposal {
     changed: usize,
 }
 
+/// The tiers as a seam [`Reducer`]: attempt 1 proposes tier 1 (clear old tool results,
+/// code outlines), attempt 2 adds the session summary (tier 3 when a summarizer is set, else
+/// tier 2), attempt 3 and later add tier 4 (peel oldest rounds). Each proposal is the
+/// smallest state the tiers reach toward the target, fitting or not; the assembler decides.
+#[derive(Debug)]
+pub struct TieredReducer {
+    compactor: Compactor,
+}
+
+impl TieredReducer {
+    /// A reducer over `compactor` (its limit is replaced by each request's target; its meter
+    /// must be the assembler's).
+    pub fn new(compactor: Compactor) -> TieredReducer {
+        TieredReducer { compactor }
+    }
+}
+
+impl Reducer for TieredReducer {
+    fn propose(
+        &self,
+        request: &ReduceRequest<'_>,
+    ) -> std::result::Result<Vec<Message>, ReducerError> {
+        let tiers = match request.attempt {
+            1 => [true, false, false, false],
+            2 => [true, true, true, false],
+            _ => [true; 4],
+        };
+        let input = Measured::from_parts(request.messages.to_vec(), request.sizes.to_vec());
+        let (out, _) = self.compactor.run_best(input, request.target, tiers);
+        if out.total >= request.total {
+            return Err(ReducerError::Exhausted);
+        }
+        Ok(out.messages)
+    }
+}
+
 impl Compactor {
     /// A compactor with no summarizer (tier 2 instead of 3), the index's tree-sitter outliner
     /// for code, and no artifact store (no offload).
@@ -264,6 +301,30 @@ impl Compactor {
     }
 
     fn run(&self, input: Measured, limit: usize, tiers: [bool; 4]) -> Result<Compacted> {
+        let (cur, mut diag) = self.run_best(input, limit, tiers);
+        if cur.total > limit {
+            diag.outcome = Outcome::Irreducible;
+            return Err(Error::Irreducible {
+                size: cur.total,
+                limit,
+                unit: self.meter.unit(),
+                diagnostics: Box::new(diag),
+            });
+        }
+        Ok(Compacted {
+            conversation: Conversation::new(cur.messages),
+            diagnostics: diag,
+        })
+    }
+
+    /// Runs the enabled tiers toward `limit` and returns the smallest verified state
+    /// reached, over the limit or not (the seam's reducer uses it as a proposal).
+    pub(crate) fn run_best(
+        &self,
+        input: Measured,
+        limit: usize,
+        tiers: [bool; 4],
+    ) -> (Measured, Diagnostics) {
         let original_size = input.total;
         let original_messages = input.messages.len();
         let mut messages = input.messages;
@@ -333,22 +394,10 @@ impl Compactor {
             diag.categories =
                 diagnostics::categories(&cur.messages, &cur.sizes, &calls, &self.meter);
         }
-        if cur.total > limit {
-            diag.outcome = Outcome::Irreducible;
-            return Err(Error::Irreducible {
-                size: cur.total,
-                limit,
-                unit: self.meter.unit(),
-                diagnostics: Box::new(diag),
-            });
-        }
         if cur.total != original_size || !diag.stages.is_empty() {
             diag.outcome = Outcome::Reduced;
         }
-        Ok(Compacted {
-            conversation: Conversation::new(cur.messages),
-            diagnostics: diag,
-        })
+        (cur, diag)
     }
 
     /// Verifies a stage's proposal, records it, and adopts it when valid. Returns whether it
