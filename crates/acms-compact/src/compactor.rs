@@ -26,8 +26,8 @@ use crate::code::{CodeOutliner, IndexOutliner, compact_code, compact_fences, is_
 use crate::diagnostics::{self, Diagnostics, Outcome, Rejection, Stage, StageReport};
 use crate::measure::{Measured, Meter};
 use crate::model::{
-    CLEARED_SENTINEL, Conversation, Message, RESTORED_MARKER, Role, SUMMARY_MARKER, calls_by_id,
-    groups, latest_user, normalize,
+    CLEARED_PREFIX, Conversation, LEDGER_MARKER, Message, RESTORED_MARKER, Role, SUMMARY_MARKER,
+    ToolCall, calls_by_id, groups, is_cleared, latest_user, normalize,
 };
 use crate::session::{self, Access, call_access, call_path};
 use crate::summarize::{Summarizer, SummaryRequest};
@@ -36,6 +36,30 @@ use crate::{Error, Result};
 
 /// Prefix of a tool result replaced by an artifact reference.
 pub const OFFLOAD_MARKER: &str = "[Tool result offloaded to ";
+
+/// The one-line stub that replaces a cleared tool result: what produced it (the tool and its
+/// command or path, first 100 characters) and how long it was.
+pub fn cleared_stub(call: Option<&ToolCall>, content: &str) -> String {
+    let what = call.map_or_else(
+        || "tool".to_string(),
+        |c| {
+            let arg = session::call_command(c)
+                .or_else(|| call_path(c))
+                .unwrap_or_default();
+            let arg: String = arg.lines().next().unwrap_or("").chars().take(100).collect();
+            if arg.is_empty() {
+                c.name.clone()
+            } else {
+                format!("{} `{arg}`", c.name)
+            }
+        },
+    );
+    format!(
+        "{CLEARED_PREFIX}: {what} ({} lines, {} bytes)]",
+        content.lines().count(),
+        content.len()
+    )
+}
 
 /// Compaction settings. Sizes are in the [`Meter`]'s unit.
 #[derive(Debug, Clone, PartialEq)]
@@ -366,7 +390,7 @@ impl Compactor {
                 let proposal = match stage {
                     Stage::Offload => self.offload(&cur, &mut diag.artifacts),
                     Stage::CodeCompaction => self.code(&cur),
-                    _ => self.microcompact(&cur),
+                    _ => self.microcompact(&cur, limit),
                 };
                 self.consider(stage, &reference, &mut cur, proposal, &mut diag);
             }
@@ -550,7 +574,7 @@ impl Compactor {
             }
         });
         Ok(self.rewrite(cur, eligible, |_, m| {
-            if m.content == CLEARED_SENTINEL || m.content.starts_with(OFFLOAD_MARKER) {
+            if is_cleared(&m.content) || m.content.starts_with(OFFLOAD_MARKER) {
                 return None;
             }
             let file = m
@@ -567,7 +591,15 @@ impl Compactor {
         }))
     }
 
-    fn microcompact(&self, cur: &Measured) -> std::result::Result<Option<Proposal>, Rejection> {
+    /// Tier 1: clears old tool results oldest first, each replaced by a one-line stub naming
+    /// what was cleared, until the conversation fits `limit`; the facts of the cleared
+    /// results (error lines, traceback frames, failing tests) go into one session ledger
+    /// message placed before the first cleared round, so they outlive the text.
+    fn microcompact(
+        &self,
+        cur: &Measured,
+        limit: usize,
+    ) -> std::result::Result<Option<Proposal>, Rejection> {
         let now = self.now.unwrap_or_else(|| {
             SystemTime::now()
                 .duration_since(UNIX_EPOCH)
@@ -575,13 +607,115 @@ impl Compactor {
                 .unwrap_or(0.0)
         });
         let age = self.config.microcompact_age_secs;
-        Ok(self.rewrite(cur, self.old_results(&cur.messages), |_, m| {
-            // A result without a timestamp cannot be shown to be recent, so it counts as old.
-            let old = m.timestamp.is_none_or(|t| now - t >= age);
-            // An offloaded result is already a small, recoverable reference: keep it.
-            (old && m.content != CLEARED_SENTINEL && !m.content.starts_with(OFFLOAD_MARKER))
-                .then(|| CLEARED_SENTINEL.to_string())
+        let calls = calls_by_id(&cur.messages);
+        // A result without a timestamp cannot be shown to be recent, so it counts as old. An
+        // offloaded result is already a small, recoverable reference: keep it.
+        let candidates: Vec<usize> = self
+            .old_results(&cur.messages)
+            .into_iter()
+            .filter(|&i| {
+                let m = &cur.messages[i];
+                m.timestamp.is_none_or(|t| now - t >= age)
+                    && !is_cleared(&m.content)
+                    && !m.content.starts_with(OFFLOAD_MARKER)
+            })
+            .collect();
+        if candidates.is_empty() {
+            return Ok(None);
+        }
+        let mut messages = cur.messages.clone();
+        let mut sizes = cur.sizes.clone();
+        let mut total = cur.total;
+        let mut cleared: Vec<usize> = Vec::new();
+        let mut ledger: Option<(Message, usize)> = None;
+        for &i in &candidates {
+            let call = messages[i]
+                .tool_call_id
+                .as_deref()
+                .and_then(|id| calls.get(id))
+                .copied();
+            let before = sizes[i];
+            let mut stubbed = messages[i].clone();
+            stubbed.content = cleared_stub(call, &stubbed.content);
+            let after = self.meter.message(&stubbed);
+            // A result smaller than its stub stays as it is.
+            if after >= before {
+                continue;
+            }
+            messages[i] = stubbed;
+            sizes[i] = after;
+            total = total + after - before;
+            cleared.push(i);
+            // The ledger only adds size, so it is built once the stubs alone fit.
+            if total < limit {
+                ledger = self.ledger(&cur.messages, &cleared, &calls, limit - total);
+                let ledger_size = ledger.as_ref().map_or(0, |(_, n)| *n);
+                if total + ledger_size <= limit {
+                    break;
+                }
+            }
+        }
+        if cleared.is_empty() {
+            return Ok(None);
+        }
+        let ledger_size = ledger.as_ref().map_or(0, |(_, n)| *n);
+        if ledger.is_none() || total + ledger_size > limit {
+            // Not fitting yet: later tiers need room, so the ledger takes at most a fifth.
+            ledger = self.ledger(&cur.messages, &cleared, &calls, limit / 5);
+        }
+        let changed = cleared.len();
+        if let Some((m, size)) = ledger {
+            // Before the round that holds the first cleared result.
+            let first = cleared[0];
+            let at = groups(&messages)
+                .into_iter()
+                .find(|g| g.contains(&first))
+                .map_or(first, |g| g.start);
+            messages.insert(at, m);
+            sizes.insert(at, size);
+        }
+        Ok(Some(Proposal {
+            measured: Measured::from_parts(messages, sizes),
+            changed,
         }))
+    }
+
+    /// The ledger message of the facts in the cleared results, at the most detailed level
+    /// that fits `room` (the least detailed one when none does); `None` when there are none.
+    fn ledger(
+        &self,
+        original: &[Message],
+        cleared: &[usize],
+        calls: &std::collections::HashMap<&str, &crate::model::ToolCall>,
+        room: usize,
+    ) -> Option<(Message, usize)> {
+        let results: Vec<Message> = cleared.iter().map(|&i| original[i].clone()).collect();
+        let mut facts = session::extract(&results, calls);
+        // The calls stay in context: the ledger carries only what the results said.
+        facts.files.clear();
+        facts.edits.clear();
+        facts.tests_run.clear();
+        if facts.ledger_is_empty() {
+            return None;
+        }
+        let mut best = None;
+        for level in 0..session::LEDGER_LEVEL_COUNT {
+            let m = Message::text(
+                Role::User,
+                format!(
+                    "{LEDGER_MARKER}: facts from {} cleared tool results]{}",
+                    cleared.len(),
+                    facts.render_ledger(level)
+                ),
+            );
+            let size = self.meter.message(&m);
+            let fits = size <= room;
+            best = Some((m, size));
+            if fits {
+                break;
+            }
+        }
+        best
     }
 
     /// Tier 2 (`llm == false`) or tier 3: replaces older history with one summary message,

@@ -855,8 +855,14 @@ fn write_anthropic_messages(doc: &Document, messages: &[Message]) -> Vec<Value> 
                 }
             }
         };
+        // Same-role neighbours are merged (roles must alternate), except two input
+        // messages that were already neighbours in the input: those stay as they were.
+        let input_neighbours = matches!(
+            (entries.last(), &entry),
+            (Some(Entry::Raw(a)), Entry::Raw(b)) if *a + 1 == *b
+        );
         match entries.pop() {
-            Some(prev) if prev.role(doc) == entry.role(doc) => {
+            Some(prev) if prev.role(doc) == entry.role(doc) && !input_neighbours => {
                 let (role, mut blocks, mut keys) = prev.into_blocks(doc);
                 let (_, more, more_keys) = entry.into_blocks(doc);
                 blocks.extend(more);

@@ -4,6 +4,8 @@ mod bad_input;
 mod fixtures;
 mod privacy;
 mod props;
+mod roundtrip;
+mod seam;
 mod tiers;
 
 use acms_compact::model::{Message, Role, ToolCall};

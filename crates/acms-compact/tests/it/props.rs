@@ -100,7 +100,9 @@ fn run(conv: &Conversation, limit: usize, summarizer: bool) -> Result<(), TestCa
     let mut config = CompactConfig::new(limit);
     config.keep_recent = limit / 4;
     config.summary_reserve = limit / 4;
-    let mut c = Compactor::new(config, meter).unwrap().at_time(1_000_000.0);
+    let mut c = Compactor::new(config, meter.clone())
+        .unwrap()
+        .at_time(1_000_000.0);
     if summarizer {
         c = c.with_summarizer(Box::new(DeterministicSummarizer));
     }
