@@ -77,7 +77,7 @@ fn run(
         "observation-masking" => Some(retention::observation_masking(&conv.messages, limit, meter)),
         "compactor" => {
             let mut config = CompactConfig::new(limit);
-            config.keep_recent = limit / 5;
+            config.keep_recent = limit;
             config.summary_reserve = limit / 5;
             config.restore_file_max = limit / 10;
             config.category_report = false;

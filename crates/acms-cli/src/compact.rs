@@ -106,7 +106,7 @@ pub struct CompactArgs {
     /// Current time in unix seconds, for tool-result ages (default: the clock).
     #[arg(long)]
     pub now: Option<f64>,
-    /// Recent context tiers 2 and 3 keep, in --unit (default: a fifth of the limit).
+    /// Recent context tiers 2 and 3 keep at most, in --unit (default: all that fits).
     #[arg(long)]
     pub keep_recent: Option<usize>,
 }
@@ -214,7 +214,7 @@ fn profile(args: &CompactArgs, meter: Meter, limit: usize) -> anyhow::Result<Com
     let target = policy.trigger_threshold().max(1);
     let mut config = CompactConfig::new(target);
     config.window = args.window.or(Some(args.limit));
-    config.keep_recent = args.keep_recent.unwrap_or(limit / 5);
+    config.keep_recent = args.keep_recent.unwrap_or(limit);
     config.summary_reserve = limit / 5;
     config.restore_file_max = (limit / 10).max(1);
     config.restore_files_total = limit / 4;

@@ -296,7 +296,9 @@ impl CompactionProfile {
     /// scaled to the hard limit and no model call.
     pub fn tiered(policy: AssemblyPolicy, meter: Meter) -> Result<CompactionProfile> {
         let mut config = CompactConfig::new(policy.trigger_threshold().max(1));
-        config.keep_recent = policy.hard_limit / 5;
+        // Recent context is kept verbatim as far as the limit allows: what stays verbatim
+        // needs no summary.
+        config.keep_recent = policy.hard_limit;
         config.summary_reserve = policy.hard_limit / 5;
         config.restore_file_max = (policy.hard_limit / 10).max(1);
         config.restore_files_total = policy.hard_limit / 4;

@@ -174,28 +174,20 @@ fn command_access(command: &str) -> Access {
     }
 }
 
-/// Functions and classes a text defines (`def f`, `class C`, `fn f`, `function f`).
+/// Functions and classes a text defines (`def f`, `class C`, `fn f`, `function f`),
+/// anywhere on a line (one-line scripts define them too).
 fn definitions(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for line in text.lines() {
-        let t = line.trim_start();
-        for kw in [
-            "def ",
-            "class ",
-            "fn ",
-            "pub fn ",
-            "function ",
-            "async def ",
-        ] {
-            if let Some(rest) = t.strip_prefix(kw) {
-                let name: String = rest
-                    .chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect();
-                if !name.is_empty() && !out.contains(&name) {
-                    out.push(name);
-                }
-            }
+    let words: Vec<&str> = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    for pair in words.windows(2) {
+        if matches!(pair[0], "def" | "class" | "fn" | "function")
+            && pair[1].starts_with(|c: char| c.is_alphabetic() || c == '_')
+            && !out.iter().any(|d| d == pair[1])
+        {
+            out.push(pair[1].to_string());
         }
     }
     out
@@ -372,13 +364,20 @@ pub fn extract(messages: &[Message], calls: &HashMap<&str, &ToolCall>) -> Sessio
                             );
                         }
                     }
-                    let writes = touched.iter().any(|(_, a)| *a == Access::Write);
+                    let body = command.clone().unwrap_or_else(|| c.arguments.clone());
+                    let writes = touched.iter().any(|(_, a)| *a == Access::Write)
+                        || command_access(&body) == Access::Write;
                     if writes {
-                        let body = command.clone().unwrap_or_else(|| c.arguments.clone());
                         let defs = definitions(&body);
-                        if let Some((p, _)) = touched.iter().find(|(_, a)| *a == Access::Write) {
-                            facts.edits.retain(|(f, _)| f != p);
-                            facts.edits.push((p.clone(), defs));
+                        let target = touched
+                            .iter()
+                            .find(|(_, a)| *a == Access::Write)
+                            .or(touched.first())
+                            .map(|(p, _)| p.clone())
+                            .unwrap_or_else(|| c.name.clone());
+                        if !defs.is_empty() || touched.iter().any(|(_, a)| *a == Access::Write) {
+                            facts.edits.retain(|(f, _)| *f != target);
+                            facts.edits.push((target, defs));
                         }
                     }
                     for (p, access) in touched {

@@ -47,7 +47,8 @@ async fn complete(State(s): State<Arc<UpstreamState>>, body: Bytes) -> Response 
     if size > s.limit {
         s.seen.over_limit.fetch_add(1, Ordering::SeqCst);
     }
-    let v: Value = serde_json::from_str(&text).unwrap();
+    // The proxy forwards unchanged bodies byte for byte, lone surrogates included.
+    let v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
     let id = v["metadata"]["conversation"]
         .as_str()
         .unwrap_or("")
