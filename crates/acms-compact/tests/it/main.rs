@@ -4,6 +4,7 @@ mod bad_input;
 mod fixtures;
 mod privacy;
 mod props;
+mod retention;
 mod roundtrip;
 mod seam;
 mod tiers;
