@@ -283,19 +283,19 @@ impl Assembler {
             }
             let reference = Reference::of(&cur.messages);
             let base = cur.clone();
-            if cur.total > threshold {
-                if let Some(p) = self.offload(&cur, &mut rec) {
-                    rec.stages.push(AssemblyStage::Offload {
-                        offloaded: rec
-                            .artifacts
-                            .iter()
-                            .filter(|a| a.output_bytes.is_some())
-                            .count(),
-                        size_after: p.total,
-                    });
-                    if crate::verify::verify(&reference, cur.total, &p).is_ok() {
-                        cur = p;
-                    }
+            if cur.total > threshold
+                && let Some(p) = self.offload(&cur, &mut rec)
+            {
+                rec.stages.push(AssemblyStage::Offload {
+                    offloaded: rec
+                        .artifacts
+                        .iter()
+                        .filter(|a| a.output_bytes.is_some())
+                        .count(),
+                    size_after: p.total,
+                });
+                if crate::verify::verify(&reference, cur.total, &p).is_ok() {
+                    cur = p;
                 }
             }
             let after_offload = cur.clone();

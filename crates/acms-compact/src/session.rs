@@ -128,7 +128,7 @@ pub fn command_paths(command: &str) -> Vec<String> {
             continue;
         }
         let last = w.rsplit('/').next().unwrap_or(w);
-        let ext = last.rsplit_once('.').map(|(stem, e)| (stem, e));
+        let ext = last.rsplit_once('.');
         let named = match ext {
             Some((stem, e)) if !stem.is_empty() => {
                 (w.contains('/')

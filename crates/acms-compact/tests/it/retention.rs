@@ -57,5 +57,8 @@ fn seam_keeps_the_facts_it_removes() {
             assert!(ours.ratio() >= theirs.ratio());
         }
     }
-    assert!(probes > 20, "the reducers removed facts to look for: {probes}");
+    assert!(
+        probes > 20,
+        "the reducers removed facts to look for: {probes}"
+    );
 }
