@@ -423,7 +423,7 @@ impl Assembler {
             original_messages,
             final_messages: out.messages.len(),
             stages: rec.stages,
-            categories: diagnostics::categories(&out.messages, &out.sizes, &calls, &self.meter),
+            categories: diagnostics::categories(&out.messages, &out.sizes, &calls),
             sequence_valid,
             artifacts: rec.artifacts,
         }

@@ -415,8 +415,7 @@ impl Compactor {
         diag.state_after = self.config.thresholds.state(window, cur.total);
         if self.config.category_report {
             let calls = calls_by_id(&cur.messages);
-            diag.categories =
-                diagnostics::categories(&cur.messages, &cur.sizes, &calls, &self.meter);
+            diag.categories = diagnostics::categories(&cur.messages, &cur.sizes, &calls);
         }
         if cur.total != original_size || !diag.stages.is_empty() {
             diag.outcome = Outcome::Reduced;

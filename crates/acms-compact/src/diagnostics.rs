@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use crate::artifact::ArtifactRef;
 use crate::budget::BudgetState;
 use crate::code::{fences, is_code_path, is_signature_line};
-use crate::measure::{Meter, Unit};
+use crate::measure::Unit;
 use crate::model::{Message, Role, StructureWarning, ToolCall};
 use crate::session::{Access, call_access, call_path, looks_like_error};
 use crate::summarize::SummarizerError;
@@ -185,7 +185,6 @@ pub fn categories(
     messages: &[Message],
     sizes: &[usize],
     calls: &HashMap<&str, &ToolCall>,
-    meter: &Meter,
 ) -> Vec<CategoryReport> {
     let mut size: HashMap<Category, usize> = HashMap::new();
     let mut entries: HashMap<Category, usize> = HashMap::new();
@@ -194,7 +193,9 @@ pub fn categories(
         let shares: Vec<(Category, usize)> = if parts.len() == 1 {
             vec![(parts[0].0, total)]
         } else {
-            let weights: Vec<usize> = parts.iter().map(|(_, t)| meter.text(t).max(1)).collect();
+            // Weights only need to be proportional: UTF-8 bytes, so the split costs no
+            // second tokenization of every message.
+            let weights: Vec<usize> = parts.iter().map(|(_, t)| t.len().max(1)).collect();
             let w: usize = weights.iter().sum();
             let mut s: Vec<(Category, usize)> = parts
                 .iter()

@@ -305,6 +305,9 @@ impl CompactionProfile {
         config.restore_skill_max = (policy.hard_limit / 10).max(1);
         config.restore_skills_total = policy.hard_limit / 8;
         config.category_report = false;
+        // Outlining old file reads with tree-sitter costs tens of milliseconds per call on a
+        // long session; at the seam, clearing with a ledger reaches the target first.
+        config.code_compaction = false;
         let compactor = Compactor::new(config, meter.clone())?;
         Ok(CompactionProfile::new(
             policy,
