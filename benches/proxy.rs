@@ -170,6 +170,27 @@ fn main() {
                 e2e.push((s.latency_ms - d50 - s.assembly_ms).max(0.0));
             }
         }
+        // The same requests one at a time: the per-request cost without queueing for the CPU.
+        let (mut seq_assembly, mut seq_overhead, mut seq_e2e) = (Vec::new(), Vec::new(), Vec::new());
+        let single: Arc<Vec<String>> = Arc::new(bodies.iter().take(50).cloned().collect());
+        for i in 0..single.len() {
+            let one = Arc::new(vec![single[i].clone()]);
+            let d = wave(&client, &direct_url, &one).await;
+            let p = wave(&client, &proxy, &one).await;
+            seq_assembly.push(p[0].assembly_ms);
+            seq_overhead.push(p[0].overhead_ms);
+            seq_e2e.push((p[0].latency_ms - d[0].latency_ms - p[0].assembly_ms).max(0.0));
+        }
+        println!("one request at a time (50 requests)");
+        println!("| per request | p50 ms | p95 ms |\n|---|---|---|");
+        for (name, v) in [
+            ("bounded assembly (in proxy)", &mut seq_assembly),
+            ("proxy overhead before forwarding, beyond the assembly", &mut seq_overhead),
+            ("end to end: through proxy - direct - assembly", &mut seq_e2e),
+        ] {
+            let (p50, p95) = p50_p95(v);
+            println!("| {name} | {p50:.2} | {p95:.2} |");
+        }
         println!("200 concurrent requests x {waves} waves, limit {limit} cl100k tokens, 20-59 tool rounds each");
         println!("| per request | p50 ms | p95 ms |\n|---|---|---|");
         for (name, v) in [
