@@ -753,7 +753,11 @@ impl Compactor {
                 .flat_map(|g| msgs[gs[g].clone()].iter().cloned())
                 .collect();
             let facts = session::extract(&all, &calls);
-            self.meter.text(&facts.render_summary(all.len(), Some(400)))
+            // Room for the full ledger (up to half the room): a fact kept in the ledger is
+            // cheaper than the verbatim round it came from.
+            self.meter
+                .text(&facts.render_summary(all.len(), None))
+                .min(room / 2)
         };
         // Recent unprotected groups, newest first, contiguous from the end.
         let mut tail: Vec<usize> = Vec::new();

@@ -438,7 +438,7 @@ pub fn extract(messages: &[Message], calls: &HashMap<&str, &ToolCall>) -> Sessio
     facts
 }
 
-/// The error lines (verbatim, deduplicated, at most 12) and traceback frames (at most 6,
+/// The error lines (verbatim, deduplicated, at most 12) and traceback frames (at most 40,
 /// the innermost last) of a tool result.
 pub fn error_lines(text: &str) -> (Vec<String>, Vec<String>) {
     let mut lines: Vec<String> = Vec::new();
@@ -453,7 +453,7 @@ pub fn error_lines(text: &str) -> (Vec<String>, Vec<String>) {
             }
         }
     }
-    let keep = frames.len().saturating_sub(6);
+    let keep = frames.len().saturating_sub(40);
     frames.drain(..keep);
     (lines, frames)
 }
@@ -516,7 +516,7 @@ const LEDGER_LEVELS: [LedgerCaps; 6] = [
         tests: 100,
         errors: 200,
         lines_per_error: 12,
-        frames_per_error: 6,
+        frames_per_error: 40,
     },
     LedgerCaps {
         files: 200,
@@ -524,7 +524,7 @@ const LEDGER_LEVELS: [LedgerCaps; 6] = [
         tests: 50,
         errors: 60,
         lines_per_error: 6,
-        frames_per_error: 4,
+        frames_per_error: 16,
     },
     LedgerCaps {
         files: 120,
@@ -532,7 +532,7 @@ const LEDGER_LEVELS: [LedgerCaps; 6] = [
         tests: 30,
         errors: 30,
         lines_per_error: 4,
-        frames_per_error: 2,
+        frames_per_error: 8,
     },
     LedgerCaps {
         files: 60,
@@ -540,7 +540,7 @@ const LEDGER_LEVELS: [LedgerCaps; 6] = [
         tests: 15,
         errors: 15,
         lines_per_error: 2,
-        frames_per_error: 1,
+        frames_per_error: 4,
     },
     LedgerCaps {
         files: 30,
@@ -548,7 +548,7 @@ const LEDGER_LEVELS: [LedgerCaps; 6] = [
         tests: 8,
         errors: 8,
         lines_per_error: 1,
-        frames_per_error: 1,
+        frames_per_error: 2,
     },
     LedgerCaps {
         files: 10,
