@@ -96,7 +96,7 @@ fn main() -> acms_compact::Result<()> {
     let store = Arc::new(ArtifactStore::new(&dir));
     let mut policy = AssemblyPolicy::new(HARD_LIMIT);
     policy.trigger_margin = 500;
-    policy.offload_min_bytes = 4 * 1024;
+    policy.offload_min_bytes = 2 * 1024;
     let profile = CompactionProfile::tiered(policy, meter.clone())?.with_artifacts(store.clone());
     let model = Arc::new(FakeModel {
         meter: meter.clone(),
@@ -143,15 +143,12 @@ fn main() -> acms_compact::Result<()> {
         for call in &calls {
             history.push(Message::tool_result(call.id.clone(), run_tool(call, round)));
         }
-        // Halfway: the host brings an offloaded result back, explicitly and within budget.
-        if round == 20
-            && let Some(uri) = history.iter().find_map(|m| {
-                m.content
-                    .find("artifact://sha256/")
-                    .map(|i| m.content[i..i + 82].to_string())
-            })
-        {
-            match seam.rehydrate(&run, &store, &uri, 2_000) {
+        // Halfway: the host stores a long log and explicitly brings it back, within a
+        // budget; the seam delivers it once in this run and evicts it from later calls.
+        if round == 20 {
+            let log = run_tool(&calls[0], 999);
+            let r = store.put(log.as_bytes())?;
+            match seam.rehydrate(&run, &store, &r.uri(), 2_000) {
                 Ok(r) => history.push(r.message),
                 Err(f) => println!("  rehydration refused: {}", f.error),
             }
