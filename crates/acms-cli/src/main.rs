@@ -3,8 +3,10 @@
 //!
 //! Exit codes: 0 success; 1 an error (message on stderr says what to do); 2 bad usage.
 
+mod artifact;
 mod compact;
 mod index;
+mod proxy;
 mod query;
 mod search;
 
@@ -35,6 +37,10 @@ enum Command {
     Search(search::SearchArgs),
     /// Compact a conversation (OpenAI/Anthropic JSON) to fit a context limit.
     Compact(compact::CompactArgs),
+    /// Serve an OpenAI-compatible proxy that bounds every request before forwarding it.
+    Proxy(proxy::ProxyArgs),
+    /// Read or verify a stored artifact (`get` / `verify DIGEST`).
+    Artifact(artifact::ArtifactArgs),
 }
 
 /// Output format shared by the commands.
@@ -84,6 +90,8 @@ fn main() -> ExitCode {
         Command::Query(args) => query::run(args),
         Command::Search(args) => search::run(args),
         Command::Compact(args) => compact::run(args),
+        Command::Proxy(args) => proxy::run(args),
+        Command::Artifact(args) => artifact::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,10 +1,12 @@
 //! End-to-end tests of the `acms` binary: exit codes, output formats, and an index run
 //! killed mid-way.
 
+mod artifact;
 mod cli;
 mod compact;
 mod determinism;
 mod kill;
+mod proxy;
 
 use std::process::{Command, Output};
 
