@@ -5,6 +5,8 @@
 
 mod compact;
 mod index;
+mod mcp;
+mod plan;
 mod query;
 mod search;
 
@@ -35,6 +37,10 @@ enum Command {
     Search(search::SearchArgs),
     /// Compact a conversation (OpenAI/Anthropic JSON) to fit a context limit.
     Compact(compact::CompactArgs),
+    /// Plans with phases, child plans and decision memory.
+    Plan(plan::PlanArgs),
+    /// Serve acms to agent hosts over the Model Context Protocol (stdio).
+    Mcp(mcp::McpArgs),
 }
 
 /// Output format shared by the commands.
@@ -84,6 +90,8 @@ fn main() -> ExitCode {
         Command::Query(args) => query::run(args),
         Command::Search(args) => search::run(args),
         Command::Compact(args) => compact::run(args),
+        Command::Plan(args) => plan::run(args),
+        Command::Mcp(args) => mcp::run(args),
     };
     match result {
         Ok(code) => code,
