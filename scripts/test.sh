@@ -8,3 +8,4 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/fetch-model.sh >/dev/null
 scripts/fetch-corpus.sh --smoke >/dev/null
 cargo test --workspace
+scripts/test-mcp-python.sh
