@@ -23,6 +23,12 @@ pub struct Fixture {
     pub store: PlanStore,
 }
 
+impl Default for Fixture {
+    fn default() -> Fixture {
+        Fixture::new()
+    }
+}
+
 impl Fixture {
     pub fn new() -> Fixture {
         Fixture::with_policy(TierPolicy::default())

@@ -21,6 +21,12 @@ pub struct Shop {
     pub ws: Workspace,
 }
 
+impl Default for Shop {
+    fn default() -> Shop {
+        Shop::new()
+    }
+}
+
 impl Shop {
     pub fn new() -> Shop {
         Shop::with_config(acms::ContextConfig::default())

@@ -63,14 +63,12 @@ fn a_corrected_decisions_fragments_are_demoted_in_later_scoring() {
         s.ws.context(q(), BudgetSpec::tokens(2_000))
             .unwrap()
             .context;
-    match score(&after, target) {
-        Some(s1) => assert!(
-            (s1 - s0 * acms::plan::DEMOTION).abs() < 1e-9,
-            "{s0} -> {s1}"
-        ),
-        None => {} // demoted out of the budget altogether
-    }
-    assert!(score(&after, target).is_none_or(|s1| s1 < s0));
+    // Still packed (the fixture is small), at half its score.
+    let s1 = score(&after, target).expect("still in the context");
+    assert!(
+        (s1 - s0 * acms::plan::DEMOTION).abs() < 1e-9,
+        "{s0} -> {s1}"
+    );
 }
 
 #[test]
