@@ -70,7 +70,15 @@ fn main() -> anyhow::Result<()> {
     println!("| whole phase (maintenance, refresh, assembly, record) | {w50:.1} | {w95:.1} |");
 
     // One edited file before each phase.
-    let mut py: Vec<std::path::PathBuf> = walk_py(repo);
+    let mut py: Vec<std::path::PathBuf> = walk_py(repo, 2_000);
+    if py.is_empty() {
+        py = walk_py(repo, 0);
+    }
+    anyhow::ensure!(
+        !py.is_empty(),
+        "no Python file to edit in {}",
+        repo.display()
+    );
     py.sort();
     let step = (py.len() / EDITS).max(1);
     let (mut total, mut scan, mut index, mut reopen) =
@@ -109,7 +117,8 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-fn walk_py(dir: &Path) -> Vec<std::path::PathBuf> {
+/// Python files under `dir` of at least `min` bytes (and under 60 kB: typical edits).
+fn walk_py(dir: &Path, min: u64) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
         return out;
@@ -122,9 +131,9 @@ fn walk_py(dir: &Path) -> Vec<std::path::PathBuf> {
             continue;
         }
         if p.is_dir() {
-            out.extend(walk_py(&p));
+            out.extend(walk_py(&p, min));
         } else if p.extension().is_some_and(|x| x == "py")
-            && std::fs::metadata(&p).is_ok_and(|m| m.len() > 2_000 && m.len() < 60_000)
+            && std::fs::metadata(&p).is_ok_and(|m| m.len() >= min && m.len() < 60_000)
         {
             out.push(p);
         }
