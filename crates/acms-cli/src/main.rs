@@ -6,6 +6,8 @@
 mod artifact;
 mod compact;
 mod index;
+mod mcp;
+mod plan;
 mod proxy;
 mod query;
 mod search;
@@ -41,6 +43,10 @@ enum Command {
     Proxy(proxy::ProxyArgs),
     /// Read or verify a stored artifact (`get` / `verify DIGEST`).
     Artifact(artifact::ArtifactArgs),
+    /// Plans with phases, child plans and decision memory.
+    Plan(plan::PlanArgs),
+    /// Serve acms to agent hosts over the Model Context Protocol (stdio).
+    Mcp(mcp::McpArgs),
 }
 
 /// Output format shared by the commands.
@@ -92,6 +98,8 @@ fn main() -> ExitCode {
         Command::Compact(args) => compact::run(args),
         Command::Proxy(args) => proxy::run(args),
         Command::Artifact(args) => artifact::run(args),
+        Command::Plan(args) => plan::run(args),
+        Command::Mcp(args) => mcp::run(args),
     };
     match result {
         Ok(code) => code,

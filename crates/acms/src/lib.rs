@@ -23,18 +23,50 @@
 //! println!("{}", ctx.text);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! Agents working through plans use a [`Workspace`]: it indexes the repository when needed,
+//! re-indexes changed files before every assembly (never stale), and keeps plans, phases,
+//! child plans and hot/warm/cold decision memory next to the index:
+//!
+//! ```no_run
+//! use acms::{BudgetSpec, PhaseRequest, Workspace};
+//! let mut ws = Workspace::open(std::path::Path::new("."))?;
+//! let (plan, _) = ws.start_plan("make the packer report its certified gap")?;
+//! let explore = ws.phase(plan.id, "explore", PhaseRequest {
+//!     budget: BudgetSpec::tokens(6_000),
+//!     ..PhaseRequest::default()
+//! })?;
+//! println!("{}", explore.context.text);
+//! ws.decide(plan.id, "explore", Some("the gap comes from the hull packer's LP bound"), &[])?;
+//! ws.close_plan(plan.id)?;
+//! # Ok::<(), acms::Error>(())
+//! ```
 
 use std::path::Path;
+
+mod refresh;
+mod workspace;
+
+pub use refresh::{ChangeTracker, Scan};
+pub use workspace::{
+    BudgetSpec, Context, Expanded, PhaseContext, PhaseRequest, RefreshReport, SearchHit,
+    SearchResult, Workspace, WorkspaceOptions,
+};
 
 pub use acms_assemble::{
     AssembledContext, AssemblyRequest, Budget, Diagnostics, DropReason, Engine, ManifestEntry,
     PipelineRegistry, PlanSession, Skeleton,
 };
 pub use acms_core::{Config, ContextConfig, Depth, NodeId, TokenCounter, Tokenizer};
+pub use acms_plan::{
+    Clock, Decision, DecisionId, FakeClock, FragmentRef, History, PhaseRecord, Plan, PlanId,
+    SystemClock, Tier, TierReport,
+};
 pub use acms_retrieve::{Hit, Query, Reason, Retriever, Strategy, StrategyRegistry};
 pub use {
     acms_assemble as assemble, acms_compact as compact, acms_core as core, acms_index as index,
-    acms_llm as llm, acms_pack as pack, acms_retrieve as retrieve, acms_vector as vector,
+    acms_llm as llm, acms_pack as pack, acms_plan as plan, acms_retrieve as retrieve,
+    acms_vector as vector,
 };
 
 /// Errors of the cross-crate calls.
@@ -47,6 +79,35 @@ pub enum Error {
     Retrieve(#[from] acms_retrieve::Error),
     #[error(transparent)]
     Assemble(#[from] acms_assemble::Error),
+    #[error(transparent)]
+    Plan(#[from] acms_plan::Error),
+    #[error(transparent)]
+    Config(#[from] acms_core::Error),
+    /// A budget that can never be met (0, larger than the window, too small for the text).
+    #[error("{0}")]
+    Budget(String),
+    /// A symbol id, name or line range that is not in the index.
+    #[error("{0}")]
+    UnknownSymbol(String),
+}
+
+/// Result alias for the facade.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The error and its causes on one line (`outer: inner: ...`), as the CLI prints it and the
+/// MCP server returns it.
+pub fn error_line(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut line = err.to_string();
+    let mut cur = err.source();
+    while let Some(e) = cur {
+        let s = e.to_string();
+        if !line.ends_with(&s) {
+            line.push_str(": ");
+            line.push_str(&s);
+        }
+        cur = e.source();
+    }
+    line
 }
 
 /// What [`index_repository`] did.

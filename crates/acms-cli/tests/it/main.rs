@@ -6,6 +6,8 @@ mod cli;
 mod compact;
 mod determinism;
 mod kill;
+mod mcp;
+mod plan;
 mod proxy;
 
 use std::process::{Command, Output};
@@ -20,4 +22,20 @@ pub fn run(args: &[&str]) -> Output {
 
 pub fn fixture() -> tempfile::TempDir {
     acms_testkit::shop()
+}
+
+/// Runs `acms` and parses its stdout as JSON, failing with its stderr otherwise.
+pub fn json(args: &[&str]) -> serde_json::Value {
+    let out = run(args);
+    assert!(
+        out.status.success(),
+        "acms {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "acms {args:?}: {e}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
 }
