@@ -13,6 +13,7 @@
 mod arce;
 mod corpus;
 mod derived;
+mod embedding;
 mod error;
 mod executor;
 mod graph;
@@ -24,7 +25,10 @@ mod strategy;
 
 pub use arce::ArceStrategy;
 pub use corpus::Corpus;
-pub use derived::{DerivedReport, embedding_text, keyword_dir, update_derived, vector_dir};
+pub use derived::{DerivedReport, keyword_dir, update_derived, vector_dir};
+pub use embedding::{
+    VectorOptions, VectorReport, embedding_text, update_vectors, vector_generation,
+};
 pub use error::{Error, Result};
 pub use executor::{Execution, RunStatus, StrategyExecutor, StrategyRun};
 pub use graph::NavigatorStrategy;
