@@ -80,9 +80,7 @@ fn bench_embed(c: &mut Criterion, test_mode: bool) {
     g.bench_function("hash", |b| b.iter(|| hash.embed(black_box(&refs)).unwrap()));
 
     let Some(dir) = model_dir() else {
-        eprintln!(
-            "embed/model skipped: no model (run scripts/fetch-model.sh)"
-        );
+        eprintln!("embed/model skipped: no model (run scripts/fetch-model.sh)");
         return;
     };
     if !test_mode {

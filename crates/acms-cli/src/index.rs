@@ -59,7 +59,9 @@ impl ModelArgs {
         }
         if let Some(name) = &self.model {
             if !acms::core::valid_model_name(name) {
-                anyhow::bail!("--model {name}: not a model name (see scripts/fetch-model.sh --list)");
+                anyhow::bail!(
+                    "--model {name}: not a model name (see scripts/fetch-model.sh --list)"
+                );
             }
             s.model = name.clone();
         }

@@ -97,8 +97,9 @@ fn to_config(table: toml::Table, origin: &str) -> Result<Config> {
 
 /// The table at dotted `path` (`["context", "strategies"]`), if present.
 fn table_mut<'a>(root: &'a mut toml::Table, path: &[&str]) -> Option<&'a mut toml::Table> {
-    path.iter()
-        .try_fold(root, |t, k| t.get_mut(*k).and_then(toml::Value::as_table_mut))
+    path.iter().try_fold(root, |t, k| {
+        t.get_mut(*k).and_then(toml::Value::as_table_mut)
+    })
 }
 
 /// Makes a relative `context.strategies.semantic-embedding.model-dir` in the file at `path`
@@ -126,13 +127,12 @@ fn strip_user_only(table: &mut toml::Table, origin: &str, warnings: &mut Vec<Str
     for key in USER_ONLY_KEYS {
         let parts: Vec<&str> = key.split('.').collect();
         let (last, parents) = parts.split_last().expect("keys are not empty");
-        if let Some(parent) = table_mut(table, parents) {
-            if parent.remove(*last).is_some() {
-                warnings.push(format!(
-                    "{origin}: `{key}` ignored: a repository's acms.toml may not set it (only \
-                     your own config file, a command-line flag or the environment may)"
-                ));
-            }
+        let removed = table_mut(table, parents).and_then(|parent| parent.remove(*last));
+        if removed.is_some() {
+            warnings.push(format!(
+                "{origin}: `{key}` ignored: a repository's acms.toml may not set it (only \
+                 your own config file, a command-line flag or the environment may)"
+            ));
         }
     }
 }
@@ -157,7 +157,10 @@ fn cap_limits(config: &mut Config, base: &Config, origin: &str, warnings: &mut V
     cap!("context.index.parse-timeout-ms", index.parse_timeout_ms);
     cap!("context.executor.timeout-seconds", executor.timeout_seconds);
     cap!("context.executor.max-workers", executor.max_workers);
-    cap!("context.strategies.arce.max-rounds", strategies.arce.max_rounds);
+    cap!(
+        "context.strategies.arce.max-rounds",
+        strategies.arce.max_rounds
+    );
     cap!(
         "context.strategies.breadth-depth-navigator.max-hops",
         strategies.breadth_depth_navigator.max_hops

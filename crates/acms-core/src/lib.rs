@@ -14,13 +14,13 @@ mod tokens;
 
 pub use config::{
     ArceConfig, BudgetConfig, ColdConfig, ColdRetention, Config, ContextConfig,
-    CustomStrategyConfig, ExecutorConfig, FileConfig, HotConfig, IndexConfig, LlmConfig,
-    NavigatorConfig, PackerConfig, PipelineConfig, PreambleConfig, QueryConfig, ScoringConfig,
-    DEFAULT_MODEL, EmbedderKind, SemanticConfig, StrategiesConfig, TiersConfig, WarmConfig,
+    CustomStrategyConfig, DEFAULT_MODEL, EmbedderKind, ExecutorConfig, FileConfig, HotConfig,
+    IndexConfig, LlmConfig, NavigatorConfig, PackerConfig, PipelineConfig, PreambleConfig,
+    QueryConfig, ScoringConfig, SemanticConfig, StrategiesConfig, TiersConfig, WarmConfig,
     WarmRetention, valid_model_name,
 };
-pub use layers::{CAPPED_KEYS, LoadedConfig, USER_ONLY_KEYS, user_config_path};
 pub use depth::Depth;
 pub use error::{Error, Result};
 pub use id::{ContentHash, NodeId};
+pub use layers::{CAPPED_KEYS, LoadedConfig, USER_ONLY_KEYS, user_config_path};
 pub use tokens::{ExactCounter, TiktokenCounter, TokenCounter, Tokenizer};

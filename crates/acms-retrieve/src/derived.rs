@@ -13,8 +13,8 @@ use acms_keyword::{KeywordDoc, KeywordIndex};
 use acms_vector::Embedder;
 use serde::{Deserialize, Serialize};
 
-use crate::embedding::{VectorOptions, update_vectors};
 use crate::Result;
+use crate::embedding::{VectorOptions, update_vectors};
 
 /// Where the keyword index lives inside an index directory.
 pub fn keyword_dir(index_dir: &Path) -> PathBuf {
@@ -158,4 +158,3 @@ pub fn update_derived(
     }
     Ok(report)
 }
-

@@ -237,7 +237,11 @@ pub fn update_vectors(
             let text = embedding_text(n, &texts[Depth::Full.index()]);
             let tag = text_tag(&text);
             if vectors.tag(id.0) != Some(tag) {
-                todo.push(Todo { id: id.0, tag, text });
+                todo.push(Todo {
+                    id: id.0,
+                    tag,
+                    text,
+                });
             }
         }
     }

@@ -193,7 +193,9 @@ impl ModelManifest {
                 format!("pooling `{}` is not mean or cls", m.pooling),
             ));
         }
-        if !(m.cosine_unrelated < m.cosine_related) {
+        // Written so that NaN is rejected too.
+        let ordered = m.cosine_unrelated < m.cosine_related;
+        if !ordered {
             return Err(model_err(
                 dir,
                 Some(&path),
@@ -305,13 +307,8 @@ impl FastEmbedder {
         // Without this call `ort` would look for the library on its own and panic when it is
         // absent; `init_from` reports the failure instead. The returned environment builder is
         // not needed: sessions use the default environment.
-        let _env = ort::init_from(&lib).map_err(|e| {
-            model_err(
-                dir,
-                Some(&lib),
-                format!("cannot load ONNX Runtime: {e}"),
-            )
-        })?;
+        let _env = ort::init_from(&lib)
+            .map_err(|e| model_err(dir, Some(&lib), format!("cannot load ONNX Runtime: {e}")))?;
 
         let onnx = read("model.onnx")?;
         // The id names the model by content and the token limit, so replacing model.onnx or

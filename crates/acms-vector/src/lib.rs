@@ -30,5 +30,5 @@ pub use fast::{
     ModelManifest, ModelOptions, ModelSource, cached_model_dir, find_onnxruntime, load_embedder,
     locate_model, locate_onnxruntime, missing_model_files, user_cache_dir,
 };
-pub use lock::{LOCK_FILE, VectorLock};
 pub use index::{CosineDistance, Hit, IndexParams, VECTORS_FILE, VectorIndex};
+pub use lock::{LOCK_FILE, VectorLock};

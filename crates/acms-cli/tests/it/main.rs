@@ -12,9 +12,12 @@ use std::process::{Command, Output};
 /// user model cache stays: tests that need another cache set `XDG_CACHE_HOME` themselves).
 pub fn acms() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_acms"));
-    c.env("XDG_CONFIG_HOME", std::env::temp_dir().join("acms-cli-tests-no-config"))
-        .env_remove("ACMS_MODEL_DIR")
-        .env_remove("ORT_DYLIB_PATH");
+    c.env(
+        "XDG_CONFIG_HOME",
+        std::env::temp_dir().join("acms-cli-tests-no-config"),
+    )
+    .env_remove("ACMS_MODEL_DIR")
+    .env_remove("ORT_DYLIB_PATH");
     c
 }
 

@@ -14,7 +14,11 @@ fn real_model() -> PathBuf {
         .env_remove("ACMS_MODEL_DIR")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
 }
 
@@ -104,13 +108,23 @@ fn a_repository_config_cannot_make_acms_load_its_library() {
         "the model is looked for in the user's cache only: {why}"
     );
     let trap_path = trap.display().to_string();
-    assert!(!why.contains(&trap_path) && !err.contains(&trap_path), "{why}\n{err}");
+    assert!(
+        !why.contains(&trap_path) && !err.contains(&trap_path),
+        "{why}\n{err}"
+    );
 
     // Nor does a query from inside the repository pick it up.
     let index = root.join(".acms");
     let out = run_in(
         cache.path(),
-        &["query", "--index", index.to_str().unwrap(), "--budget", "500", "sales tax"],
+        &[
+            "query",
+            "--index",
+            index.to_str().unwrap(),
+            "--budget",
+            "500",
+            "sales tax",
+        ],
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(!marker.exists(), "acms loaded the repository's library");
@@ -133,13 +147,23 @@ fn the_model_is_found_in_the_user_cache_without_any_variable() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert!(
-        stdout.contains("(user model cache)") && stdout.contains(&cache.path().display().to_string()),
+        stdout.contains("(user model cache)")
+            && stdout.contains(&cache.path().display().to_string()),
         "{stdout}"
     );
     let index = format!("{root}/.acms");
     let out = run_in(
         cache.path(),
-        &["query", "--index", &index, "--budget", "800", "--format", "json", "apply a discount"],
+        &[
+            "query",
+            "--index",
+            &index,
+            "--budget",
+            "800",
+            "--format",
+            "json",
+            "apply a discount",
+        ],
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let ctx: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -160,18 +184,33 @@ fn without_a_model_index_says_so_once_and_semantic_is_unavailable() {
     let err = text(&out.stderr);
     assert_eq!(err.matches("no embedding model").count(), 1, "{err}");
     assert!(err.contains("scripts/fetch-model.sh"), "{err}");
-    assert!(!text(&out.stdout).contains("hashing"), "no silent substitute");
+    assert!(
+        !text(&out.stdout).contains("hashing"),
+        "no silent substitute"
+    );
 
     let index = format!("{root}/.acms");
     let out = run_in(
         cache.path(),
-        &["query", "--index", &index, "--budget", "800", "--format", "json", "sales tax"],
+        &[
+            "query",
+            "--index",
+            &index,
+            "--budget",
+            "800",
+            "--format",
+            "json",
+            "sales tax",
+        ],
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let ctx: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let notes = ctx["diagnostics"]["notes"].to_string();
     assert!(notes.contains("semantic-embedding: unavailable"), "{notes}");
-    assert!(ctx["context"].as_str().unwrap().contains("sales_tax"), "keyword still works");
+    assert!(
+        ctx["context"].as_str().unwrap().contains("sales_tax"),
+        "keyword still works"
+    );
 
     // The hashing embedder only when asked for.
     let out = run_in(cache.path(), &["index", root, "--embedder", "hash"]);

@@ -92,7 +92,10 @@ fn an_interrupted_embedding_run_resumes_where_it_stopped() {
     // A query meanwhile uses what exists and says the strategy is incomplete.
     let r = Retriever::open(&index_dir, &config, &StrategyRegistry::new(), None).unwrap();
     let note = r.notes().join("\n");
-    assert!(note.contains("incomplete") && note.contains(&format!("{saved} of 610")), "{note}");
+    assert!(
+        note.contains("incomplete") && note.contains(&format!("{saved} of 610")),
+        "{note}"
+    );
     let e = r.retrieve(
         &Query::new("scale the value"),
         &[strategy::SEMANTIC.into()],
@@ -114,7 +117,11 @@ fn an_interrupted_embedding_run_resumes_where_it_stopped() {
     assert_eq!(all.embedded, 610 - saved, "{all:?}");
     assert_eq!(all.vectors, Some(610));
     let r = Retriever::open(&index_dir, &config, &StrategyRegistry::new(), None).unwrap();
-    assert!(!r.notes().join("\n").contains("incomplete"), "{:?}", r.notes());
+    assert!(
+        !r.notes().join("\n").contains("incomplete"),
+        "{:?}",
+        r.notes()
+    );
 }
 
 #[test]
@@ -163,12 +170,22 @@ fn only_changed_texts_are_re_embedded() {
     // (and the module's, whose head it is in) changed.
     let path = dir.path().join("m3.py");
     let text = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(&path, text.replacen("return value * 0", "return value * 1000", 1)).unwrap();
+    std::fs::write(
+        &path,
+        text.replacen("return value * 0", "return value * 1000", 1),
+    )
+    .unwrap();
     let opts = IndexOptions::new(dir.path());
     let report = index_repo(dir.path(), &opts).unwrap();
     assert!(report.changes.upserted.len() >= 6);
-    let again = update_vectors(&index_dir, &report.changes, &config, &e, &VectorOptions::default())
-        .unwrap();
+    let again = update_vectors(
+        &index_dir,
+        &report.changes,
+        &config,
+        &e,
+        &VectorOptions::default(),
+    )
+    .unwrap();
     assert!(again.complete && !again.rebuilt, "{again:?}");
     assert!(
         (1..=2).contains(&again.embedded),
@@ -176,8 +193,14 @@ fn only_changed_texts_are_re_embedded() {
     );
     // Nothing changed: nothing is embedded and nothing rewritten.
     let report = index_repo(dir.path(), &opts).unwrap();
-    let idle = update_vectors(&index_dir, &report.changes, &config, &e, &VectorOptions::default())
-        .unwrap();
+    let idle = update_vectors(
+        &index_dir,
+        &report.changes,
+        &config,
+        &e,
+        &VectorOptions::default(),
+    )
+    .unwrap();
     assert_eq!((idle.embedded, idle.complete), (0, true));
 }
 
@@ -235,10 +258,17 @@ fn without_a_model_the_semantic_strategy_is_unavailable_not_hashed() {
     let r = Retriever::open(&index_dir, &config, &StrategyRegistry::new(), None).unwrap();
     let note = r.notes().join("\n");
     assert!(
-        note.contains("unavailable") && note.contains("no embedding model") && note.contains("fetch-model.sh"),
+        note.contains("unavailable")
+            && note.contains("no embedding model")
+            && note.contains("fetch-model.sh"),
         "{note}"
     );
-    let e = r.retrieve(&Query::new("scale the value"), &[], &Default::default(), 4000);
+    let e = r.retrieve(
+        &Query::new("scale the value"),
+        &[],
+        &Default::default(),
+        4000,
+    );
     assert!(e.hits.iter().all(|h| h.strategy != strategy::SEMANTIC));
     assert!(e.hits.iter().any(|h| h.strategy == strategy::KEYWORD));
 }

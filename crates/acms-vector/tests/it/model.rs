@@ -10,8 +10,8 @@ use std::sync::OnceLock;
 
 use acms_core::{EmbedderKind, SemanticConfig};
 use acms_vector::{
-    Embedder, Error, FastEmbedder, MANIFEST_FILE, MODEL_FILES, ModelOptions, ModelSource,
-    cosine, load_embedder, locate_model, locate_onnxruntime,
+    Embedder, Error, FastEmbedder, MANIFEST_FILE, MODEL_FILES, ModelOptions, ModelSource, cosine,
+    load_embedder, locate_model, locate_onnxruntime,
 };
 
 fn model_dir() -> &'static Path {
@@ -146,7 +146,11 @@ fn the_token_limit_is_part_of_the_embedder_identity() {
     )
     .unwrap();
     let default = FastEmbedder::new(model_dir()).unwrap();
-    assert_ne!(short.id(), default.id(), "vectors of one are not the other's");
+    assert_ne!(
+        short.id(),
+        default.id(),
+        "vectors of one are not the other's"
+    );
 }
 
 /// A copy of the real model directory to break.
@@ -215,7 +219,10 @@ fn a_relative_model_dir_is_refused_not_resolved_against_the_current_directory() 
         ..SemanticConfig::default()
     };
     let e = load_embedder(&config).unwrap_err();
-    assert!(matches!(e, Error::Config(_)) && e.to_string().contains("relative"), "{e}");
+    assert!(
+        matches!(e, Error::Config(_)) && e.to_string().contains("relative"),
+        "{e}"
+    );
 }
 
 #[test]
