@@ -11,7 +11,7 @@
 //! from here on), embedding seconds and symbols/s, query embedding p50/p95 (one query text
 //! embedded alone, as `acms query` does), peak RSS of the whole run.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
@@ -91,8 +91,9 @@ fn run_one(model: &str) -> anyhow::Result<()> {
         })
         .collect();
     let (p50, p95) = acms_benches::p50_p95(&mut ms);
+    let (unrelated, related) = calibration(&opts.index_dir, loaded.embedder.as_ref())?;
     println!(
-        "| {model} | {} | {} | {:.1} | {:.1} | {:.0} | {p50:.1} / {p95:.1} | {:.0} |",
+        "| {model} | {} | {} | {:.1} | {:.1} | {:.0} | {p50:.1} / {p95:.1} | {:.0} | {unrelated:.2} / {related:.2} |",
         config.strategies.semantic_embedding.max_tokens,
         d.embedded,
         searchable.get(),
@@ -101,6 +102,52 @@ fn run_one(model: &str) -> anyhow::Result<()> {
         peak_rss_mb()
     );
     Ok(())
+}
+
+/// The cosine scale of an embedder on this corpus: median cosine between the first sentence of
+/// a function's docstring and the compact text of that function with its doc removed
+/// (related, like an evaluation task), and of another function (unrelated). These medians are
+/// the `cosine_unrelated` / `cosine_related` of the model's manifest.
+fn calibration(index_dir: &Path, embedder: &dyn acms::vector::Embedder) -> anyhow::Result<(f32, f32)> {
+    use acms::index::{NodeKind, Store};
+    let store = Store::open(index_dir)?;
+    let nodes: Vec<_> = store
+        .nodes()?
+        .into_iter()
+        .filter(|n| {
+            matches!(n.kind, NodeKind::Function | NodeKind::Method)
+                && n.doc.as_deref().is_some_and(|d| d.split_whitespace().count() >= 5)
+        })
+        .take(300)
+        .collect();
+    anyhow::ensure!(nodes.len() > 10, "too few documented functions to calibrate");
+    let mut queries = Vec::new();
+    let mut texts = Vec::new();
+    for n in &nodes {
+        let doc = n.doc.clone().unwrap_or_default();
+        queries.push(doc.split(". ").next().unwrap_or(&doc).to_string());
+        let full = store
+            .file_renderings(&n.path)?
+            .into_iter()
+            .find(|(id, _)| *id == n.id)
+            .map(|(_, t)| t[3].clone())
+            .unwrap_or_default();
+        let mut bare = n.clone();
+        bare.doc = None;
+        texts.push(acms::retrieve::embedding_text(&bare, &full.replace(&doc, "")));
+    }
+    let q = embedder.embed(&queries.iter().map(String::as_str).collect::<Vec<_>>())?;
+    let t = embedder.embed(&texts.iter().map(String::as_str).collect::<Vec<_>>())?;
+    let n = nodes.len();
+    let mut related: Vec<f32> = (0..n).map(|i| acms::vector::cosine(&q[i], &t[i])).collect();
+    let mut unrelated: Vec<f32> = (0..n)
+        .map(|i| acms::vector::cosine(&q[i], &t[(i + n / 2) % n]))
+        .collect();
+    let median = |v: &mut Vec<f32>| {
+        v.sort_by(f32::total_cmp);
+        v[v.len() / 2]
+    };
+    Ok((median(&mut unrelated), median(&mut related)))
 }
 
 /// Model names `scripts/fetch-model.sh --list` knows that are installed.
@@ -146,9 +193,9 @@ fn main() -> anyhow::Result<()> {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     println!(
-        "| model | max tokens | symbols | searchable after (s) | embedding (s) | symbols/s | query embedding p50 / p95 (ms) | peak RSS (MB) |"
+        "| model | max tokens | symbols | searchable after (s) | embedding (s) | symbols/s | query embedding p50 / p95 (ms) | peak RSS (MB) | cosine unrelated / related (median) |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     let me = std::env::current_exe()?;
     for model in models {
         let status = Command::new(&me)
