@@ -108,7 +108,10 @@ fn run_one(model: &str) -> anyhow::Result<()> {
 /// a function's docstring and the compact text of that function with its doc removed
 /// (related, like an evaluation task), and of another function (unrelated). These medians are
 /// the `cosine_unrelated` / `cosine_related` of the model's manifest.
-fn calibration(index_dir: &Path, embedder: &dyn acms::vector::Embedder) -> anyhow::Result<(f32, f32)> {
+fn calibration(
+    index_dir: &Path,
+    embedder: &dyn acms::vector::Embedder,
+) -> anyhow::Result<(f32, f32)> {
     use acms::index::{NodeKind, Store};
     let store = Store::open(index_dir)?;
     let nodes: Vec<_> = store
@@ -116,11 +119,16 @@ fn calibration(index_dir: &Path, embedder: &dyn acms::vector::Embedder) -> anyho
         .into_iter()
         .filter(|n| {
             matches!(n.kind, NodeKind::Function | NodeKind::Method)
-                && n.doc.as_deref().is_some_and(|d| d.split_whitespace().count() >= 5)
+                && n.doc
+                    .as_deref()
+                    .is_some_and(|d| d.split_whitespace().count() >= 5)
         })
         .take(300)
         .collect();
-    anyhow::ensure!(nodes.len() > 10, "too few documented functions to calibrate");
+    anyhow::ensure!(
+        nodes.len() > 10,
+        "too few documented functions to calibrate"
+    );
     let mut queries = Vec::new();
     let mut texts = Vec::new();
     for n in &nodes {
@@ -134,7 +142,10 @@ fn calibration(index_dir: &Path, embedder: &dyn acms::vector::Embedder) -> anyho
             .unwrap_or_default();
         let mut bare = n.clone();
         bare.doc = None;
-        texts.push(acms::retrieve::embedding_text(&bare, &full.replace(&doc, "")));
+        texts.push(acms::retrieve::embedding_text(
+            &bare,
+            &full.replace(&doc, ""),
+        ));
     }
     let q = embedder.embed(&queries.iter().map(String::as_str).collect::<Vec<_>>())?;
     let t = embedder.embed(&texts.iter().map(String::as_str).collect::<Vec<_>>())?;
