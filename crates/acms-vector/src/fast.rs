@@ -178,6 +178,10 @@ pub struct ModelManifest {
     /// maps this range onto [0, 1].
     pub cosine_unrelated: f32,
     pub cosine_related: f32,
+    /// The graph quantizes activations per run (DynamicQuantizeLinear): a text's vector would
+    /// depend on the other texts of its batch, so each text is run alone.
+    #[serde(default)]
+    pub dynamic_quantization: bool,
 }
 
 impl ModelManifest {
@@ -368,7 +372,13 @@ impl FastEmbedder {
             model: Mutex::new(session),
             id,
             dim,
-            batch_size: options.batch_size.max(1),
+            // Alone, a text's vector never depends on which texts it was embedded with (the
+            // index stays the same whether built at once or incrementally).
+            batch_size: if manifest.dynamic_quantization {
+                1
+            } else {
+                options.batch_size.max(1)
+            },
             calibration: (manifest.cosine_unrelated, manifest.cosine_related),
             name: manifest.name,
         })

@@ -127,13 +127,7 @@ pub fn index_repository_with(
                     loaded.embedder.as_ref(),
                     &options,
                 )?;
-                derived.embedded = v.embedded;
-                derived.vectors = v.vectors;
-                derived.vectors_rebuilt = v.rebuilt;
-                derived.vectors_complete = v.complete;
-                derived.vectors_note = v.note;
-                derived.embedder = v.embedder;
-                derived.embed_seconds = v.seconds;
+                derived.record_vectors(v);
                 report.embedder = Some(loaded.description);
             }
             Err(e) => report.semantic_unavailable = Some(e.to_string()),
