@@ -44,6 +44,17 @@ pub struct IssueOptions {
     pub reindex: bool,
     /// Ablation names to run at [`ABLATION_BUDGET`] (see [`ablations`]).
     pub ablations: Vec<String>,
+    /// Suffix of the result files (`issues-<set>-<tag>.jsonl`), to keep experiments apart.
+    pub tag: Option<String>,
+}
+
+impl IssueOptions {
+    fn results_name(&self, set: &str, ext: &str) -> String {
+        match &self.tag {
+            Some(t) => format!("issues-{set}-{t}.{ext}"),
+            None => format!("issues-{set}.{ext}"),
+        }
+    }
 }
 
 /// Metrics of one system on one set at one budget.
@@ -212,6 +223,7 @@ impl Cell {
 }
 
 /// A prepared task: its tree, index and gold.
+#[derive(Clone)]
 struct Prepared {
     task: IssueTask,
     tree: PathBuf,
@@ -257,28 +269,71 @@ pub fn ablations(base: &ContextConfig) -> Vec<(String, ContextConfig)> {
 }
 
 /// Indexes `tree` into `index` unless a complete index is there (a marker is written last).
+/// A new index starts as a copy of `seed` (the previous task's index of the same repository)
+/// and is updated incrementally, so only the files that differ between the two base commits
+/// are parsed again — the same path a user's re-index takes.
 fn ensure_index(
     opts: &IssueOptions,
     tree: &Path,
     index: &Path,
+    seed: Option<&Path>,
     config: &ContextConfig,
 ) -> Result<Option<(f64, String)>> {
     let marker = index.join(".acms-eval-indexed");
     if marker.is_file() && !opts.reindex && Engine::open(index, config).is_ok() {
         return Ok(None);
     }
+    if index.exists() {
+        std::fs::remove_dir_all(index).map_err(io(index))?;
+    }
+    let seeded = match seed.filter(|s| s.join(".acms-eval-indexed").is_file() && !opts.reindex) {
+        Some(seed) => {
+            copy_dir(seed, index)?;
+            std::fs::remove_file(&marker).map_err(io(&marker))?;
+            true
+        }
+        None => false,
+    };
     let mut iopts = acms::index::IndexOptions::new(tree);
     iopts.index_dir = index.to_path_buf();
     iopts.config = config.clone();
-    iopts.rebuild = true;
+    iopts.rebuild = !seeded;
     let started = Instant::now();
-    let report = acms::index_repository(tree, &iopts, true)?;
+    // Without the model there are no vectors at all (the semantic strategy is then
+    // unavailable, as it is for a user without the model), which also keeps the ~100 task
+    // indexes small.
+    let report = acms::index_repository(tree, &iopts, opts.run.model)?;
     let secs = started.elapsed().as_secs_f64();
     std::fs::write(&marker, format!("{secs}")).map_err(io(&marker))?;
     Ok(Some((
         secs,
         report.embedder.unwrap_or_else(|| "none".into()),
     )))
+}
+
+/// `cp -a src dst` (an index directory: a few files and the keyword index's segments).
+fn copy_dir(src: &Path, dst: &Path) -> Result<()> {
+    let status = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(src)
+        .arg(dst)
+        .status()
+        .map_err(io(dst))?;
+    if !status.success() {
+        return Err(Error::Command {
+            command: format!("cp -a {} {}", src.display(), dst.display()),
+            message: format!("exit status {status}"),
+        });
+    }
+    Ok(())
+}
+
+/// Commit time of `commit` (seconds), for ordering a repository's tasks.
+fn commit_time(git_dir: &Path, commit: &str) -> i64 {
+    realtasks::git(git_dir, &["show", "-s", "--format=%ct", commit])
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0)
 }
 
 fn sample(tasks: Vec<IssueTask>, n: Option<usize>, only: &[String]) -> Vec<IssueTask> {
@@ -325,21 +380,43 @@ pub fn run_set(opts: &IssueOptions, set: &str, model_dir: Option<&Path>) -> Resu
 
     let config = base_config(model_dir);
     let trees = opts.run.work_dir.join("trees");
-    let indexes = opts.run.work_dir.join("issue-index");
-    let mut prepared = Vec::new();
+    // Indexes with the model's vectors and without them live apart: the marker of one is not
+    // the other's.
+    let indexes = opts.run.work_dir.join(if opts.run.model {
+        "issue-index-model"
+    } else {
+        "issue-index"
+    });
     let mut index_seconds = 0.0;
     let mut embedder = String::from("(cached indexes)");
     let mut unresolved = 0;
-    for (i, t) in tasks.iter().enumerate() {
+    // Per repository in commit order, so each index is the previous one plus a small delta.
+    let mut order: Vec<(String, i64, usize)> = tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            (
+                t.repo.clone(),
+                commit_time(&git_dirs[&t.repo], &t.base_commit),
+                i,
+            )
+        })
+        .collect();
+    order.sort();
+    let mut last_index: HashMap<String, PathBuf> = HashMap::new();
+    let mut by_task: Vec<Option<Prepared>> = vec![None; tasks.len()];
+    for (n, (_, _, i)) in order.iter().enumerate() {
+        let t = &tasks[*i];
         let git_dir = &git_dirs[&t.repo];
         let tree = realtasks::export_tree(git_dir, &trees, &t.repo, &t.base_commit)?;
         let index = indexes.join(t.repo.replace('/', "+")).join(&t.base_commit);
-        if let Some((secs, e)) = ensure_index(opts, &tree, &index, &config)? {
+        let seed = last_index.insert(t.repo.clone(), index.clone());
+        if let Some((secs, e)) = ensure_index(opts, &tree, &index, seed.as_deref(), &config)? {
             log(
                 opts,
                 format!(
                     "{set} {}/{}: indexed {} in {secs:.1}s ({e})",
-                    i + 1,
+                    n + 1,
                     tasks.len(),
                     t.instance_id
                 ),
@@ -350,7 +427,7 @@ pub fn run_set(opts: &IssueOptions, set: &str, model_dir: Option<&Path>) -> Resu
         let gold = realtasks::resolve_gold(t, &tree);
         unresolved += gold.unresolved.len();
         let files: HashSet<String> = crate::tasks::list_files(&tree)?.into_iter().collect();
-        prepared.push(Prepared {
+        by_task[*i] = Some(Prepared {
             task: t.clone(),
             tree,
             index,
@@ -358,6 +435,7 @@ pub fn run_set(opts: &IssueOptions, set: &str, model_dir: Option<&Path>) -> Resu
             files,
         });
     }
+    let prepared: Vec<Prepared> = by_task.into_iter().flatten().collect();
 
     let results_dir = opts.run.work_dir.join("results");
     std::fs::create_dir_all(&results_dir).map_err(io(&results_dir))?;
@@ -404,7 +482,7 @@ pub fn run_set(opts: &IssueOptions, set: &str, model_dir: Option<&Path>) -> Resu
             )?);
         }
     }
-    let raw_path = results_dir.join(format!("issues-{set}.jsonl"));
+    let raw_path = results_dir.join(opts.results_name(set, "jsonl"));
     std::fs::write(&raw_path, raw.join("\n") + "\n").map_err(io(&raw_path))?;
 
     Ok(SetReport {
@@ -428,6 +506,8 @@ struct GoldFate {
     fate: String,
     /// 1-based rank by score among the packed fragments, when packed.
     rank: Option<usize>,
+    /// 1-based rank of the symbol's file among the context's files (by best fragment score).
+    file_rank: Option<usize>,
 }
 
 #[derive(Debug, Serialize)]
@@ -449,6 +529,13 @@ fn gold_fates(gold: &Gold, engine: &Engine, ctx: &acms::AssembledContext) -> Vec
     let corpus = engine.retriever().corpus();
     let mut by_score: Vec<&acms::ManifestEntry> = ctx.manifest.iter().collect();
     by_score.sort_by(|a, b| b.score.total_cmp(&a.score));
+    let mut files: Vec<&str> = Vec::new();
+    for e in &by_score {
+        if !files.contains(&e.path.as_str()) {
+            files.push(&e.path);
+        }
+    }
+    let file_rank = |path: &str| files.iter().position(|f| *f == path).map(|i| i + 1);
     gold.symbols
         .iter()
         .map(|s| {
@@ -461,6 +548,7 @@ fn gold_fates(gold: &Gold, engine: &Engine, ctx: &acms::AssembledContext) -> Vec
                     spec: s.spec.clone(),
                     fate: "not indexed".into(),
                     rank: None,
+                    file_rank: file_rank(&s.path),
                 };
             };
             if let Some(pos) = by_score.iter().position(|e| e.node == node.id) {
@@ -468,6 +556,7 @@ fn gold_fates(gold: &Gold, engine: &Engine, ctx: &acms::AssembledContext) -> Vec
                     spec: s.spec.clone(),
                     fate: format!("packed {}", by_score[pos].depth),
                     rank: Some(pos + 1),
+                    file_rank: file_rank(&s.path),
                 };
             }
             let fate = match ctx.dropped.iter().find(|d| d.node == node.id) {
@@ -478,6 +567,7 @@ fn gold_fates(gold: &Gold, engine: &Engine, ctx: &acms::AssembledContext) -> Vec
                 spec: s.spec.clone(),
                 fate,
                 rank: None,
+                file_rank: file_rank(&s.path),
             }
         })
         .collect()
@@ -684,7 +774,7 @@ pub fn run(opts: &IssueOptions) -> Result<Vec<SetReport>> {
             .run
             .work_dir
             .join("results")
-            .join(format!("issues-{set}.report.json"));
+            .join(opts.results_name(set, "report.json"));
         if let Ok(text) = serde_json::to_string_pretty(&report) {
             std::fs::write(&json, text).map_err(io(&json))?;
         }

@@ -86,6 +86,9 @@ enum Cmd {
         /// Re-index the task trees even when an index exists.
         #[arg(long)]
         reindex: bool,
+        /// Keep this run's result files apart (`issues-<set>-<tag>.*`); not written to the doc.
+        #[arg(long)]
+        tag: Option<String>,
         /// Markdown file whose generated real-issue section is replaced ("-" = stdout only).
         #[arg(long, default_value = "docs/EVAL.md")]
         out: String,
@@ -208,6 +211,7 @@ fn main() -> Result<()> {
             no_model,
             model,
             reindex,
+            tag,
             out,
         } => {
             let mut run = acms_eval::RunOptions::new(&repo);
@@ -233,8 +237,17 @@ fn main() -> Result<()> {
                 only,
                 reindex,
                 ablations,
+                tag,
             };
             let reports = acms_eval::issues::run(&opts).context("real-issue benchmark failed")?;
+            if opts.tag.is_some() {
+                // An experiment: its tables on stdout only.
+                print!(
+                    "{}",
+                    acms_eval::report::issues_section(&reports, &opts.run.budgets)
+                );
+                return Ok(());
+            }
             let names: Vec<&str> = acms_eval::realtasks::SETS.iter().map(|s| s.0).collect();
             let mut saved = acms_eval::issues::saved_reports(&opts.run.work_dir, &names)?;
             for r in reports {

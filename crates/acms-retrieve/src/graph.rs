@@ -5,7 +5,7 @@
 //! hop path is the reason.
 
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
 use acms_core::NodeId;
 use acms_index::EdgeKind;
@@ -20,6 +20,8 @@ pub const NAME: &str = "breadth-depth-navigator";
 const DECAY: f32 = 0.8;
 /// Seeds taken from the primary strategies' hits.
 const MAX_SEEDS: usize = 12;
+/// Nodes expanded per hit wanted, at most.
+const MAX_EXPANSIONS_PER_HIT: usize = 2;
 /// Neighbours followed from one node, best first: a module's thousand children are noise.
 const MAX_FANOUT: usize = 24;
 
@@ -61,6 +63,20 @@ impl Ord for Item {
 impl PartialOrd for Item {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
+    }
+}
+
+/// How much of a node's relevance flows along an edge. Calls tie code together most
+/// tightly (the caller of the function a task names is likely involved); a member says more
+/// about its class than one of a class's many members says about the task; a module's
+/// imports and importers are many and mostly unrelated.
+fn edge_weight(kind: EdgeKind, outgoing: bool) -> f32 {
+    match (kind, outgoing) {
+        (EdgeKind::Calls, _) => 1.0,
+        (EdgeKind::Inherits, _) => 0.9,
+        (EdgeKind::Contains, false) => 0.9,
+        (EdgeKind::Contains, true) => 0.6,
+        (EdgeKind::Imports, _) => 0.5,
     }
 }
 
@@ -113,16 +129,32 @@ impl Strategy for NavigatorStrategy {
                 });
             }
         };
-        for name in &q.mentioned_symbols {
-            for n in corpus.find_symbol(name) {
-                hits.push(mentioned(n.id, n.kind, name));
-                seed(n.id, 1.0, &mut best);
+        // What the caller names explicitly counts fully; what the task text names counts
+        // as much as the reading says (see `task`).
+        let mut named: BTreeMap<NodeId, (f32, String)> = BTreeMap::new();
+        let mut name = |id: NodeId, weight: f32, what: &str| {
+            let e = named.entry(id).or_insert((0.0, what.to_string()));
+            if weight > e.0 {
+                *e = (weight, what.to_string());
+            }
+        };
+        for s in &q.mentioned_symbols {
+            for n in corpus.find_symbol(s) {
+                name(n.id, 1.0, s);
             }
         }
         for path in &q.mentioned_files {
             if let Some(m) = corpus.module(path) {
-                hits.push(mentioned(m.id, m.kind, path));
-                seed(m.id, 1.0, &mut best);
+                name(m.id, 1.0, path);
+            }
+        }
+        for m in corpus.resolve_mentions(&crate::task::read(&q.text)) {
+            name(m.node, m.weight, &m.name);
+        }
+        for (id, (weight, what)) in named {
+            if let Some(n) = corpus.node(id) {
+                hits.push(mentioned(n.id, n.kind, &what, weight));
+                seed(n.id, weight, &mut best);
             }
         }
         for &id in &q.previous {
@@ -139,16 +171,24 @@ impl Strategy for NavigatorStrategy {
             seed(h.node, h.relevance, &mut best);
         }
 
+        // Best-first, so the most relevant nodes are reached first: a few times the hits
+        // wanted is enough, and a hub (a module's thousand members) cannot make it slow.
+        let limit = hit_limit(input.budget);
+        let mut expansions = 0usize;
         let is_seed: std::collections::HashSet<NodeId> = best.keys().copied().collect();
         while let Some(Item { relevance, node }) = heap.pop() {
+            if expansions >= MAX_EXPANSIONS_PER_HIT * limit {
+                break;
+            }
             let route = best[&node].clone();
             if relevance < route.relevance || route.hops.len() >= self.max_hops {
                 continue;
             }
+            expansions += 1;
             let mut next = corpus.neighbours(node);
             next.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
             for (other, kind, confidence, outgoing) in next.into_iter().take(MAX_FANOUT) {
-                let r = relevance * DECAY * (0.5 + 0.5 * confidence);
+                let r = relevance * DECAY * (0.5 + 0.5 * confidence) * edge_weight(kind, outgoing);
                 if best.get(&other).is_some_and(|old| old.relevance >= r) {
                     continue;
                 }
@@ -190,17 +230,17 @@ impl Strategy for NavigatorStrategy {
                 .total_cmp(&a.relevance)
                 .then(a.node.cmp(&b.node))
         });
-        found.truncate(hit_limit(input.budget));
+        found.truncate(limit);
         hits.extend(found);
         Ok(hits)
     }
 }
 
-fn mentioned(id: NodeId, kind: acms_index::NodeKind, name: &str) -> Hit {
+fn mentioned(id: NodeId, kind: acms_index::NodeKind, name: &str, relevance: f32) -> Hit {
     Hit {
         node: id,
         depth: proposed_depth(kind),
-        relevance: 1.0,
+        relevance,
         strategy: NAME.to_string(),
         reason: Reason::Mentioned {
             name: name.to_string(),

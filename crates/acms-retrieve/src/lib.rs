@@ -22,9 +22,10 @@ mod query;
 mod retriever;
 mod semantic;
 mod strategy;
+pub mod task;
 
 pub use arce::ArceStrategy;
-pub use corpus::Corpus;
+pub use corpus::{Corpus, MAX_NAME_DEFINITIONS, Mention};
 pub use derived::{DerivedReport, keyword_dir, update_derived, vector_dir};
 pub use embedding::{
     VectorOptions, VectorReport, embedding_text, update_vectors, vector_generation,
