@@ -59,13 +59,22 @@ pub enum Format {
     Json,
 }
 
-/// The configuration: `--config FILE`, else `<repo>/acms.toml`, else the defaults.
+/// The configuration: `--config FILE` (trusted, every key), else the user's
+/// `~/.config/acms/config.toml` overridden by `<repo>/acms.toml` (which may not choose the
+/// model or the LLM endpoint, nor raise limits: such keys are ignored with a warning).
 pub fn load_config(config: Option<&Path>, repo: Option<&Path>) -> anyhow::Result<acms::Config> {
-    Ok(match (config, repo) {
-        (Some(path), _) => acms::Config::from_file(path)?,
-        (None, Some(repo)) => acms::Config::for_repo(repo)?,
-        (None, None) => acms::Config::default(),
-    })
+    let loaded = match (config, repo) {
+        (Some(path), _) => acms::Config::load(Some(path), None)?,
+        (None, Some(repo)) => acms::Config::for_repo_with_warnings(repo)?,
+        (None, None) => {
+            let user = acms::core::user_config_path().filter(|p| p.is_file());
+            acms::Config::load(user.as_deref(), None)?
+        }
+    };
+    for w in &loaded.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(loaded.config)
 }
 
 /// The task text: the argument itself, or stdin when it is `-`.

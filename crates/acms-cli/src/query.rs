@@ -21,6 +21,8 @@ pub struct QueryArgs {
     /// Configuration file.
     #[arg(long)]
     config: Option<PathBuf>,
+    #[command(flatten)]
+    model: crate::index::ModelArgs,
     /// A file the task mentions (repeatable).
     #[arg(long = "file")]
     files: Vec<String>,
@@ -39,6 +41,7 @@ fn parse_tokenizer(s: &str) -> Result<Tokenizer, String> {
 
 pub fn run(args: &QueryArgs) -> anyhow::Result<ExitCode> {
     let mut config = crate::load_config(args.config.as_deref(), None)?.context;
+    args.model.apply(&mut config)?;
     if let Some(t) = args.tokenizer {
         config.tokenizer = t;
     }

@@ -119,40 +119,98 @@ pub struct RepositoryIndex {
     pub derived: acms_retrieve::DerivedReport,
     /// Which embedder built the vectors (one line), if vectors were built.
     pub embedder: Option<String>,
+    /// Why no vectors were computed although they were asked for: no model installed, or
+    /// which file of it is broken, with the fix (one line). Keyword and graph retrieval work.
+    pub semantic_unavailable: Option<String>,
+}
+
+/// How [`index_repository_with`] treats embeddings.
+#[derive(Default)]
+pub struct EmbeddingOptions<'a> {
+    /// Compute embeddings (false: keyword and graph only; the semantic strategy then reports
+    /// itself unavailable).
+    pub enabled: bool,
+    /// Called once the symbols and the keyword index are committed (queries work from then
+    /// on), before the embedder is loaded.
+    pub on_searchable: Option<&'a dyn Fn()>,
+    /// Called with (texts embedded, texts to embed) after every batch.
+    pub progress: Option<&'a (dyn Fn(usize, usize) + Sync)>,
+    /// An embedder already loaded (a long-lived caller keeps one instead of loading the
+    /// model on every run); `None` loads the one the configuration names.
+    pub embedder: Option<&'a dyn acms_vector::Embedder>,
 }
 
 /// Indexes `repo` (incrementally), then refreshes the keyword index and, when `vectors`,
-/// the embeddings — with the model configured under
-/// `context.strategies.semantic-embedding.model-dir` (or `$ACMS_MODEL_DIR`), else the
-/// built-in embedder.
+/// the embeddings with the model the configuration names (see
+/// [`acms_vector::load_embedder`]). Without a model the run succeeds without vectors and says
+/// why in [`RepositoryIndex::semantic_unavailable`].
 pub fn index_repository(
     repo: &Path,
     opts: &acms_index::IndexOptions<'_>,
     vectors: bool,
 ) -> Result<RepositoryIndex, Error> {
+    index_repository_with(
+        repo,
+        opts,
+        &EmbeddingOptions {
+            enabled: vectors,
+            ..EmbeddingOptions::default()
+        },
+    )
+}
+
+/// [`index_repository`] with progress callbacks. The symbols and the keyword index are
+/// committed first, so queries (keyword and graph) work while the embeddings are computed;
+/// an embedding run that is interrupted resumes where it stopped on the next call.
+pub fn index_repository_with(
+    repo: &Path,
+    opts: &acms_index::IndexOptions<'_>,
+    embedding: &EmbeddingOptions<'_>,
+) -> Result<RepositoryIndex, Error> {
     let index = acms_index::index_repo(repo, opts)?;
-    let (embedder, choice) = if vectors {
-        let dir = opts
-            .config
-            .strategies
-            .semantic_embedding
-            .model_dir
-            .as_deref()
-            .map(Path::new);
-        let (e, c) = acms_vector::load_embedder(dir);
-        (Some(e), Some(c.to_string()))
-    } else {
-        (None, None)
-    };
-    let derived = acms_retrieve::update_derived(
-        &opts.index_dir,
-        &index.changes,
-        &opts.config,
-        embedder.as_deref(),
-    )?;
-    Ok(RepositoryIndex {
+    let mut derived =
+        acms_retrieve::update_derived(&opts.index_dir, &index.changes, &opts.config, None)?;
+    if let Some(ready) = embedding.on_searchable {
+        ready();
+    }
+    let mut report = RepositoryIndex {
         index,
-        derived,
-        embedder: choice,
-    })
+        ..RepositoryIndex::default()
+    };
+    if embedding.enabled {
+        let loaded;
+        let embedder: Result<&dyn acms_vector::Embedder, String> = match embedding.embedder {
+            Some(e) => Ok(e),
+            None => match acms_vector::load_embedder(&opts.config.strategies.semantic_embedding) {
+                Ok(l) => {
+                    loaded = l;
+                    report.embedder = Some(loaded.description.clone());
+                    Ok(loaded.embedder.as_ref())
+                }
+                Err(e) => Err(e.to_string()),
+            },
+        };
+        match embedder {
+            Ok(embedder) => {
+                let options = acms_retrieve::VectorOptions {
+                    progress: embedding.progress,
+                    ..acms_retrieve::VectorOptions::default()
+                };
+                let v = acms_retrieve::update_vectors(
+                    &opts.index_dir,
+                    &report.index.changes,
+                    &opts.config,
+                    embedder,
+                    &options,
+                )?;
+                derived.record_vectors(v);
+                if report.embedder.is_none() {
+                    report.embedder = Some(embedder.id().to_string());
+                }
+            }
+            Err(why) => report.semantic_unavailable = Some(why),
+        }
+    }
+    report.derived = derived;
+    Ok(report)
 }

@@ -300,22 +300,7 @@ impl Workspace {
             let mut o = IndexOptions::new(repo);
             o.index_dir = index_dir.clone();
             o.config = index_config.clone();
-            let index = acms_index::index_repo(repo, &o)?;
-            let embedder = opts.vectors.then(|| {
-                let dir = config
-                    .strategies
-                    .semantic_embedding
-                    .model_dir
-                    .as_deref()
-                    .map(Path::new);
-                acms_vector::load_embedder(dir).0
-            });
-            acms_retrieve::update_derived(
-                &index_dir,
-                &index.changes,
-                &index_config,
-                embedder.as_deref(),
-            )?;
+            crate::index_repository(repo, &o, opts.vectors)?;
         }
         let engine = open_engine(&index_dir, &config, &components, &memory, llm.clone())?;
         let tracker = match &repo {
@@ -398,29 +383,23 @@ impl Workspace {
         let mut o = IndexOptions::new(repo);
         o.index_dir = self.index_dir.clone();
         o.config = self.index_config.clone();
-        let index = acms_index::index_repo(repo, &o)?;
         let with_vectors = acms_retrieve::vector_dir(&self.index_dir).exists();
         if with_vectors && self.embedder.is_none() {
-            let dir = self
-                .config
-                .strategies
-                .semantic_embedding
-                .model_dir
-                .as_deref()
-                .map(Path::new);
-            self.embedder = Some(acms_vector::load_embedder(dir).0);
+            // Loaded once per workspace: a model load costs hundreds of milliseconds.
+            self.embedder = acms_vector::load_embedder(&self.config.strategies.semantic_embedding)
+                .ok()
+                .map(|l| l.embedder);
         }
-        let embedder = if with_vectors {
-            self.embedder.as_deref()
-        } else {
-            None
-        };
-        let derived = acms_retrieve::update_derived(
-            &self.index_dir,
-            &index.changes,
-            &self.index_config,
-            embedder,
+        let report = crate::index_repository_with(
+            repo,
+            &o,
+            &crate::EmbeddingOptions {
+                enabled: with_vectors && self.embedder.is_some(),
+                embedder: self.embedder.as_deref(),
+                ..crate::EmbeddingOptions::default()
+            },
         )?;
+        let (index, derived) = (report.index, report.derived);
         Ok((
             index.parsed + index.removed,
             derived.keyword_docs,

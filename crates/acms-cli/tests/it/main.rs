@@ -7,13 +7,23 @@ mod compact;
 mod determinism;
 mod kill;
 mod mcp;
+mod model;
 mod plan;
 mod proxy;
 
 use std::process::{Command, Output};
 
+/// The binary, isolated from the developer's own acms configuration and model variables (the
+/// user model cache stays: tests that need another cache set `XDG_CACHE_HOME` themselves).
 pub fn acms() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_acms"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_acms"));
+    c.env(
+        "XDG_CONFIG_HOME",
+        std::env::temp_dir().join("acms-cli-tests-no-config"),
+    )
+    .env_remove("ACMS_MODEL_DIR")
+    .env_remove("ORT_DYLIB_PATH");
+    c
 }
 
 pub fn run(args: &[&str]) -> Output {
