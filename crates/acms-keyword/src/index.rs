@@ -77,8 +77,10 @@ struct Payload {
 
 /// Writer memory per indexing thread; tantivy requires at least 15 MB.
 const WRITER_BYTES_PER_THREAD: usize = 32_000_000;
-/// Above this share of deleted documents, an `apply` merges the index's segments.
+/// Above this share of deleted documents, or this many segments, an `apply` merges the
+/// index's segments into one.
 const MAX_DELETED_PERCENT: u64 = 30;
+const MAX_SEGMENTS: usize = 8;
 /// Results fetched beyond `limit` so that ties at the cut are broken by id, not by segment
 /// layout.
 const TIE_MARGIN: usize = 16;
@@ -206,7 +208,7 @@ impl KeywordIndex {
     }
 
     /// Merges all segments into one when deleted documents make up more than
-    /// [`MAX_DELETED_PERCENT`] of them. Incremental runs replace a few files' documents at a
+    /// [`MAX_DELETED_PERCENT`] of them or there are more than [`MAX_SEGMENTS`]. Incremental runs replace a few files' documents at a
     /// time, and tantivy's background merges die with the short-lived `acms index` process,
     /// so without this the index grows with every run (seen: 16× its size after 70 runs)
     /// and every search walks the deleted documents.
@@ -217,7 +219,8 @@ impl KeywordIndex {
             .map_err(|e| self.tantivy(e))?;
         let max_doc: u64 = metas.iter().map(|m| u64::from(m.max_doc())).sum();
         let deleted: u64 = metas.iter().map(|m| u64::from(m.num_deleted_docs())).sum();
-        if metas.len() < 2 || deleted * 100 <= max_doc * MAX_DELETED_PERCENT {
+        let fragmented = deleted * 100 > max_doc * MAX_DELETED_PERCENT;
+        if metas.len() < 2 || !(fragmented || metas.len() > MAX_SEGMENTS) {
             return Ok(());
         }
         let ids: Vec<_> = metas.iter().map(|m| m.id()).collect();
@@ -289,6 +292,9 @@ impl KeywordIndex {
                     },
                     source => self.tantivy(source),
                 })?;
+            // Merging is ours (see `compact_if_fragmented`): background merges die with a
+            // short-lived process and race with an explicit merge.
+            writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
             self.writer = Some(writer);
         }
         // Just set above when it was None.
