@@ -3,7 +3,9 @@
 
 mod cli;
 mod compact;
+mod hostile;
 mod kill;
+mod recovery;
 
 use std::process::{Command, Output};
 
