@@ -15,6 +15,7 @@ use acms::compact::format::{self, Format};
 use acms::compact::{
     ArtifactStore, CompactConfig, Compactor, Diagnostics, Error, LlmSummarizer, Measured, Meter,
 };
+use anyhow::Context;
 use serde_json::{Value, json};
 
 /// Exit code: the conversation cannot fit the limit.
@@ -115,7 +116,10 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitCode> {
         }),
     };
     let mut sink: Box<dyn Write> = match &args.diagnostics {
-        Some(p) => Box::new(std::io::BufWriter::new(std::fs::File::create(p)?)),
+        Some(p) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(p)
+                .with_context(|| format!("cannot create diagnostics file {}", p.display()))?,
+        )),
         None => Box::new(std::io::stderr()),
     };
     // Anthropic's writer merges consecutive same-role messages, which changes message

@@ -160,6 +160,7 @@ fn an_uncreatable_diagnostics_file_is_named() {
     let target = dir.path().join("no/such/dir/diag.jsonl");
     let out = run(&[
         "compact",
+        "--input",
         input.to_str().unwrap(),
         "--limit",
         "1000",

@@ -32,13 +32,13 @@ fn keyword_hits(repo: &Path) -> Output {
     ])
 }
 
-/// Deletes the keyword index's segment files, keeping its `meta.json`.
+/// Deletes the keyword index's position files: the index still opens (and used to take
+/// incremental commits) while every search fails.
 fn delete_keyword_segments(repo: &Path) -> usize {
     let mut deleted = 0;
     for e in std::fs::read_dir(repo.join(".acms/keyword")).unwrap() {
         let p = e.unwrap().path();
-        let name = p.file_name().unwrap().to_string_lossy().into_owned();
-        if !name.ends_with(".json") && !name.starts_with('.') {
+        if p.extension().is_some_and(|x| x == "pos") {
             std::fs::remove_file(&p).unwrap();
             deleted += 1;
         }
