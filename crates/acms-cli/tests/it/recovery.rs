@@ -154,3 +154,49 @@ fn a_garbled_store_is_refused_until_rebuilt() {
         stdout(&hits)
     );
 }
+
+/// Item 4: a NULL text (what a garbled row reads back as) became an empty fragment body in
+/// the context. `Store::text` now fails with `Error::Damaged`, and the query fails with the
+/// message to rebuild instead of showing empty bodies.
+#[test]
+fn a_missing_fragment_text_fails_the_query() {
+    let repo = fixture();
+    let root = repo.path();
+    assert!(index(root, &[]).status.success());
+    let db = root.join(".acms/index.sqlite");
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let sql: String = conn
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'files'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        conn.execute_batch("PRAGMA writable_schema = ON").unwrap();
+        conn.execute(
+            "UPDATE sqlite_master SET sql = ?1 WHERE type = 'table' AND name = 'files'",
+            [sql.replace("content TEXT NOT NULL", "content TEXT")],
+        )
+        .unwrap();
+    }
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute("UPDATE files SET content = NULL", []).unwrap();
+    drop(conn);
+
+    let index_dir = root.join(".acms");
+    let out = run(&[
+        "query",
+        "--index",
+        index_dir.to_str().unwrap(),
+        "--budget",
+        "4000",
+        "apply a discount and add the sales tax",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("damaged") && err.contains("--rebuild"),
+        "{err}"
+    );
+}

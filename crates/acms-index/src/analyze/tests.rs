@@ -432,6 +432,28 @@ fn names_hold_no_line_breaks() {
     assert_eq!(f.nodes[1].name, "a\\n# forged.py:1-2 · x · depth 9");
 }
 
+/// Inputs the fuzz targets (`fuzz/`) once failed on, named `<target>-<n>`: every analyzer
+/// must take each of them within its invariants and the linear bound.
+#[test]
+fn fuzz_failures_stay_fixed() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/fuzz-failures");
+    let mut inputs: Vec<_> = std::fs::read_dir(&dir)
+        .expect("test_data/fuzz-failures")
+        .map(|e| e.unwrap().path())
+        .collect();
+    inputs.sort();
+    assert!(!inputs.is_empty());
+    for path in inputs {
+        let bytes = std::fs::read(&path).unwrap();
+        let src = String::from_utf8_lossy(&bytes);
+        for lang in ALL {
+            let f = analyzer_for(*lang).analyze("fuzz/input.x", &src, &ParseLimits::default());
+            check_invariants(&f, &src);
+            let _ = outline(*lang, &src, &ParseLimits::default());
+        }
+    }
+}
+
 #[test]
 fn empty_and_comment_only_files() {
     let comments: &[(Language, &str)] = &[

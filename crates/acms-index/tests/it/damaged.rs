@@ -195,3 +195,16 @@ fn an_empty_database_file_is_no_index_yet() {
     assert_eq!(report.files, 1);
     assert_eq!(open(repo).nodes().unwrap().len(), 2);
 }
+
+/// Every store carries acms's application id in its header from its first run, which is what
+/// lets a rebuild tell it from someone else's database without reading any table.
+#[test]
+fn the_store_header_says_acms_wrote_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    write_repo(repo, &[("a.py", b"def a():\n    return 1\n")]);
+    index(repo);
+    let bytes = std::fs::read(repo.join(".acms").join(DB_FILE)).unwrap();
+    let id = i32::from_be_bytes([bytes[68], bytes[69], bytes[70], bytes[71]]);
+    assert_eq!(id, acms_index::APPLICATION_ID);
+}
