@@ -103,12 +103,12 @@ fn real_fragment_sets(engine: &Engine, queries: &[String]) -> anyhow::Result<()>
     for budget in [4_000usize, 32_000] {
         let mut instances = Vec::new();
         for q in queries {
-            let (_, candidates, pack_budget) = engine.assemble_with_instance(&AssemblyRequest {
+            let (_, instance) = engine.assemble_with_instance(&AssemblyRequest {
                 query: Query::new(q.as_str()),
                 budget: Budget::Tokens(budget),
                 parent: None,
             })?;
-            instances.push((candidates, pack_budget));
+            instances.push((instance.candidates, instance.budget));
         }
         let optimum: Vec<Option<f64>> = instances
             .iter()

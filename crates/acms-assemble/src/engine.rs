@@ -1,12 +1,18 @@
 //! [`Engine`]: one opened index plus a configured pipeline; [`Engine::assemble`] runs the
 //! ten stages in order and verifies the budget on the final text.
 //!
+//! Each stage is one call on its component (a trait in [`crate::stages`]) with typed input
+//! and output; this module only threads the values from one stage to the next, records each
+//! stage's timing in the diagnostics, and owns the two steps that span stages: reserving the
+//! preamble's tokens before packing, and laying out, counting and trimming the final text.
+//!
 //! **Architecture Invariant:** every stage runs on every assembly (possibly on empty input),
 //! and the returned `text`, counted exactly with the configured tokenizer, is never over the
 //! budget: after rendering, fragments are downgraded or dropped until it fits, and if even an
 //! empty context does not fit the text is empty.
 
-use std::collections::HashMap;
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -14,15 +20,16 @@ use std::time::Instant;
 use acms_core::{ContextConfig, Depth, ExactCounter, NodeId, TokenCounter};
 use acms_index::Store;
 use acms_llm::LlmClient;
-use acms_pack::{PackItem, VerifyOutcome, verify_and_trim};
-use acms_retrieve::{Retriever, RunStatus, StrategyRegistry};
+use acms_pack::{Candidate, PackItem, Packing, VerifyOutcome, verify_and_trim};
+use acms_retrieve::{Execution, Retriever, RunStatus, StrategyRegistry};
 
 use crate::stages::StageContext;
 use crate::stages::preamble::Provenance;
 use crate::stages::selector::StrategyInfo;
 use crate::{
-    AssembledContext, AssemblyRequest, Budget, Diagnostics, DropReason, Dropped, ManifestEntry,
-    PackReport, Pipeline, PipelineRegistry, Placed, Result, Skeleton, StageReport, render,
+    AssembledContext, AssemblyRequest, Budget, Diagnostics, DropReason, Dropped, Error, Fragment,
+    ManifestEntry, PackReport, Pipeline, PipelineRegistry, Placed, Result, Skeleton, StageReport,
+    render,
 };
 
 /// An opened index with its retriever and pipeline.
@@ -34,6 +41,46 @@ pub struct Engine {
     counter: ExactCounter,
     quality: HashMap<String, f32>,
     notes: Vec<String>,
+}
+
+/// The knapsack instance an assembly solved (for benchmarks comparing packers on real data).
+#[derive(Debug, Clone, Default)]
+pub struct PackInstance {
+    pub candidates: Vec<Candidate>,
+    pub budget: u32,
+}
+
+/// Records one stage's report in the diagnostics.
+struct StageLog<'d> {
+    stages: &'d mut Vec<StageReport>,
+}
+
+impl StageLog<'_> {
+    fn run<T>(
+        &mut self,
+        stage: &'static str,
+        implementation: &str,
+        input: usize,
+        f: impl FnOnce() -> T,
+        output: impl Fn(&T) -> usize,
+    ) -> T {
+        let t = Instant::now();
+        let value = f();
+        self.stages.push(StageReport {
+            stage: stage.to_string(),
+            implementation: implementation.to_string(),
+            millis: t.elapsed().as_secs_f64() * 1000.0,
+            input,
+            output: output(&value),
+        });
+        value
+    }
+}
+
+/// The packer works in `u32` tokens; a larger budget can hold everything it could ever pack,
+/// so it saturates rather than wrapping.
+fn pack_tokens(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 impl Engine {
@@ -124,26 +171,29 @@ impl Engine {
         }
     }
 
-    /// Runs the ten stages for `request`.
-    pub fn assemble(&self, request: &AssemblyRequest) -> Result<AssembledContext> {
-        Ok(self.assemble_with_instance(request)?.0)
-    }
-
-    /// [`Engine::assemble`], also returning the knapsack instance the packer solved (its
-    /// candidates and token budget) — for benchmarks that compare packers on real data.
-    pub fn assemble_with_instance(
-        &self,
-        request: &AssemblyRequest,
-    ) -> Result<(AssembledContext, Vec<acms_pack::Candidate>, u32)> {
-        let started = Instant::now();
-        let p = &self.pipeline;
-        let ctx = StageContext {
+    fn stage_context(&self) -> StageContext<'_> {
+        StageContext {
             corpus: self.retriever.corpus(),
             store: &self.store,
             counter: &self.counter,
             config: &self.config,
             strategy_quality: &self.quality,
-        };
+        }
+    }
+
+    /// Runs the ten stages for `request`.
+    pub fn assemble(&self, request: &AssemblyRequest) -> Result<AssembledContext> {
+        Ok(self.assemble_with_instance(request)?.0)
+    }
+
+    /// [`Engine::assemble`], also returning the knapsack instance the packer solved.
+    pub fn assemble_with_instance(
+        &self,
+        request: &AssemblyRequest,
+    ) -> Result<(AssembledContext, PackInstance)> {
+        let started = Instant::now();
+        let p = &self.pipeline;
+        let ctx = self.stage_context();
         let total = self.budget_tokens(request.budget);
         let mut diagnostics = Diagnostics {
             notes: self.notes.clone(),
@@ -165,19 +215,12 @@ impl Engine {
             _ => String::new(),
         };
         let inherited_tokens = self.counter.count(&inherited);
-
-        let mut stage = |name: &'static str, implementation: &str, t: Instant, input, output| {
-            diagnostics.stages.push(StageReport {
-                stage: name.to_string(),
-                implementation: implementation.to_string(),
-                millis: t.elapsed().as_secs_f64() * 1000.0,
-                input,
-                output,
-            });
+        let fragment_budget = pack_tokens(total.saturating_sub(inherited_tokens));
+        let mut log = StageLog {
+            stages: &mut diagnostics.stages,
         };
 
         // 1. StrategySelector
-        let t = Instant::now();
         let infos: Vec<StrategyInfo> = self
             .retriever
             .strategies()
@@ -188,138 +231,123 @@ impl Engine {
                 stage: s.stage(),
             })
             .collect();
-        let mut selected = p.strategy_selector.1.select(&request.query, &infos);
-        if skipped.is_some() {
-            selected.clear();
-        }
-        stage(
+        let selected = log.run(
             "strategy-selector",
-            &p.strategy_selector.0,
-            t,
+            &p.strategy_selector.name,
             infos.len(),
-            selected.len(),
+            || match skipped {
+                Some(_) => Vec::new(),
+                None => p.strategy_selector.component.select(&request.query, &infos),
+            },
+            Vec::len,
         );
 
         // 2. BudgetAllocator
-        let t = Instant::now();
-        let fragment_budget = total.saturating_sub(inherited_tokens) as u32;
-        let shares = p.budget_allocator.1.allocate(fragment_budget, &selected);
-        stage(
+        let shares = log.run(
             "budget-allocator",
-            &p.budget_allocator.0,
-            t,
+            &p.budget_allocator.name,
             selected.len(),
-            shares.len(),
+            || {
+                p.budget_allocator
+                    .component
+                    .allocate(fragment_budget, &selected)
+            },
+            HashMap::len,
         );
 
         // 3. StrategyExecutor
-        let t = Instant::now();
-        let execution = p.strategy_executor.1.execute(
-            &self.retriever,
-            &request.query,
-            &selected,
-            &shares,
-            fragment_budget,
-        );
-        stage(
+        let execution: Execution = log.run(
             "strategy-executor",
-            &p.strategy_executor.0,
-            t,
+            &p.strategy_executor.name,
             selected.len(),
-            execution.hits.len(),
+            || {
+                p.strategy_executor.component.execute(
+                    &self.retriever,
+                    &request.query,
+                    &selected,
+                    &shares,
+                    fragment_budget,
+                )
+            },
+            |e| e.hits.len(),
         );
 
         // 4. FragmentDeduplicator
-        let t = Instant::now();
-        let n_hits = execution.hits.len();
-        let (mut fragments, mut dropped) = p.fragment_deduplicator.1.dedup(&ctx, execution.hits);
-        stage(
+        let (mut fragments, mut dropped) = log.run(
             "fragment-deduplicator",
-            &p.fragment_deduplicator.0,
-            t,
-            n_hits,
-            fragments.len(),
+            &p.fragment_deduplicator.name,
+            execution.hits.len(),
+            || {
+                p.fragment_deduplicator
+                    .component
+                    .dedup(&ctx, execution.hits.clone())
+            },
+            |(f, _)| f.len(),
         );
 
         // 5. DetailDepthResolver
-        let t = Instant::now();
-        p.detail_depth_resolver.1.resolve(&ctx, &mut fragments);
-        stage(
+        log.run(
             "detail-depth-resolver",
-            &p.detail_depth_resolver.0,
-            t,
+            &p.detail_depth_resolver.name,
             fragments.len(),
-            fragments.len(),
+            || {
+                p.detail_depth_resolver
+                    .component
+                    .resolve(&ctx, &mut fragments)
+            },
+            |_| 0,
         );
+        if let Some(last) = log.stages.last_mut() {
+            last.output = fragments.len();
+        }
 
         // 6. FragmentScorer
-        let t = Instant::now();
-        p.fragment_scorer.1.score(&ctx, &mut fragments);
-        stage(
+        log.run(
             "fragment-scorer",
-            &p.fragment_scorer.0,
-            t,
+            &p.fragment_scorer.name,
             fragments.len(),
-            fragments.len(),
+            || p.fragment_scorer.component.score(&ctx, &mut fragments),
+            |_| 0,
         );
+        if let Some(last) = log.stages.last_mut() {
+            last.output = fragments.len();
+        }
 
-        // Provenance known before packing; depths are filled in after.
-        let provenance = Provenance {
-            considered: fragments.len() + dropped.len(),
-            dropped_duplicate: dropped.len(),
-            dropped_relevance: execution
-                .runs
-                .iter()
-                .map(|r| match r.status {
-                    RunStatus::Ok { hits, kept } => hits - kept,
-                    _ => 0,
-                })
-                .sum(),
-            strategies: execution
-                .runs
-                .iter()
-                .map(|r| {
-                    let what = match &r.status {
-                        RunStatus::Ok { kept, .. } => format!("{kept} hits"),
-                        RunStatus::Failed { .. } => "failed".into(),
-                        RunStatus::Panicked => "panicked".into(),
-                        RunStatus::TimedOut => "timed out".into(),
-                        RunStatus::CircuitOpen => "circuit open".into(),
-                    };
-                    (r.strategy.clone(), what)
-                })
-                .collect(),
-            inherited_tokens: (inherited_tokens > 0).then_some(inherited_tokens),
-            skipped: skipped.clone(),
-            ..Provenance::default()
-        };
+        let provenance = provenance(
+            &execution,
+            fragments.len(),
+            &dropped,
+            inherited_tokens,
+            skipped.clone(),
+        );
         let max_preamble = self.config.preamble.max_tokens;
 
-        // 7. BudgetPacker
-        let t = Instant::now();
-        let candidates = p.budget_packer.1.candidates(&ctx, &fragments);
-        // Reserve what the preamble will cost (drafted with every fragment included, its
-        // longest form) plus the blank lines joining the parts.
-        let draft = {
-            let mut d = provenance.clone();
-            d.by_depth = [fragments.len(); 4];
-            d.files = fragments.len();
-            d.dropped_budget = fragments.len();
-            p.preamble_generator.1.preamble(&ctx, &d, max_preamble)
-        };
-        let reserve = self.counter.count(&draft) + 4;
-        let pack_budget = fragment_budget.saturating_sub(reserve as u32);
-        let packing = p.budget_packer.1.pack(&candidates, pack_budget);
-        stage(
+        // 7. BudgetPacker: reserve what the preamble will cost (drafted with every fragment
+        // included, its longest form) plus the blank lines joining the parts.
+        let (candidates, packing, pack_budget): (Vec<Candidate>, Packing, u32) = log.run(
             "budget-packer",
-            &p.budget_packer.0,
-            t,
-            candidates.len(),
-            packing.items.len(),
+            &p.budget_packer.name,
+            fragments.len(),
+            || {
+                let candidates = p.budget_packer.component.candidates(&ctx, &fragments);
+                let draft = {
+                    let mut d = provenance.clone();
+                    d.by_depth = [fragments.len(); 4];
+                    d.files = fragments.len();
+                    d.dropped_budget = fragments.len();
+                    p.preamble_generator
+                        .component
+                        .preamble(&ctx, &d, max_preamble)
+                };
+                let reserve = pack_tokens(self.counter.count(&draft) + 4);
+                let pack_budget = fragment_budget.saturating_sub(reserve);
+                let packing = p.budget_packer.component.pack(&candidates, pack_budget);
+                (candidates, packing, pack_budget)
+            },
+            |(_, packing, _)| packing.items.len(),
         );
 
         // 8. FragmentOrderer
-        let t = Instant::now();
         let mut placed: Vec<Placed> = packing
             .items
             .iter()
@@ -328,80 +356,53 @@ impl Engine {
                 depth: it.depth,
             })
             .collect();
-        p.fragment_orderer.1.order(&ctx, &mut placed);
-        stage(
+        log.run(
             "fragment-orderer",
-            &p.fragment_orderer.0,
-            t,
+            &p.fragment_orderer.name,
             packing.items.len(),
-            placed.len(),
+            || p.fragment_orderer.component.order(&ctx, &mut placed),
+            |_| 0,
         );
-        // Context order of every candidate that was packed.
-        let position: HashMap<NodeId, usize> = placed
-            .iter()
-            .enumerate()
-            .map(|(i, pl)| (pl.fragment.node, i))
-            .collect();
+        if let Some(last) = log.stages.last_mut() {
+            last.output = placed.len();
+        }
 
-        // 9. PreambleGenerator — run inside the render used by verification, because the
+        // 9. PreambleGenerator — run inside the layout that verification counts, because the
         // preamble reports what ends up included.
-        let t = Instant::now();
-        let texts = std::cell::RefCell::new(HashMap::<(NodeId, Depth), String>::new());
-        let text_of = |node: NodeId, depth: Depth| -> String {
-            texts
-                .borrow_mut()
-                .entry((node, depth))
-                .or_insert_with(|| self.store.text(node, depth).unwrap_or_default())
-                .clone()
+        let layout = Layout {
+            engine: self,
+            ctx: &ctx,
+            placed: &placed,
+            fragments: &fragments,
+            provenance: &provenance,
+            inherited: &inherited,
+            max_preamble,
+            files: RefCell::new(HashMap::new()),
+            texts: RefCell::new(HashMap::new()),
+            failure: RefCell::new(None),
         };
-        let preamble_for = |items: &[PackItem]| -> String {
-            let mut prov = provenance.clone();
-            let mut files = std::collections::HashSet::new();
-            for it in items {
-                prov.by_depth[it.depth.index()] += 1;
-                if let Some(n) = ctx.corpus.node(NodeId(it.id)) {
-                    files.insert(n.path.as_str());
-                }
-            }
-            prov.files = files.len();
-            prov.dropped_budget = fragments.len() - items.len();
-            p.preamble_generator.1.preamble(&ctx, &prov, max_preamble)
-        };
-        let render_items = |items: &[PackItem]| -> String {
-            let mut ordered: Vec<&PackItem> = items.iter().collect();
-            ordered.sort_by_key(|it| position.get(&NodeId(it.id)).copied().unwrap_or(usize::MAX));
-            let parts: Vec<String> = ordered
-                .iter()
-                .filter_map(|it| {
-                    let node = ctx.corpus.node(NodeId(it.id))?;
-                    Some(render::fragment(
-                        node,
-                        it.depth,
-                        &text_of(node.id, it.depth),
-                    ))
-                })
-                .collect();
-            render::context(&preamble_for(items), &inherited, &parts)
-        };
-        let count = |s: &str| self.counter.count(s);
-        let verified = verify_and_trim(
-            &candidates,
-            &packing.items,
-            total as u32,
-            &render_items,
-            &count,
+        let verified = log.run(
+            "preamble-generator",
+            &p.preamble_generator.name,
+            packing.items.len(),
+            || {
+                verify_and_trim(
+                    &candidates,
+                    &packing.items,
+                    pack_tokens(total),
+                    &|items| layout.render(items),
+                    &|s| self.counter.count(s),
+                )
+            },
+            |v| v.items.len(),
         );
         let (text, tokens) = match verified.outcome {
             VerifyOutcome::EmptyOverBudget => (String::new(), 0),
-            _ => (render_items(&verified.items), verified.tokens),
+            _ => (layout.render(&verified.items), verified.tokens),
         };
-        stage(
-            "preamble-generator",
-            &p.preamble_generator.0,
-            t,
-            verified.items.len(),
-            1,
-        );
+        if let Some(e) = layout.failure.into_inner() {
+            return Err(e);
+        }
 
         // Final placement after verification.
         let kept: HashMap<NodeId, Depth> = verified
@@ -418,21 +419,19 @@ impl Engine {
             .collect();
 
         // 10. SkeletonCompressor
-        let t = Instant::now();
         let target = (total as f64 * self.config.budget.skeleton_ratio) as usize;
-        let skeleton = if skipped.is_some() {
-            Skeleton::default()
-        } else {
-            p.skeleton_compressor
-                .1
-                .compress(&ctx, &final_placed, target)
-        };
-        stage(
+        let skeleton = log.run(
             "skeleton-compressor",
-            &p.skeleton_compressor.0,
-            t,
+            &p.skeleton_compressor.name,
             final_placed.len(),
-            skeleton.nodes.len(),
+            || match skipped {
+                Some(_) => Skeleton::default(),
+                None => p
+                    .skeleton_compressor
+                    .component
+                    .compress(&ctx, &final_placed, target),
+            },
+            |s| s.nodes.len(),
         );
 
         for f in &fragments {
@@ -446,29 +445,7 @@ impl Engine {
         dropped.sort_by_key(|d| (d.reason, d.node));
         let manifest = final_placed
             .iter()
-            .filter_map(|pl| {
-                let n = ctx.corpus.node(pl.fragment.node)?;
-                let mut strategies: Vec<String> = pl
-                    .fragment
-                    .hits
-                    .iter()
-                    .map(|h| h.strategy.clone())
-                    .collect();
-                strategies.dedup();
-                Some(ManifestEntry {
-                    node: n.id,
-                    path: n.path.clone(),
-                    start_line: n.start_line,
-                    end_line: n.end_line,
-                    name: n.qualified_name.clone(),
-                    kind: n.kind.name().to_string(),
-                    depth: pl.depth,
-                    tokens: pl.fragment.cost[pl.depth.index()],
-                    score: pl.fragment.score,
-                    strategies,
-                    reasons: pl.fragment.hits.iter().map(|h| h.reason.clone()).collect(),
-                })
-            })
+            .filter_map(|pl| manifest_entry(&ctx, pl))
             .collect();
         if let Some(why) = &skipped {
             diagnostics.notes.push(format!("assembly skipped: {why}"));
@@ -480,7 +457,7 @@ impl Engine {
         }
         diagnostics.strategies = execution.runs;
         diagnostics.pack = PackReport {
-            packer: p.budget_packer.1.name().to_string(),
+            packer: p.budget_packer.component.name().to_string(),
             value: packing.value,
             upper_bound: packing.upper_bound,
             certified_gap: packing.certified_gap,
@@ -498,8 +475,218 @@ impl Engine {
             skeleton,
             diagnostics,
         };
-        Ok((context, candidates, pack_budget))
+        Ok((
+            context,
+            PackInstance {
+                candidates,
+                budget: pack_budget,
+            },
+        ))
     }
+}
+
+/// What the preamble reports, known before packing (depths are filled in per layout).
+fn provenance(
+    execution: &Execution,
+    fragments: usize,
+    dropped: &[Dropped],
+    inherited_tokens: usize,
+    skipped: Option<String>,
+) -> Provenance {
+    Provenance {
+        considered: fragments + dropped.len(),
+        dropped_duplicate: dropped.len(),
+        dropped_relevance: execution
+            .runs
+            .iter()
+            .map(|r| match r.status {
+                RunStatus::Ok { hits, kept } => hits - kept,
+                _ => 0,
+            })
+            .sum(),
+        strategies: execution
+            .runs
+            .iter()
+            .map(|r| {
+                let what = match &r.status {
+                    RunStatus::Ok { kept, .. } => format!("{kept} hits"),
+                    RunStatus::Failed { .. } => "failed".into(),
+                    RunStatus::Panicked => "panicked".into(),
+                    RunStatus::TimedOut => "timed out".into(),
+                    RunStatus::CircuitOpen => "circuit open".into(),
+                };
+                (r.strategy.clone(), what)
+            })
+            .collect(),
+        inherited_tokens: (inherited_tokens > 0).then_some(inherited_tokens),
+        skipped,
+        ..Provenance::default()
+    }
+}
+
+fn manifest_entry(ctx: &StageContext<'_>, pl: &Placed) -> Option<ManifestEntry> {
+    let n = ctx.corpus.node(pl.fragment.node)?;
+    let mut strategies: Vec<String> = pl
+        .fragment
+        .hits
+        .iter()
+        .map(|h| h.strategy.clone())
+        .collect();
+    strategies.sort();
+    strategies.dedup();
+    Some(ManifestEntry {
+        node: n.id,
+        path: n.path.clone(),
+        start_line: n.start_line,
+        end_line: n.end_line,
+        name: n.qualified_name.clone(),
+        kind: n.kind.name().to_string(),
+        depth: pl.depth,
+        tokens: pl.fragment.cost[pl.depth.index()],
+        score: pl.fragment.score,
+        strategies,
+        reasons: pl.fragment.hits.iter().map(|h| h.reason.clone()).collect(),
+    })
+}
+
+/// Stage 9's layout of a set of packed items: preamble, inherited skeleton and the blocks
+/// of [`render::blocks`], in the orderer's order. Texts are read from the store once.
+struct Layout<'a> {
+    engine: &'a Engine,
+    ctx: &'a StageContext<'a>,
+    placed: &'a [Placed],
+    fragments: &'a [Fragment],
+    provenance: &'a Provenance,
+    inherited: &'a str,
+    max_preamble: usize,
+    files: RefCell<HashMap<String, Arc<Vec<String>>>>,
+    texts: RefCell<HashMap<(NodeId, Depth), String>>,
+    /// The first store error met while rendering (the renderer itself cannot fail).
+    failure: RefCell<Option<Error>>,
+}
+
+impl Layout<'_> {
+    fn fail(&self, e: impl Into<Error>) {
+        self.failure.borrow_mut().get_or_insert(e.into());
+    }
+
+    fn text(&self, node: NodeId, depth: Depth) -> String {
+        if let Some(t) = self.texts.borrow().get(&(node, depth)) {
+            return t.clone();
+        }
+        let t = self.engine.store.text(node, depth).unwrap_or_else(|e| {
+            self.fail(e);
+            String::new()
+        });
+        self.texts.borrow_mut().insert((node, depth), t.clone());
+        t
+    }
+
+    fn lines(&self, path: &str) -> Arc<Vec<String>> {
+        if let Some(l) = self.files.borrow().get(path) {
+            return l.clone();
+        }
+        let content = match self.engine.store.file_content(path) {
+            Ok(Some(c)) => c,
+            Ok(None) => {
+                self.fail(Error::MissingText {
+                    path: path.to_string(),
+                });
+                String::new()
+            }
+            Err(e) => {
+                self.fail(e);
+                String::new()
+            }
+        };
+        let lines = Arc::new(content.lines().map(str::to_string).collect::<Vec<_>>());
+        self.files
+            .borrow_mut()
+            .insert(path.to_string(), lines.clone());
+        lines
+    }
+
+    fn preamble(&self, items: &[PackItem]) -> String {
+        let mut prov = self.provenance.clone();
+        let mut files = BTreeSet::new();
+        for it in items {
+            prov.by_depth[it.depth.index()] += 1;
+            if let Some(n) = self.ctx.corpus.node(NodeId(it.id)) {
+                files.insert(n.path.as_str());
+            }
+        }
+        prov.files = files.len();
+        prov.dropped_budget = self.fragments.len() - items.len();
+        self.engine.pipeline.preamble_generator.component.preamble(
+            self.ctx,
+            &prov,
+            self.max_preamble,
+        )
+    }
+
+    fn render(&self, items: &[PackItem]) -> String {
+        let depth_of: HashMap<NodeId, Depth> =
+            items.iter().map(|it| (NodeId(it.id), it.depth)).collect();
+        let corpus = self.ctx.corpus;
+        let pieces: Vec<render::Piece<'_>> = self
+            .placed
+            .iter()
+            .filter_map(|pl| {
+                let depth = *depth_of.get(&pl.fragment.node)?;
+                let node = corpus.node(pl.fragment.node)?;
+                // A container shown at skeleton or deeper already shows the member's line.
+                let container = render::container(node, |id| corpus.node(id))
+                    .filter(|c| depth_of.get(&c.id).is_none_or(|d| *d < Depth::Skeleton))
+                    .map(|c| {
+                        let indent: String = self
+                            .lines(&c.path)
+                            .get((c.start_line.max(1) - 1) as usize)
+                            .map(|l| l.chars().take_while(|ch| ch.is_whitespace()).collect())
+                            .unwrap_or_default();
+                        render::container_line(c, &indent)
+                    });
+                let file = self.lines(&node.path);
+                let lines = (depth == Depth::Full)
+                    .then(|| file.clone())
+                    .filter(|lines| line_aligned(node, lines));
+                let text = match lines {
+                    Some(_) => String::new(),
+                    None => self.text(node.id, depth),
+                };
+                let indent = file
+                    .get((node.start_line.max(1) - 1) as usize)
+                    .map(|l| l.chars().take_while(|c| c.is_whitespace()).collect())
+                    .unwrap_or_default();
+                Some(render::Piece {
+                    node,
+                    name: render::display_name(node, corpus.module(&node.path)),
+                    depth,
+                    text,
+                    lines,
+                    indent,
+                    container,
+                })
+            })
+            .collect();
+        let blocks: Vec<String> = render::blocks(&pieces)
+            .iter()
+            .map(render::Block::render)
+            .collect();
+        render::context(&self.preamble(items), self.inherited, &blocks)
+    }
+}
+
+/// Whether `node`'s lines are (nearly) just the node: then depth 9 is cut from the file by
+/// lines, indentation included, and may merge with its neighbours. A node that shares its
+/// lines with much else (minified code: one line, many functions) keeps its byte span.
+fn line_aligned(node: &acms_index::NodeRecord, lines: &[String]) -> bool {
+    let a = (node.start_line.max(1) - 1) as usize;
+    let b = (node.end_line as usize).min(lines.len());
+    let Some(span) = lines.get(a..b) else {
+        return false;
+    };
+    let line_bytes: usize = span.iter().map(|l| l.len() + 1).sum();
+    line_bytes <= node.end_byte.saturating_sub(node.start_byte) + 160
 }
 
 /// The longest prefix of whole lines of `text` within `max` tokens.

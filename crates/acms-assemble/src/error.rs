@@ -9,6 +9,9 @@ pub enum Error {
     Retrieve(#[from] acms_retrieve::Error),
     #[error(transparent)]
     Pack(#[from] acms_pack::Error),
+    /// The index has a node of a file whose text it does not hold: the index is damaged.
+    #[error("the index holds no text for {path}: run `acms index --rebuild`")]
+    MissingText { path: String },
     /// `context.pipeline.<component>` names an implementation that is not registered.
     #[error(
         "context.pipeline.{component}: no implementation registered as `{name}` (registered: {known})"

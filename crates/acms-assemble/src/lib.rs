@@ -15,9 +15,9 @@ mod session;
 pub mod stages;
 mod types;
 
-pub use engine::Engine;
+pub use engine::{Engine, PackInstance};
 pub use error::{Error, Result};
-pub use pipeline::{Pipeline, PipelineRegistry};
+pub use pipeline::{Component, Pipeline, PipelineRegistry};
 pub use session::PlanSession;
 pub use types::{
     AssembledContext, AssemblyRequest, Budget, Diagnostics, DropReason, Dropped, Fragment,

@@ -13,24 +13,39 @@ use crate::stages::orderer::{CoherentOrderer, FragmentOrderer};
 use crate::stages::packer::{BudgetPacker, KnapsackPacker};
 use crate::stages::preamble::{PreambleGenerator, ProvenancePreamble};
 use crate::stages::resolver::{DefaultResolver, DetailDepthResolver};
-use crate::stages::scorer::{CompositeScorer, FragmentScorer};
+use crate::stages::scorer::{EvidenceScorer, FragmentScorer, WeightedSumScorer};
 use crate::stages::selector::{DefaultSelector, StrategySelector};
 use crate::stages::skeleton::{SignatureSkeleton, SkeletonCompressor};
 use crate::{Error, Result};
 
-/// The ten components of one pipeline, with the names they were registered under.
+/// One chosen component and the name it was registered under.
+pub struct Component<T: ?Sized> {
+    pub name: String,
+    pub component: Arc<T>,
+}
+
+impl<T: ?Sized> Clone for Component<T> {
+    fn clone(&self) -> Self {
+        Component {
+            name: self.name.clone(),
+            component: Arc::clone(&self.component),
+        }
+    }
+}
+
+/// The ten components of one pipeline.
 #[derive(Clone)]
 pub struct Pipeline {
-    pub strategy_selector: (String, Arc<dyn StrategySelector>),
-    pub budget_allocator: (String, Arc<dyn BudgetAllocator>),
-    pub strategy_executor: (String, Arc<dyn ExecutorStage>),
-    pub fragment_deduplicator: (String, Arc<dyn FragmentDeduplicator>),
-    pub detail_depth_resolver: (String, Arc<dyn DetailDepthResolver>),
-    pub fragment_scorer: (String, Arc<dyn FragmentScorer>),
-    pub budget_packer: (String, Arc<dyn BudgetPacker>),
-    pub fragment_orderer: (String, Arc<dyn FragmentOrderer>),
-    pub preamble_generator: (String, Arc<dyn PreambleGenerator>),
-    pub skeleton_compressor: (String, Arc<dyn SkeletonCompressor>),
+    pub strategy_selector: Component<dyn StrategySelector>,
+    pub budget_allocator: Component<dyn BudgetAllocator>,
+    pub strategy_executor: Component<dyn ExecutorStage>,
+    pub fragment_deduplicator: Component<dyn FragmentDeduplicator>,
+    pub detail_depth_resolver: Component<dyn DetailDepthResolver>,
+    pub fragment_scorer: Component<dyn FragmentScorer>,
+    pub budget_packer: Component<dyn BudgetPacker>,
+    pub fragment_orderer: Component<dyn FragmentOrderer>,
+    pub preamble_generator: Component<dyn PreambleGenerator>,
+    pub skeleton_compressor: Component<dyn SkeletonCompressor>,
 }
 
 /// Registered implementations of every component.
@@ -69,7 +84,13 @@ impl Default for PipelineRegistry {
             strategy_executor: one(Arc::new(ParallelExecutor)),
             fragment_deduplicator: one(Arc::new(DefaultDeduplicator)),
             detail_depth_resolver: one(Arc::new(DefaultResolver)),
-            fragment_scorer: one(Arc::new(CompositeScorer)),
+            fragment_scorer: BTreeMap::from([
+                (
+                    "default".to_string(),
+                    Arc::new(EvidenceScorer) as Arc<dyn FragmentScorer>,
+                ),
+                ("weighted-sum".to_string(), Arc::new(WeightedSumScorer)),
+            ]),
             budget_packer: packers,
             fragment_orderer: one(Arc::new(CoherentOrderer)),
             preamble_generator: one(Arc::new(ProvenancePreamble)),
@@ -82,9 +103,12 @@ fn pick<T: ?Sized>(
     map: &BTreeMap<String, Arc<T>>,
     component: &'static str,
     name: &str,
-) -> Result<(String, Arc<T>)> {
+) -> Result<Component<T>> {
     map.get(name)
-        .map(|v| (name.to_string(), Arc::clone(v)))
+        .map(|v| Component {
+            name: name.to_string(),
+            component: Arc::clone(v),
+        })
         .ok_or_else(|| Error::UnknownComponent {
             component,
             name: name.to_string(),

@@ -396,23 +396,23 @@ fn raw_line(r: &RawResult<'_>) -> String {
 
 /// One peer task line and one peer result line (`eval/peers/common.py`'s protocol).
 #[derive(Serialize)]
-struct PeerTask<'a> {
-    id: String,
-    repo: &'a str,
-    query: &'a str,
-    mentioned_idents: &'a [String],
-    budget: usize,
+pub(crate) struct PeerTask<'a> {
+    pub id: String,
+    pub repo: &'a str,
+    pub query: &'a str,
+    pub mentioned_idents: &'a [String],
+    pub budget: usize,
 }
 
 #[derive(Deserialize)]
-struct PeerResult {
-    id: String,
+pub(crate) struct PeerResult {
+    pub id: String,
     #[serde(default)]
-    map: String,
+    pub map: String,
     #[serde(default)]
-    seconds: f64,
+    pub seconds: f64,
     #[serde(default)]
-    error: Option<String>,
+    pub error: Option<String>,
 }
 
 /// The peers' Python: `$ACMS_EVAL_PYTHON`, else the venv `eval/peers/setup.sh` builds.
@@ -456,7 +456,6 @@ fn run_peer(
     counter: &dyn TokenCounter,
     raw: &mut Vec<String>,
 ) -> Result<Vec<Row>> {
-    let (script, args) = peer_script(peer)?;
     let repo = stripped.to_string_lossy().into_owned();
     let mut input = String::new();
     for (&set, tasks) in by_set {
@@ -476,45 +475,11 @@ fn run_peer(
             }
         }
     }
-    let script_path = opts.repo_root.join("eval/peers").join(script);
-    let what = format!("peer {peer} ({})", script_path.display());
-    // The peer's own log (Aider's progress, per-repo setup time) is kept next to the results.
-    let log_dir = opts.work_dir.join("results");
-    std::fs::create_dir_all(&log_dir).map_err(io(&log_dir))?;
     let corpus = stripped
         .file_name()
-        .map(|n| n.to_string_lossy().into_owned());
-    let log_path = log_dir.join(format!("{peer}-{}.stderr", corpus.unwrap_or_default()));
-    let stderr = std::fs::File::create(&log_path).map_err(io(&log_path))?;
-    let mut child = Command::new(python)
-        .arg(&script_path)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(stderr)
-        .spawn()
-        .map_err(|e| Error::Command {
-            command: what.clone(),
-            message: e.to_string(),
-        })?;
-    // Feed stdin from a thread: the peer answers while it reads, and a full stdout pipe would
-    // otherwise deadlock both sides.
-    let mut stdin = child.stdin.take();
-    let writer = std::thread::spawn(move || {
-        if let Some(s) = stdin.as_mut() {
-            let _ = s.write_all(input.as_bytes());
-        }
-        drop(stdin);
-    });
-    let out = child.wait_with_output().map_err(|e| Error::Command {
-        command: what.clone(),
-        message: e.to_string(),
-    })?;
-    let _ = writer.join();
-    let results: Vec<PeerResult> =
-        tasks::parse_json_lines(&String::from_utf8_lossy(&out.stdout), &what)?;
-    let results: BTreeMap<String, PeerResult> =
-        results.into_iter().map(|r| (r.id.clone(), r)).collect();
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let results = peer_maps(opts, python, peer, input, &corpus)?;
     let files: HashSet<String> = tasks::list_files(stripped)?.into_iter().collect();
 
     let mut rows = Vec::new();
@@ -575,6 +540,53 @@ fn run_peer(
         });
     }
     Ok(rows)
+}
+
+/// Feeds `input` (peer task lines) to one peer and returns its results by id. The peer's own
+/// log (Aider's progress, per-repo setup time) is kept next to the results as
+/// `<peer>-<log_name>.stderr`.
+pub(crate) fn peer_maps(
+    opts: &RunOptions,
+    python: &Path,
+    peer: &str,
+    input: String,
+    log_name: &str,
+) -> Result<BTreeMap<String, PeerResult>> {
+    let (script, args) = peer_script(peer)?;
+    let script_path = opts.repo_root.join("eval/peers").join(script);
+    let what = format!("peer {peer} ({})", script_path.display());
+    let log_dir = opts.work_dir.join("results");
+    std::fs::create_dir_all(&log_dir).map_err(io(&log_dir))?;
+    let log_path = log_dir.join(format!("{peer}-{log_name}.stderr"));
+    let stderr = std::fs::File::create(&log_path).map_err(io(&log_path))?;
+    let mut child = Command::new(python)
+        .arg(&script_path)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .map_err(|e| Error::Command {
+            command: what.clone(),
+            message: e.to_string(),
+        })?;
+    // Feed stdin from a thread: the peer answers while it reads, and a full stdout pipe would
+    // otherwise deadlock both sides.
+    let mut stdin = child.stdin.take();
+    let writer = std::thread::spawn(move || {
+        if let Some(s) = stdin.as_mut() {
+            let _ = s.write_all(input.as_bytes());
+        }
+        drop(stdin);
+    });
+    let out = child.wait_with_output().map_err(|e| Error::Command {
+        command: what.clone(),
+        message: e.to_string(),
+    })?;
+    let _ = writer.join();
+    let results: Vec<PeerResult> =
+        tasks::parse_json_lines(&String::from_utf8_lossy(&out.stdout), &what)?;
+    Ok(results.into_iter().map(|r| (r.id.clone(), r)).collect())
 }
 
 /// The ablation configurations: `(row name, sets, config)`; `None` config = identical to the
@@ -757,6 +769,18 @@ pub fn run_corpus(opts: &RunOptions, name: &str, model_dir: Option<&Path>) -> Re
     })
 }
 
+/// The model directory acms is configured with: the fetched model, or (`opts.model` off) an
+/// empty directory, which makes acms use its built-in embedder even when `$ACMS_MODEL_DIR` is
+/// set (a configured directory wins over the variable).
+pub fn model_dir_for(opts: &RunOptions) -> Result<Option<PathBuf>> {
+    if opts.model {
+        return Ok(ensure_model(opts));
+    }
+    let dir = opts.work_dir.join("no-model");
+    std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+    Ok(Some(dir))
+}
+
 /// Runs every requested corpus (default: the `eval` corpora of `scripts/fetch-corpus.sh`).
 pub fn run(opts: &RunOptions) -> Result<Vec<CorpusReport>> {
     let corpora = if opts.corpora.is_empty() {
@@ -775,15 +799,7 @@ pub fn run(opts: &RunOptions) -> Result<Vec<CorpusReport>> {
     for p in &opts.peers {
         peer_script(p)?;
     }
-    let model = if opts.model {
-        ensure_model(opts)
-    } else {
-        // An empty model directory makes acms fall back to its built-in embedder even when
-        // `$ACMS_MODEL_DIR` is set (a configured directory wins over the variable).
-        let dir = opts.work_dir.join("no-model");
-        std::fs::create_dir_all(&dir).map_err(io(&dir))?;
-        Some(dir)
-    };
+    let model = model_dir_for(opts)?;
     let mut out = Vec::new();
     for name in &corpora {
         let report = run_corpus(opts, name, model.as_deref())?;

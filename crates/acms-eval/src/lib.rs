@@ -22,6 +22,10 @@
 
 mod error;
 pub mod harness;
+pub mod issues;
+pub mod mine;
+pub mod patch;
+pub mod realtasks;
 pub mod report;
 pub mod score;
 pub mod tasks;

@@ -47,6 +47,60 @@ enum Cmd {
         #[arg(long, default_value = "docs/EVAL.md")]
         out: String,
     },
+    /// The real-issue benchmark: SWE-bench Lite tasks and mined commits of TypeScript and Rust
+    /// projects, against the git repositories under --repos; tables into docs/EVAL.md.
+    Issues {
+        /// Directory with the tasks' git repositories (`owner+name/repo`, `owner/name`,
+        /// `name` or `name.git`; bare clones are fine).
+        #[arg(long)]
+        repos: PathBuf,
+        /// Task sets: swe, hono, axum, or .jsonl files of the same format.
+        #[arg(long = "set", value_delimiter = ',', default_value = "swe,hono,axum")]
+        sets: Vec<String>,
+        /// At most this many tasks per set (spread evenly over the set).
+        #[arg(long)]
+        tasks: Option<usize>,
+        /// Only these task ids.
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
+        #[arg(long, value_delimiter = ',', default_value = "4000,16000,32000")]
+        budgets: Vec<usize>,
+        /// Peers: aider, bm25, bm25-first-fit.
+        #[arg(long, value_delimiter = ',')]
+        peers: Vec<String>,
+        /// Ablations to run at 16k (`all` = every one).
+        #[arg(long, value_delimiter = ',')]
+        ablations: Vec<String>,
+        /// Use acms without the embedding model.
+        #[arg(long)]
+        no_model: bool,
+        /// Re-index the task trees even when an index exists.
+        #[arg(long)]
+        reindex: bool,
+        /// Keep this run's result files apart (`issues-<set>-<tag>.*`); not written to the doc.
+        #[arg(long)]
+        tag: Option<String>,
+        /// Markdown file whose generated real-issue section is replaced ("-" = stdout only).
+        #[arg(long, default_value = "docs/EVAL.md")]
+        out: String,
+    },
+    /// Mine commit-level tasks from a git repository's history (JSON lines on stdout).
+    Mine {
+        /// The git directory (bare or `.git`).
+        #[arg(long)]
+        git_dir: PathBuf,
+        /// `owner/name` of the repository.
+        #[arg(long)]
+        slug: String,
+        /// ts or rust.
+        #[arg(long)]
+        lang: String,
+        #[arg(long, default_value_t = 60)]
+        count: usize,
+        /// Commits scanned at most (newest first).
+        #[arg(long, default_value_t = 3000)]
+        scan: usize,
+    },
     /// Re-render docs/EVAL.md from the reports saved by earlier runs.
     Report {
         #[arg(long, default_value = "docs/EVAL.md")]
@@ -113,10 +167,117 @@ fn write_doc(
     Ok(())
 }
 
+fn provenance(repo: &Path, extra: &str) -> String {
+    let command = format!(
+        "cargo run --release -p acms-eval -- {}",
+        std::env::args().skip(1).collect::<Vec<_>>().join(" ")
+    );
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".into());
+    format!(
+        "commit `{}`, `{command}`, {} build, {} cores, load average at start {load}{extra}",
+        sh(repo, "git", &["rev-parse", "--short", "HEAD"]),
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        },
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+    )
+}
+
 fn main() -> Result<()> {
     let cli = Cli::parse();
     let repo = repo_root(cli.repo);
     match cli.command {
+        Cmd::Issues {
+            repos,
+            sets,
+            tasks,
+            only,
+            budgets,
+            peers,
+            ablations,
+            no_model,
+            reindex,
+            tag,
+            out,
+        } => {
+            let mut run = acms_eval::RunOptions::new(&repo);
+            run.tasks = tasks;
+            run.budgets = budgets;
+            run.peers = peers;
+            run.model = !no_model;
+            run.verbose = true;
+            run.provenance = Some(provenance(&repo, ""));
+            let ablations = if ablations.iter().any(|a| a == "all") {
+                acms_eval::issues::ablations(&acms::ContextConfig::default())
+                    .into_iter()
+                    .map(|(name, _)| name)
+                    .collect()
+            } else {
+                ablations
+            };
+            let opts = acms_eval::issues::IssueOptions {
+                run,
+                repos,
+                sets,
+                only,
+                reindex,
+                ablations,
+                tag,
+            };
+            let reports = acms_eval::issues::run(&opts).context("real-issue benchmark failed")?;
+            if opts.tag.is_some() {
+                // An experiment: its tables on stdout only.
+                print!(
+                    "{}",
+                    acms_eval::report::issues_section(&reports, &opts.run.budgets)
+                );
+                return Ok(());
+            }
+            let names: Vec<&str> = acms_eval::realtasks::SETS.iter().map(|s| s.0).collect();
+            let mut saved = acms_eval::issues::saved_reports(&opts.run.work_dir, &names)?;
+            for r in reports {
+                if !saved.iter().any(|s| s.set == r.set) {
+                    saved.push(r);
+                }
+            }
+            let section = acms_eval::report::issues_section(&saved, &opts.run.budgets);
+            if out == "-" {
+                print!("{section}");
+            } else {
+                let path = repo.join(&out);
+                let doc = std::fs::read_to_string(&path).unwrap_or_default();
+                std::fs::write(
+                    &path,
+                    acms_eval::report::splice_between(
+                        &doc,
+                        &section,
+                        acms_eval::report::ISSUES_BEGIN,
+                        acms_eval::report::ISSUES_END,
+                    ),
+                )
+                .with_context(|| format!("writing {}", path.display()))?;
+                print!("{section}");
+                eprintln!("acms-eval: wrote {}", path.display());
+            }
+        }
+        Cmd::Mine {
+            git_dir,
+            slug,
+            lang,
+            count,
+            scan,
+        } => {
+            let lang = acms_eval::mine::Lang::parse(&lang)?;
+            let tasks = acms_eval::mine::mine(&git_dir, &slug, lang, count, scan)?;
+            for t in &tasks {
+                println!("{}", serde_json::to_string(t)?);
+            }
+            eprintln!("acms-eval: {} tasks from {slug}", tasks.len());
+        }
         Cmd::Tasks { corpus } => {
             let opts = acms_eval::RunOptions::new(&repo);
             let (registry, _) = acms_eval::harness::ensure_corpus(&opts, &corpus)?;
@@ -156,23 +317,7 @@ fn main() -> Result<()> {
             if opts.ablations && !opts.budgets.contains(&acms_eval::harness::ABLATION_BUDGET) {
                 bail!("--ablations are measured at 4000 tokens: include 4000 in --budgets");
             }
-            let command = format!(
-                "cargo run --release -p acms-eval -- {}",
-                std::env::args().skip(1).collect::<Vec<_>>().join(" ")
-            );
-            let load = std::fs::read_to_string("/proc/loadavg")
-                .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-                .unwrap_or_else(|_| "?".into());
-            opts.provenance = Some(format!(
-                "commit `{}`, `{command}`, {} build, {} cores, load average at start {load}",
-                sh(&repo, "git", &["rev-parse", "--short", "HEAD"]),
-                if cfg!(debug_assertions) {
-                    "debug"
-                } else {
-                    "release"
-                },
-                std::thread::available_parallelism().map_or(0, |n| n.get()),
-            ));
+            opts.provenance = Some(provenance(&repo, ""));
             let reports = acms_eval::run(&opts).context("evaluation failed")?;
             // The document shows every corpus with a saved report, so corpora measured by
             // separate runs end up in one set of tables.

@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 
 use crate::harness::{CorpusReport, Metrics, Row};
+use crate::issues::{IssueMetrics, IssueRow, SetReport};
 
 /// The markers around the generated part of `docs/EVAL.md`.
 pub const BEGIN: &str =
@@ -112,9 +113,14 @@ pub fn generated_section(reports: &[CorpusReport], budgets: &[usize], header: &s
 
 /// `doc` with its generated section replaced by `section` (appended when there is none).
 pub fn splice(doc: &str, section: &str) -> String {
-    match (doc.find(BEGIN), doc.find(END)) {
+    splice_between(doc, section, BEGIN, END)
+}
+
+/// [`splice`] for the section between the markers `begin` and `end`.
+pub fn splice_between(doc: &str, section: &str, begin: &str, end: &str) -> String {
+    match (doc.find(begin), doc.find(end)) {
         (Some(a), Some(b)) if b >= a => {
-            let tail = &doc[b + END.len()..];
+            let tail = &doc[b + end.len()..];
             let tail = tail.strip_prefix('\n').unwrap_or(tail);
             format!("{}{section}{tail}", &doc[..a])
         }
@@ -127,4 +133,94 @@ pub fn splice(doc: &str, section: &str) -> String {
             out
         }
     }
+}
+
+/// The markers around the generated real-issue section of `docs/EVAL.md`.
+pub const ISSUES_BEGIN: &str = "<!-- BEGIN acms-eval issues generated: re-running `acms-eval issues` replaces everything up to END -->";
+pub const ISSUES_END: &str = "<!-- END acms-eval issues generated -->";
+
+fn issue_cells(m: Option<&IssueMetrics>) -> String {
+    match m {
+        Some(m) => format!(
+            " {:.2} | {:.2} | **{:.2}** | {:.0} | {} | {:.0} |",
+            m.files_all, m.symbols, m.changed, m.mean_tokens, m.over_budget, m.p50_ms
+        ),
+        None => " – | – | – | – | – | – |".into(),
+    }
+}
+
+fn issue_row(row: &IssueRow, budgets: &[usize]) -> String {
+    let name = match &row.note {
+        Some(n) => format!("{} ({n})", row.system),
+        None => row.system.clone(),
+    };
+    let mut line = format!("| {name} |");
+    for b in budgets {
+        line.push_str(&issue_cells(row.budgets.get(b)));
+    }
+    line.push('\n');
+    line
+}
+
+/// One set of the real-issue benchmark: facts, then one table (rows: acms, peers, ablations;
+/// six columns per budget).
+pub fn set_markdown(r: &SetReport, budgets: &[usize]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "### {} ({}; {})\n",
+        r.set,
+        r.language,
+        r.repos.join(", ")
+    );
+    if let Some(p) = &r.provenance {
+        let _ = writeln!(s, "- measured: {p}");
+    }
+    let first = r.rows.first().and_then(|row| row.budgets.values().next());
+    let _ = writeln!(
+        s,
+        "- {} tasks; {} gold symbols located ({} not found in the base tree), {} tasks with \
+         changed lines; embedder: {}\n",
+        r.tasks,
+        first.map_or(0, |m| m.symbols_total),
+        r.symbols_unresolved,
+        first.map_or(0, |m| m.changed_tasks),
+        r.embedder
+    );
+    let mut header = String::from("| system |");
+    let mut rule = String::from("|---|");
+    for &b in budgets {
+        let b = k(b);
+        let _ = write!(
+            header,
+            " {b} files | {b} symbols | {b} changed | {b} tokens | {b} over | {b} p50 ms |"
+        );
+        rule.push_str("---:|---:|---:|---:|---:|---:|");
+    }
+    let _ = writeln!(s, "{header}\n{rule}");
+    for row in &r.rows {
+        s.push_str(&issue_row(row, budgets));
+    }
+    s
+}
+
+/// The whole generated real-issue section (markers included).
+pub fn issues_section(reports: &[SetReport], budgets: &[usize]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "{ISSUES_BEGIN}\n");
+    let _ = writeln!(s, "## Real issues: results (generated)\n");
+    let _ = writeln!(
+        s,
+        "- columns per budget: all gold files in the context; gold symbols whose declaration \
+         line is visible; **changed-line coverage** (removed lines of the fix, trimmed, ≥ 12 \
+         characters, verbatim in their file's part of the context); mean tokens (exact \
+         cl100k_base recount); results over budget; p50 latency in ms (acms: assembly after \
+         the engine is open; peers: their own per-task time)\n"
+    );
+    for r in reports {
+        s.push_str(&set_markdown(r, budgets));
+        s.push('\n');
+    }
+    let _ = writeln!(s, "{ISSUES_END}");
+    s
 }

@@ -23,7 +23,7 @@ use tantivy::{
 };
 
 use crate::error::{Error, Result};
-use crate::query::{boolean_query, candidate_terms, clauses, select_terms, stem};
+use crate::query::{MAX_QUERY_TERMS, boolean_query, candidate_terms, clauses, select_terms, stem};
 use crate::schema::{Fields, register_analyzers, stemmer};
 
 /// One searchable symbol (a UKO node, or anything else with an id).
@@ -77,6 +77,8 @@ struct Payload {
 
 /// Writer memory per indexing thread; tantivy requires at least 15 MB.
 const WRITER_BYTES_PER_THREAD: usize = 32_000_000;
+/// Above this share of deleted documents, an `apply` merges the index's segments.
+const MAX_DELETED_PERCENT: u64 = 30;
 /// Results fetched beyond `limit` so that ties at the cut are broken by id, not by segment
 /// layout.
 const TIE_MARGIN: usize = 16;
@@ -199,7 +201,34 @@ impl KeywordIndex {
             return Err(self.tantivy(source));
         }
         self.generation = generation;
+        self.compact_if_fragmented()?;
         self.reader.reload().map_err(|e| self.tantivy(e))
+    }
+
+    /// Merges all segments into one when deleted documents make up more than
+    /// [`MAX_DELETED_PERCENT`] of them. Incremental runs replace a few files' documents at a
+    /// time, and tantivy's background merges die with the short-lived `acms index` process,
+    /// so without this the index grows with every run (seen: 16× its size after 70 runs)
+    /// and every search walks the deleted documents.
+    fn compact_if_fragmented(&mut self) -> Result<()> {
+        let metas = self
+            .index
+            .searchable_segment_metas()
+            .map_err(|e| self.tantivy(e))?;
+        let max_doc: u64 = metas.iter().map(|m| u64::from(m.max_doc())).sum();
+        let deleted: u64 = metas.iter().map(|m| u64::from(m.num_deleted_docs())).sum();
+        if metas.len() < 2 || deleted * 100 <= max_doc * MAX_DELETED_PERCENT {
+            return Ok(());
+        }
+        let ids: Vec<_> = metas.iter().map(|m| m.id()).collect();
+        let writer = self.writer()?;
+        writer.merge(&ids).wait().map_err(|e| self.tantivy(e))?;
+        let writer = self.writer()?;
+        writer
+            .garbage_collect_files()
+            .wait()
+            .map_err(|e| self.tantivy(e))?;
+        Ok(())
     }
 
     /// Queues the deletes and adds of one `apply` in the writer, without committing.
@@ -335,6 +364,18 @@ impl KeywordIndex {
     /// Any text is a valid query: text without searchable terms (empty, punctuation, only stop
     /// words) returns no hits, and a very long query is cut to its rarest terms.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<KeywordHit>> {
+        self.search_with(query, &[], limit)
+    }
+
+    /// [`KeywordIndex::search`] with `emphasis`: phrases (identifiers the task names in code,
+    /// say) whose terms are always part of the query, whatever their frequency, and weigh
+    /// `factor` times as much as the other terms.
+    pub fn search_with(
+        &self,
+        query: &str,
+        emphasis: &[(String, f32)],
+        limit: usize,
+    ) -> Result<Vec<KeywordHit>> {
         let searcher = self.reader.searcher();
         let limit = usize::try_from(searcher.num_docs())
             .unwrap_or(usize::MAX)
@@ -342,11 +383,33 @@ impl KeywordIndex {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        let terms = self.query_terms(query);
+        let mut weight: HashMap<String, f32> = HashMap::new();
+        for (phrase, factor) in emphasis {
+            for t in candidate_terms(phrase) {
+                let w = weight.entry(t).or_insert(1.0);
+                *w = w.max(*factor);
+            }
+        }
+        let mut terms = self.query_terms(query);
+        let mut emphasized: Vec<String> = weight.keys().cloned().collect();
+        emphasized.sort();
+        for t in emphasized.into_iter().take(MAX_QUERY_TERMS) {
+            if !terms.contains(&t) {
+                terms.push(t);
+            }
+        }
         if terms.is_empty() {
             return Ok(Vec::new());
         }
-        let clauses = clauses(&terms, &self.fields.searchable(), &mut stemmer());
+        let mut clauses = clauses(&terms, &self.fields.searchable(), &mut stemmer());
+        for c in &mut clauses {
+            let w = c
+                .query_terms
+                .iter()
+                .filter_map(|&q| weight.get(&terms[q]))
+                .fold(1.0f32, |a, &b| a.max(b));
+            c.boost *= w;
+        }
         let query = boolean_query(&clauses, terms.len());
         let fetch = limit.saturating_add(TIE_MARGIN);
         let top = searcher

@@ -4,7 +4,7 @@
 //! Loaded once per process (or per index generation); it holds no node texts beyond
 //! signatures and docs, which are fetched from the store only for what is packed.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use acms_core::NodeId;
 use acms_index::{EdgeKind, EdgeRecord, FileRecord, NodeRecord, Store};
@@ -170,4 +170,116 @@ impl Corpus {
     pub fn edge_count(&self) -> usize {
         self.graph.edge_count()
     }
+
+    /// The files whose repository-relative path a mention names: the mention ends with the
+    /// path (an absolute traceback path), or the path ends with the mention at a `/`
+    /// boundary (`core/mul.py`), or the mention is a module path without its extension
+    /// (`sympy/printing/latex` → `latex.py` or `latex/__init__.py`).
+    pub fn files_named(&self, mention: &str) -> Vec<&str> {
+        let m = mention.replace('\\', "/");
+        let m = m.trim_start_matches("./");
+        let at_boundary = |long: &str, short: &str| {
+            long.ends_with(short)
+                && (long.len() == short.len()
+                    || long.as_bytes()[long.len() - short.len() - 1] == b'/')
+        };
+        let mut out: Vec<&str> = self
+            .module_of
+            .keys()
+            .map(String::as_str)
+            .filter(|p| {
+                at_boundary(m, p)
+                    || at_boundary(p, m)
+                    || p.strip_suffix("/__init__.py")
+                        .or_else(|| p.rsplit_once('.').map(|(stem, _)| stem))
+                        .is_some_and(|stem| at_boundary(stem, m) || at_boundary(m, stem))
+            })
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// Resolves what a task mentions ([`crate::task::read`]) to nodes, each with the
+    /// mention's weight times how specific it is: a name defined once is strong evidence, a
+    /// name defined in k places shares it (`1/√k`), and a name defined in more than
+    /// [`MAX_NAME_DEFINITIONS`] places is too common to mean anything.
+    pub fn resolve_mentions(&self, reading: &crate::task::TaskReading) -> Vec<Mention> {
+        let mut best: BTreeMap<NodeId, Mention> = BTreeMap::new();
+        let mut put = |node: NodeId, weight: f32, name: &str| {
+            let e = best.entry(node).or_insert_with(|| Mention {
+                node,
+                weight: 0.0,
+                name: name.to_string(),
+            });
+            if weight > e.weight {
+                e.weight = weight;
+                e.name = name.to_string();
+            }
+        };
+        for (path, w) in &reading.paths {
+            let files = self.files_named(path);
+            if files.is_empty() || files.len() > MAX_NAME_DEFINITIONS {
+                continue;
+            }
+            let spec = 1.0 / (files.len() as f32).sqrt();
+            for f in files {
+                if let Some(m) = self.module(f) {
+                    put(m.id, w * spec, path);
+                }
+            }
+        }
+        for frame in &reading.frames {
+            let Some(func) = &frame.function else {
+                continue;
+            };
+            for f in self.files_named(&frame.path) {
+                let here = self
+                    .nodes
+                    .iter()
+                    .filter(|n| n.path == f && n.name == *func)
+                    .min_by_key(|n| match frame.line {
+                        Some(l) if n.start_line <= l && l <= n.end_line => 0,
+                        _ => 1,
+                    });
+                if let Some(n) = here {
+                    put(n.id, crate::task::IN_CODE, func);
+                }
+            }
+        }
+        for (name, w) in &reading.identifiers {
+            let found = self.find_symbol(name);
+            // Prefer definitions spelled exactly as mentioned (`Symbol`, not `symbol`).
+            let simple = name.rsplit(['.', ':']).next().unwrap_or(name);
+            // A file is named by a path, not by a word that happens to be its stem (`typing`
+            // in `from typing import …` is the standard library, not `util/typing.py`).
+            let found: Vec<&NodeRecord> = found
+                .into_iter()
+                .filter(|n| n.kind != acms_index::NodeKind::Module)
+                .collect();
+            let exact: Vec<&NodeRecord> =
+                found.iter().copied().filter(|n| n.name == simple).collect();
+            let defs = if exact.is_empty() { found } else { exact };
+            if defs.is_empty() || defs.len() > MAX_NAME_DEFINITIONS {
+                continue;
+            }
+            let spec = 1.0 / (defs.len() as f32).sqrt();
+            for n in defs {
+                put(n.id, w * spec, name);
+            }
+        }
+        best.into_values().collect()
+    }
+}
+
+/// A name defined in more places than this says nothing about which one a task means.
+pub const MAX_NAME_DEFINITIONS: usize = 24;
+
+/// A node a task names, and how strongly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mention {
+    pub node: NodeId,
+    /// In (0, 1].
+    pub weight: f32,
+    /// The name or path as the task wrote it.
+    pub name: String,
 }

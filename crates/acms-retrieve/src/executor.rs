@@ -148,7 +148,9 @@ impl StrategyExecutor {
             });
         }
         drop(tx);
-        let mut hits = Vec::new();
+        // Hits are kept per strategy and joined in the configured order, not in the order
+        // the threads finish: equal inputs must give equal outputs.
+        let mut found_by: Vec<Vec<Hit>> = vec![Vec::new(); batch.len()];
         let deadline = started + self.timeout;
         let mut left = pending.len();
         while left > 0 {
@@ -171,7 +173,7 @@ impl StrategyExecutor {
                         hits: total,
                         kept: kept.len(),
                     };
-                    hits.extend(kept);
+                    found_by[i] = kept;
                     status
                 }
                 Ok(Err(e)) => {
@@ -202,7 +204,10 @@ impl StrategyExecutor {
                 });
             }
         }
-        (hits, runs.into_iter().flatten().collect())
+        (
+            found_by.into_iter().flatten().collect(),
+            runs.into_iter().flatten().collect(),
+        )
     }
 
     /// Whether `name` may run now: closed, or open long enough to let one trial through.

@@ -5,7 +5,7 @@
 //! hop path is the reason.
 
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
 use acms_core::NodeId;
 use acms_index::EdgeKind;
@@ -64,6 +64,20 @@ impl PartialOrd for Item {
     }
 }
 
+/// How much of a node's relevance flows along an edge. Calls tie code together most
+/// tightly (the caller of the function a task names is likely involved); a member says more
+/// about its class than one of a class's many members says about the task; a module's
+/// imports and importers are many and mostly unrelated.
+fn edge_weight(kind: EdgeKind, outgoing: bool) -> f32 {
+    match (kind, outgoing) {
+        (EdgeKind::Calls, _) => 1.0,
+        (EdgeKind::Inherits, _) => 0.9,
+        (EdgeKind::Contains, false) => 0.9,
+        (EdgeKind::Contains, true) => 0.6,
+        (EdgeKind::Imports, _) => 0.5,
+    }
+}
+
 fn edge_label(kind: EdgeKind, outgoing: bool) -> &'static str {
     match (kind, outgoing) {
         (EdgeKind::Calls, true) => "calls",
@@ -113,16 +127,32 @@ impl Strategy for NavigatorStrategy {
                 });
             }
         };
-        for name in &q.mentioned_symbols {
-            for n in corpus.find_symbol(name) {
-                hits.push(mentioned(n.id, n.kind, name));
-                seed(n.id, 1.0, &mut best);
+        // What the caller names explicitly counts fully; what the task text names counts
+        // as much as the reading says (see `task`).
+        let mut named: BTreeMap<NodeId, (f32, String)> = BTreeMap::new();
+        let mut name = |id: NodeId, weight: f32, what: &str| {
+            let e = named.entry(id).or_insert((0.0, what.to_string()));
+            if weight > e.0 {
+                *e = (weight, what.to_string());
+            }
+        };
+        for s in &q.mentioned_symbols {
+            for n in corpus.find_symbol(s) {
+                name(n.id, 1.0, s);
             }
         }
         for path in &q.mentioned_files {
             if let Some(m) = corpus.module(path) {
-                hits.push(mentioned(m.id, m.kind, path));
-                seed(m.id, 1.0, &mut best);
+                name(m.id, 1.0, path);
+            }
+        }
+        for m in corpus.resolve_mentions(&crate::task::read(&q.text)) {
+            name(m.node, m.weight, &m.name);
+        }
+        for (id, (weight, what)) in named {
+            if let Some(n) = corpus.node(id) {
+                hits.push(mentioned(n.id, n.kind, &what, weight));
+                seed(n.id, weight, &mut best);
             }
         }
         for &id in &q.previous {
@@ -148,7 +178,7 @@ impl Strategy for NavigatorStrategy {
             let mut next = corpus.neighbours(node);
             next.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
             for (other, kind, confidence, outgoing) in next.into_iter().take(MAX_FANOUT) {
-                let r = relevance * DECAY * (0.5 + 0.5 * confidence);
+                let r = relevance * DECAY * (0.5 + 0.5 * confidence) * edge_weight(kind, outgoing);
                 if best.get(&other).is_some_and(|old| old.relevance >= r) {
                     continue;
                 }
@@ -196,11 +226,11 @@ impl Strategy for NavigatorStrategy {
     }
 }
 
-fn mentioned(id: NodeId, kind: acms_index::NodeKind, name: &str) -> Hit {
+fn mentioned(id: NodeId, kind: acms_index::NodeKind, name: &str, relevance: f32) -> Hit {
     Hit {
         node: id,
         depth: proposed_depth(kind),
-        relevance: 1.0,
+        relevance,
         strategy: NAME.to_string(),
         reason: Reason::Mentioned {
             name: name.to_string(),

@@ -23,6 +23,17 @@ impl KeywordStrategy {
     }
 }
 
+/// Extra weight of a term from an identifier the task shows in code (times its reading
+/// weight): such a term names code, a prose word only describes it.
+const IDENTIFIER_EMPHASIS: f32 = 1.0;
+
+/// How many keyword hits are worth fetching for a token share. More than [`hit_limit`]:
+/// BM25 over a long issue text ranks tests and examples that share its sample code high,
+/// and the scorer (which demotes them) needs the source symbols below them in the pool.
+fn keyword_limit(budget: u32) -> usize {
+    (budget as usize / 16).clamp(50, 600)
+}
+
 /// How many hits a strategy returns for a token share: enough to fill it at shallow depths.
 pub(crate) fn hit_limit(budget: u32) -> usize {
     (budget as usize / 40).clamp(20, 300)
@@ -72,7 +83,16 @@ impl Strategy for KeywordStrategy {
             text.push(' ');
             text.push_str(s);
         }
-        let found = self.index.search(&text, hit_limit(input.budget))?;
+        // Identifiers the task shows in code count more than its prose, and are always in
+        // the query however common their words are.
+        let emphasis: Vec<(String, f32)> = crate::task::read(&q.text)
+            .identifiers
+            .into_iter()
+            .map(|(name, w)| (name, 1.0 + IDENTIFIER_EMPHASIS * w))
+            .collect();
+        let found = self
+            .index
+            .search_with(&text, &emphasis, keyword_limit(input.budget))?;
         Ok(found
             .into_iter()
             .filter_map(|h| {

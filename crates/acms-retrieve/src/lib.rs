@@ -21,9 +21,10 @@ mod query;
 mod retriever;
 mod semantic;
 mod strategy;
+pub mod task;
 
 pub use arce::ArceStrategy;
-pub use corpus::Corpus;
+pub use corpus::{Corpus, MAX_NAME_DEFINITIONS, Mention};
 pub use derived::{DerivedReport, embedding_text, keyword_dir, update_derived, vector_dir};
 pub use error::{Error, Result};
 pub use executor::{Execution, RunStatus, StrategyExecutor, StrategyRun};

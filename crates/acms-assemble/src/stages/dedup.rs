@@ -9,7 +9,7 @@ use acms_core::{ContentHash, Depth, NodeId};
 use acms_retrieve::Hit;
 
 use super::StageContext;
-use crate::render::header;
+use crate::render;
 use crate::{DropReason, Dropped, Fragment};
 
 /// Stage 4.
@@ -20,11 +20,21 @@ pub trait FragmentDeduplicator: Send + Sync {
 /// Identity, content-hash and similarity deduplication.
 pub struct DefaultDeduplicator;
 
-/// Exact token cost of each depth of `node` rendered as a fragment (header and separator
-/// included), for the packer.
+/// Exact token cost of each depth of `node` rendered as a fragment (header, separator and the
+/// line of its container included), for the packer.
 pub(crate) fn fragment_cost(ctx: &StageContext<'_>, node: &acms_index::NodeRecord) -> [u32; 4] {
-    // The header differs between depths only in one digit, which is one token.
-    let head = ctx.counter.count(&header(node, Depth::Full)) as u32 + 1;
+    // The header differs between depths only in one digit, which is one token. A member of a
+    // class is shown under the class's line and an elision line (at most ~3 tokens more than
+    // the line itself; the final text is counted exactly anyway).
+    let container = render::container(node, |id| ctx.corpus.node(id))
+        .map(|c| ctx.counter.count(&render::container_line(c, "")) as u32 + 3)
+        .unwrap_or(0);
+    let module = ctx.corpus.module(&node.path);
+    let head = ctx
+        .counter
+        .count(&render::header(node, module, Depth::Full)) as u32
+        + 1
+        + container;
     let mut cost = [0; 4];
     for d in Depth::FALLBACK {
         cost[d.index()] = node.tokens_at(d) + head;

@@ -1,20 +1,35 @@
-//! Stage 6, FragmentScorer: the composite score
-//! `relevance·w_r + hierarchy·w_h + strategy_quality·w_q + recency·w_t` (spec weights 0.4,
-//! 0.3, 0.2, 0.1, configurable under `context.scoring`).
+//! Stage 6, FragmentScorer: one score per fragment that separates the answer from the noise.
 //!
-//! Fusion (`context.scoring.fusion`) turns several strategies' relevances for one node into
-//! one, rewarding agreement:
-//! - `noisy-or` (default): `1 - Π(1 - rᵢ)` over each strategy's best relevance for the node:
-//!   calibrated (stays in [0, 1]), two strategies at 0.6 give 0.84 — more than either — and
-//!   one strong hit is never diluted by weak ones, as an average would.
-//! - `rrf`: reciprocal-rank fusion `Σ 1/(60 + rankᵢ)`, normalised to the best fragment;
-//!   ignores score scales entirely.
-//! - `max`: the best single relevance (no agreement bonus), for ablation.
+//! The spec's four factors — relevance (0.4), hierarchy (0.3), strategy quality (0.2),
+//! recency (0.1), `context.scoring.*` — are combined so that **relevance dominates**: a
+//! weighted sum of them squeezes every fragment into [0.56, 0.96] (hierarchy, quality and
+//! recency are near 1 for almost every candidate), so the knapsack could not tell the best
+//! match from the fiftieth. Here the other factors *modulate* relevance, each raised to its
+//! weight relative to relevance's:
+//!
+//! `score = relevance × file^… × hierarchy^(w_h/w_r) × recency^(w_t/w_r) × place`,
+//! normalised so the best fragment scores 1.
+//!
+//! - **relevance** fuses each strategy's best hit for the node (`context.scoring.fusion`):
+//!   `noisy-or` (default) over `quality × relevance` per strategy — so strategy quality
+//!   counts where it belongs, in how far a strategy's hit is trusted —, `rrf` or `max`.
+//!   A hit because the task *names* the node (a mention) is trusted fully. Keyword
+//!   relevances (BM25 over the best hit) are sharpened, because BM25 scores of a query's
+//!   top fifty differ by less than 2×.
+//! - **file**: the evidence for the node's file (all its fragments' relevances, saturating),
+//!   relative to the best file: a method of the file the task is about beats an equally
+//!   matching method elsewhere.
+//! - **hierarchy**: definitions over whole files and line chunks; nesting weighs less.
+//! - **place**: tests, docs, examples, benchmarks, vendored and generated code are demoted
+//!   unless the task names them.
+//!
+//! The composite of the spec taken literally is kept as `weighted-sum` for comparison.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use acms_core::{Depth, NodeId};
 use acms_index::NodeKind;
+use acms_retrieve::{Hit, Reason};
 
 use super::StageContext;
 use crate::Fragment;
@@ -24,8 +39,11 @@ pub trait FragmentScorer: Send + Sync {
     fn score(&self, ctx: &StageContext<'_>, fragments: &mut [Fragment]);
 }
 
-/// The spec's weighted composite with configurable fusion.
-pub struct CompositeScorer;
+/// The default: relevance modulated by the other factors (see the module doc).
+pub struct EvidenceScorer;
+
+/// The spec's literal weighted sum `relevance·w_r + hierarchy·w_h + quality·w_q + recency·w_t`.
+pub struct WeightedSumScorer;
 
 /// How much of a symbol's usefulness a depth delivers, relative to its full source.
 pub fn depth_value(depth: Depth) -> f64 {
@@ -56,9 +74,102 @@ fn hierarchy(kind: NodeKind, nesting: usize) -> f64 {
     base * 0.9f64.powi(nesting.saturating_sub(2) as i32)
 }
 
+/// Where a file sits: ordinary source, or a place whose code is rarely what a task is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    Source,
+    Test,
+    Docs,
+    Example,
+    Vendored,
+    Generated,
+}
+
+/// The place of `path` (repository-relative, `/`-separated), by its directories and name.
+pub fn place(path: &str) -> Place {
+    let lower = path.to_ascii_lowercase();
+    let mut parts: Vec<&str> = lower.split('/').collect();
+    let name = parts.pop().unwrap_or("");
+    let dir_is = |names: &[&str]| parts.iter().any(|p| names.contains(p));
+    if dir_is(&[
+        "vendor",
+        "vendored",
+        "_vendor",
+        "third_party",
+        "third-party",
+        "node_modules",
+        "extern",
+        "externals",
+    ]) {
+        return Place::Vendored;
+    }
+    if name.ends_with(".min.js")
+        || name.ends_with("_pb2.py")
+        || name.ends_with(".pb.go")
+        || name.ends_with(".generated.ts")
+        || name.contains(".gen.")
+        || dir_is(&["generated", "__generated__", "dist", "build"])
+    {
+        return Place::Generated;
+    }
+    if dir_is(&[
+        "test",
+        "tests",
+        "testing",
+        "__tests__",
+        "spec",
+        "specs",
+        "test_helpers",
+        "fixtures",
+        "benches",
+        "benchmarks",
+        "bench",
+    ]) || name.starts_with("test_")
+        || name.ends_with("_test.py")
+        || name.ends_with("_test.go")
+        || name == "conftest.py"
+        || name == "tests.rs"
+        || name.contains(".test.")
+        || name.contains(".spec.")
+    {
+        return Place::Test;
+    }
+    if dir_is(&["doc", "docs", "documentation"]) || name.ends_with(".md") || name.ends_with(".rst")
+    {
+        return Place::Docs;
+    }
+    if dir_is(&["example", "examples", "samples", "demo", "demos"]) {
+        return Place::Example;
+    }
+    Place::Source
+}
+
+/// Factor for a place the task does not name.
+fn place_factor(p: Place) -> f64 {
+    match p {
+        Place::Source => 1.0,
+        Place::Docs => knob("ACMS_X_DOCS", 0.45),
+        Place::Test | Place::Example => knob("ACMS_X_TEST", 0.35),
+        Place::Vendored | Place::Generated => 0.25,
+    }
+}
+
+/// Temporary tuning knob (read once per call site); removed when the values are fixed.
+pub(crate) fn knob(name: &str, default: f64) -> f64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Whether a hit comes from the task naming the node.
+fn is_mention(h: &Hit) -> bool {
+    matches!(h.reason, Reason::Mentioned { .. })
+}
+
 /// Rank-based fusion: each strategy's ranking contributes `1 / (60 + rank)`.
 fn rrf(fragments: &[Fragment]) -> HashMap<NodeId, f64> {
-    let mut per_strategy: HashMap<&str, Vec<(f32, NodeId)>> = HashMap::new();
+    let mut per_strategy: BTreeMap<&str, Vec<(f32, NodeId)>> = BTreeMap::new();
     for f in fragments {
         for h in &f.hits {
             per_strategy
@@ -67,7 +178,7 @@ fn rrf(fragments: &[Fragment]) -> HashMap<NodeId, f64> {
                 .push((h.relevance, f.node));
         }
     }
-    let mut fused: HashMap<NodeId, f64> = HashMap::new();
+    let mut fused: BTreeMap<NodeId, f64> = BTreeMap::new();
     for list in per_strategy.values_mut() {
         list.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         for (rank, (_, node)) in list.iter().enumerate() {
@@ -75,22 +186,165 @@ fn rrf(fragments: &[Fragment]) -> HashMap<NodeId, f64> {
         }
     }
     let best = fused.values().copied().fold(0.0, f64::max);
-    if best > 0.0 {
-        fused.values_mut().for_each(|v| *v /= best);
-    }
     fused
+        .into_iter()
+        .map(|(k, v)| (k, if best > 0.0 { v / best } else { 0.0 }))
+        .collect()
 }
 
-impl FragmentScorer for CompositeScorer {
+/// Each evidence source's best relevance for `f`, trusted by its quality: mentions fully,
+/// every strategy by its `max_quality`; keyword relevance sharpened.
+fn evidence(ctx: &StageContext<'_>, f: &Fragment) -> BTreeMap<String, f64> {
+    let sharp = knob("ACMS_X_KWSHARP", 2.0);
+    let mut best: BTreeMap<String, f64> = BTreeMap::new();
+    for h in &f.hits {
+        let (source, trust, r) = if is_mention(h) {
+            ("mention".to_string(), 1.0, h.relevance as f64)
+        } else {
+            let q = ctx
+                .strategy_quality
+                .get(&h.strategy)
+                .copied()
+                .unwrap_or(0.5) as f64;
+            let r = h.relevance as f64;
+            let r = if h.strategy == acms_retrieve::names::KEYWORD {
+                r.powf(sharp)
+            } else {
+                r
+            };
+            (h.strategy.clone(), q, r)
+        };
+        let e = best.entry(source).or_default();
+        *e = e.max((trust * r).clamp(0.0, 1.0));
+    }
+    best
+}
+
+/// The fused relevance of one fragment by `fusion`.
+fn fuse(
+    ctx: &StageContext<'_>,
+    f: &Fragment,
+    fusion: &str,
+    ranks: Option<&HashMap<NodeId, f64>>,
+) -> f64 {
+    match (fusion, ranks) {
+        ("rrf", Some(r)) => r.get(&f.node).copied().unwrap_or(0.0),
+        ("max", _) => evidence(ctx, f).values().copied().fold(0.0, f64::max),
+        _ => 1.0 - evidence(ctx, f).values().map(|r| 1.0 - r).product::<f64>(),
+    }
+}
+
+/// Direct evidence for a fragment: its relevance from what matched or named it, leaving out
+/// what the graph walk reached (a file's fifty neighbours are not fifty pieces of evidence).
+fn direct(ctx: &StageContext<'_>, f: &Fragment) -> f64 {
+    let walked = |h: &Hit| matches!(h.reason, Reason::Path { .. });
+    if f.hits.iter().all(walked) {
+        return 0.0;
+    }
+    let mut g = f.clone();
+    g.hits.retain(|h| !walked(h));
+    1.0 - evidence(ctx, &g).values().map(|r| 1.0 - r).product::<f64>()
+}
+
+/// Per-file evidence relative to the best file, in [0, 1]: the noisy-or of the file's best
+/// [`FILE_EVIDENCE_TOP`] direct relevances.
+fn file_evidence(ctx: &StageContext<'_>, fragments: &[Fragment]) -> BTreeMap<String, f64> {
+    let alpha = knob("ACMS_X_FILEALPHA", 0.5);
+    let mut per_file: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for f in fragments {
+        if let Some(n) = ctx.corpus.node(f.node) {
+            let d = direct(ctx, f);
+            if d > 0.0 {
+                per_file.entry(n.path.clone()).or_default().push(d);
+            }
+        }
+    }
+    let mut files: BTreeMap<String, f64> = per_file
+        .into_iter()
+        .map(|(p, mut rs)| {
+            rs.sort_by(|a, b| b.total_cmp(a));
+            let miss: f64 = rs
+                .iter()
+                .take(FILE_EVIDENCE_TOP)
+                .map(|r| 1.0 - alpha * r)
+                .product();
+            (p, 1.0 - miss)
+        })
+        .collect();
+    let best = files.values().copied().fold(0.0, f64::max);
+    if best > 0.0 {
+        files.values_mut().for_each(|v| *v /= best);
+    }
+    files
+}
+
+/// How many of a file's fragments count towards its evidence.
+const FILE_EVIDENCE_TOP: usize = 3;
+
+/// Recency in [0, 1] of the node's file against the newest candidate file (90-day decay).
+fn recency(ctx: &StageContext<'_>, path: &str, newest: i64) -> f64 {
+    let age_days = ctx
+        .corpus
+        .file(path)
+        .map(|file| (newest - file.modified).max(0) as f64 / 86_400.0)
+        .unwrap_or(365.0);
+    (-age_days / 90.0).exp()
+}
+
+fn newest(ctx: &StageContext<'_>, fragments: &[Fragment]) -> i64 {
+    fragments
+        .iter()
+        .filter_map(|f| ctx.corpus.node(f.node))
+        .filter_map(|n| ctx.corpus.file(&n.path))
+        .map(|f| f.modified)
+        .max()
+        .unwrap_or(0)
+}
+
+impl FragmentScorer for EvidenceScorer {
     fn score(&self, ctx: &StageContext<'_>, fragments: &mut [Fragment]) {
         let w = &ctx.config.scoring;
-        let newest = fragments
-            .iter()
-            .filter_map(|f| ctx.corpus.node(f.node))
-            .filter_map(|n| ctx.corpus.file(&n.path))
-            .map(|f| f.modified)
-            .max()
-            .unwrap_or(0);
+        let newest = newest(ctx, fragments);
+        let ranks = (w.fusion == "rrf").then(|| rrf(fragments));
+        for f in fragments.iter_mut() {
+            f.relevance = fuse(ctx, f, &w.fusion, ranks.as_ref());
+        }
+        let files = file_evidence(ctx, fragments);
+        let beta = knob("ACMS_X_FILEBETA", 0.5);
+        let rel_w = w.relevance.max(1e-6);
+        for f in fragments.iter_mut() {
+            let Some(node) = ctx.corpus.node(f.node) else {
+                f.score = 0.0;
+                continue;
+            };
+            let named = f.hits.iter().any(is_mention);
+            let place = if named {
+                1.0
+            } else {
+                place_factor(place(&node.path))
+            };
+            let file = files.get(&node.path).copied().unwrap_or(0.0);
+            let h = hierarchy(node.kind, ctx.corpus.nesting(node.id));
+            let t = recency(ctx, &node.path, newest);
+            f.score = f.relevance
+                * (beta + (1.0 - beta) * file)
+                * h.powf(w.hierarchy / rel_w)
+                * t.powf(w.recency / rel_w)
+                * place;
+        }
+        let best = fragments.iter().map(|f| f.score).fold(0.0, f64::max);
+        if best > 0.0 {
+            for f in fragments.iter_mut() {
+                f.score = (f.score / best).clamp(0.0, 1.0);
+            }
+        }
+    }
+}
+
+impl FragmentScorer for WeightedSumScorer {
+    fn score(&self, ctx: &StageContext<'_>, fragments: &mut [Fragment]) {
+        let w = &ctx.config.scoring;
+        let newest = newest(ctx, fragments);
         let ranks = (w.fusion == "rrf").then(|| rrf(fragments));
         for f in fragments.iter_mut() {
             let Some(node) = ctx.corpus.node(f.node) else {
@@ -114,8 +368,7 @@ impl FragmentScorer for CompositeScorer {
                     .map(|h| h.relevance as f64)
                     .fold(0.0, f64::max),
                 _ => {
-                    // One hit per strategy counts: the best of each.
-                    let mut best: HashMap<&str, f64> = HashMap::new();
+                    let mut best: BTreeMap<&str, f64> = BTreeMap::new();
                     for h in &f.hits {
                         let e = best.entry(&h.strategy).or_default();
                         *e = e.max(h.relevance as f64);
@@ -126,18 +379,12 @@ impl FragmentScorer for CompositeScorer {
                         .product::<f64>()
                 }
             };
-            let age_days = ctx
-                .corpus
-                .file(&node.path)
-                .map(|file| (newest - file.modified).max(0) as f64 / 86_400.0)
-                .unwrap_or(365.0);
-            let recency = (-age_days / 90.0).exp();
             let h = hierarchy(node.kind, ctx.corpus.nesting(node.id));
             f.score = (w.relevance * f.relevance
                 + w.hierarchy * h
                 + w.strategy_quality * quality
-                + w.recency * recency)
-                .clamp(0.0, 1.0);
+                + w.recency * recency(ctx, &node.path, newest))
+            .clamp(0.0, 1.0);
         }
     }
 }
@@ -152,5 +399,20 @@ mod tests {
         assert!(depth_value(Depth::Doc) > depth_value(Depth::Signature));
         assert!(hierarchy(NodeKind::Function, 1) > hierarchy(NodeKind::Module, 0));
         assert!(hierarchy(NodeKind::Function, 1) > hierarchy(NodeKind::Function, 4));
+    }
+
+    #[test]
+    fn places() {
+        assert_eq!(place("sympy/core/tests/test_mul.py"), Place::Test);
+        assert_eq!(place("testing/test_runner.py"), Place::Test);
+        assert_eq!(place("src/_pytest/python.py"), Place::Source);
+        assert_eq!(place("src/router.test.ts"), Place::Test);
+        assert_eq!(place("axum/src/routing/tests/mod.rs"), Place::Test);
+        assert_eq!(place("docs/conf.py"), Place::Docs);
+        assert_eq!(place("README.md"), Place::Docs);
+        assert_eq!(place("requests/packages/chardet/x.py"), Place::Source);
+        assert_eq!(place("pip/_vendor/chardet/x.py"), Place::Vendored);
+        assert_eq!(place("examples/hello/src/main.rs"), Place::Example);
+        assert_eq!(place("sphinx/util/rst.py"), Place::Source);
     }
 }

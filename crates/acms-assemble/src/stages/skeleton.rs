@@ -73,17 +73,33 @@ impl SkeletonCompressor for SignatureSkeleton {
                 .total_cmp(&placed[a].fragment.score)
                 .then(placed[a].fragment.node.cmp(&placed[b].fragment.node))
         });
-        // Grow while it fits (one exact count per step; skeletons are small).
+        // Choose by an additive estimate (each entry's line counted alone, plus its file's
+        // line once), then count the rendering exactly and drop the lowest-scored entries
+        // until it fits: a few exact counts instead of one per entry.
         let mut chosen: Vec<usize> = Vec::new();
-        let mut text = String::new();
+        let mut files_seen = std::collections::HashSet::new();
+        let mut estimate = ctx
+            .counter
+            .count("[acms] parent plan context (skeleton):\n");
         for i in by_score {
-            chosen.push(i);
-            let candidate = render(ctx, placed, &chosen);
-            if ctx.counter.count(&candidate) <= target {
-                text = candidate;
-            } else {
-                chosen.pop();
+            let Some(n) = ctx.corpus.node(placed[i].fragment.node) else {
+                continue;
+            };
+            let sig = n.signature.lines().next().unwrap_or_default().trim_end();
+            let mut cost = ctx.counter.count(&format!("  {}: {sig}\n", n.start_line));
+            if !files_seen.contains(n.path.as_str()) {
+                cost += ctx.counter.count(&format!("{}\n", n.path));
             }
+            if estimate + cost <= target {
+                estimate += cost;
+                files_seen.insert(n.path.clone());
+                chosen.push(i);
+            }
+        }
+        let mut text = render(ctx, placed, &chosen);
+        while !chosen.is_empty() && ctx.counter.count(&text) > target {
+            chosen.pop();
+            text = render(ctx, placed, &chosen);
         }
         let tokens = ctx.counter.count(&text);
         Skeleton {

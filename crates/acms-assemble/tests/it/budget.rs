@@ -84,6 +84,18 @@ fn a_huge_budget_takes_everything_found_at_full_depth_without_padding() {
 }
 
 #[test]
+fn budgets_beyond_u32_are_honoured_not_wrapped() {
+    // 2^32 + 500 used to wrap to 500 inside the engine (an almost empty context).
+    let f = Fixture::new();
+    let engine = f.engine(&ContextConfig::default());
+    let huge = assemble(&engine, "cart total discount tax", (1usize << 32) + 500);
+    let large = assemble(&engine, "cart total discount tax", 1_000_000);
+    assert_eq!(huge.text, large.text);
+    assert_eq!(huge.budget, (1usize << 32) + 500);
+    assert!(!huge.manifest.is_empty());
+}
+
+#[test]
 fn budget_zero_and_tiny_budgets_give_an_empty_or_small_context_with_a_reason() {
     let f = Fixture::new();
     let engine = f.engine(&ContextConfig::default());

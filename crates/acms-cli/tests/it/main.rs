@@ -3,6 +3,7 @@
 
 mod cli;
 mod compact;
+mod determinism;
 mod hostile;
 mod kill;
 mod recovery;

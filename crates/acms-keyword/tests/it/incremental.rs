@@ -148,3 +148,43 @@ proptest::proptest! {
         }
     }
 }
+
+/// Deleted and live documents of the committed segments, read from tantivy's `meta.json`.
+fn deleted_and_max(dir: &std::path::Path) -> (u64, u64) {
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("meta.json")).unwrap()).unwrap();
+    let segments = meta["segments"].as_array().unwrap();
+    let max: u64 = segments
+        .iter()
+        .map(|s| s["max_doc"].as_u64().unwrap())
+        .sum();
+    let deleted: u64 = segments
+        .iter()
+        .map(|s| s["deletes"]["num_deleted_docs"].as_u64().unwrap_or(0))
+        .sum();
+    (deleted, max)
+}
+
+#[test]
+fn repeated_replacements_do_not_pile_up_deleted_documents() {
+    // Many short-lived writers, each replacing the same documents: the pattern of
+    // incremental `acms index` runs, whose background merges die with the process.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("kw");
+    {
+        let mut index = KeywordIndex::create_or_open(&dir).unwrap();
+        index.apply(&[], &docs()).unwrap();
+    }
+    for _ in 0..30 {
+        let mut index = KeywordIndex::create_or_open(&dir).unwrap();
+        index.apply(&[], &docs()[..8]).unwrap();
+    }
+    let (deleted, max) = deleted_and_max(&dir);
+    assert!(
+        deleted * 100 <= max * 30,
+        "{deleted} deleted of {max} documents after 30 runs"
+    );
+    let index = KeywordIndex::create_or_open(&dir).unwrap();
+    assert_eq!(index.num_docs(), 12);
+    assert_eq!(ids(&index, "get_user_name", 1), [4]);
+}

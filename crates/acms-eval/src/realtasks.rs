@@ -1,0 +1,313 @@
+//! Real-issue tasks: what a coding agent actually gets (an issue text, or a commit's message)
+//! against the tree the fix was made on, with the fix itself as the gold standard.
+//!
+//! One JSON-lines format for every set — the SWE-bench Lite records of
+//! `eval/tasks/swebench-lite-dev.jsonl` and the commit sets mined by [`crate::mine`]:
+//! `instance_id`, `repo` (`owner/name`), `base_commit`, `problem_statement`, `gold_files`,
+//! `gold_symbols` (`path::Class.method`), `golden_patch` (unified diff).
+//!
+//! This module owns loading a set, finding a task's repository among the local git
+//! repositories, exporting the base tree (cached), and locating the gold symbols in it with the
+//! engine's own analyzers. It runs and scores nothing (see [`crate::issues`]).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use acms::index::{NodeKind, ParseLimits, analyzer_for, detect_language};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result, io};
+use crate::patch::{self, FilePatch};
+
+/// One real task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IssueTask {
+    pub instance_id: String,
+    /// `owner/name` on GitHub.
+    pub repo: String,
+    pub base_commit: String,
+    pub problem_statement: String,
+    pub gold_files: Vec<String>,
+    /// `path::Qualified.name`; a `:N` suffix (a line, not a symbol) is ignored.
+    #[serde(default)]
+    pub gold_symbols: Vec<String>,
+    pub golden_patch: String,
+}
+
+/// The named task sets and their files under `eval/tasks/`.
+pub const SETS: &[(&str, &str, &str)] = &[
+    ("swe", "swebench-lite-dev.jsonl", "Python"),
+    ("hono", "hono.jsonl", "TypeScript"),
+    ("axum", "axum.jsonl", "Rust"),
+];
+
+/// The file of a named set (or the path itself, for a set given as a file).
+pub fn set_file(repo_root: &Path, set: &str) -> Result<PathBuf> {
+    if let Some((_, file, _)) = SETS.iter().find(|(n, _, _)| *n == set) {
+        return Ok(repo_root.join("eval/tasks").join(file));
+    }
+    let p = PathBuf::from(set);
+    if p.is_file() {
+        return Ok(p);
+    }
+    Err(Error::Argument(format!(
+        "unknown task set '{set}' (known: {}, or a .jsonl file)",
+        SETS.iter().map(|s| s.0).collect::<Vec<_>>().join(", ")
+    )))
+}
+
+/// The language a set is in, for the report.
+pub fn set_language(set: &str) -> &'static str {
+    SETS.iter().find(|(n, _, _)| *n == set).map_or("?", |s| s.2)
+}
+
+/// Loads a set's tasks.
+pub fn load(path: &Path) -> Result<Vec<IssueTask>> {
+    let text = std::fs::read_to_string(path).map_err(io(path))?;
+    crate::tasks::parse_json_lines(&text, &path.display().to_string())
+}
+
+/// Finds the bare or non-bare git repository of `owner/name` under `repos`: the layouts
+/// `owner+name/repo` (the fetch tool's), `owner+name`, `owner/name`, `name`, `name.git`.
+pub fn find_repo(repos: &Path, slug: &str) -> Result<PathBuf> {
+    let (owner, name) = slug.split_once('/').unwrap_or(("", slug));
+    let plus = format!("{owner}+{name}");
+    let candidates = [
+        repos.join(&plus).join("repo"),
+        repos.join(&plus),
+        repos.join(owner).join(name),
+        repos.join(name),
+        repos.join(format!("{name}.git")),
+    ];
+    for c in candidates {
+        let git_dir = if c.join(".git").exists() {
+            c.join(".git")
+        } else {
+            c.clone()
+        };
+        if git_dir.join("HEAD").is_file() && git_dir.join("objects").is_dir() {
+            return Ok(git_dir);
+        }
+    }
+    Err(Error::Argument(format!(
+        "no git repository for {slug} under {}: clone it there (e.g. `git clone --bare \
+         https://github.com/{slug} {}/{name}.git`)",
+        repos.display(),
+        repos.display()
+    )))
+}
+
+/// Runs git with `--git-dir`, returning stdout.
+pub fn git(git_dir: &Path, args: &[&str]) -> Result<String> {
+    let out = Command::new("git")
+        .arg("--git-dir")
+        .arg(git_dir)
+        .args(args)
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| Error::Command {
+            command: format!("git {}", args.join(" ")),
+            message: e.to_string(),
+        })?;
+    if !out.status.success() {
+        return Err(Error::Command {
+            command: format!("git --git-dir {} {}", git_dir.display(), args.join(" ")),
+            message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The base tree of a task, exported once into `<trees>/<owner+name>/<commit>` (`git archive`
+/// piped into `tar`; a marker file is written last, so an interrupted export is redone).
+pub fn export_tree(git_dir: &Path, trees: &Path, slug: &str, commit: &str) -> Result<PathBuf> {
+    let dir = trees.join(slug.replace('/', "+")).join(commit);
+    let marker = dir.join(".acms-tree");
+    if marker.is_file() {
+        return Ok(dir);
+    }
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).map_err(io(&dir))?;
+    }
+    std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+    let mut archive = Command::new("git")
+        .arg("--git-dir")
+        .arg(git_dir)
+        .args(["archive", "--format=tar", commit])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| Error::Command {
+            command: "git archive".into(),
+            message: e.to_string(),
+        })?;
+    let stdout = archive.stdout.take().ok_or_else(|| Error::Command {
+        command: "git archive".into(),
+        message: "no stdout".into(),
+    })?;
+    let tar = Command::new("tar")
+        .arg("-x")
+        .arg("-C")
+        .arg(&dir)
+        .stdin(stdout)
+        .output()
+        .map_err(|e| Error::Command {
+            command: "tar -x".into(),
+            message: e.to_string(),
+        })?;
+    let archived = archive.wait_with_output().map_err(|e| Error::Command {
+        command: "git archive".into(),
+        message: e.to_string(),
+    })?;
+    if !archived.status.success() || !tar.status.success() {
+        return Err(Error::Command {
+            command: format!("git archive {commit} | tar -x ({slug})"),
+            message: format!(
+                "{} {}",
+                String::from_utf8_lossy(&archived.stderr).trim(),
+                String::from_utf8_lossy(&tar.stderr).trim()
+            ),
+        });
+    }
+    std::fs::write(&marker, commit).map_err(io(&marker))?;
+    Ok(dir)
+}
+
+/// A gold symbol located in the base tree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GoldSymbol {
+    /// As the task names it (`path::Class.method`).
+    pub spec: String,
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    /// The declaration line (`def method(self, x):`), trimmed: visible means this line is in
+    /// the context.
+    pub def_line: String,
+}
+
+/// What the scorer needs of one task, read from its base tree.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Gold {
+    pub files: Vec<String>,
+    pub symbols: Vec<GoldSymbol>,
+    /// Gold symbols the analyzer could not find in the tree (named, not scored).
+    pub unresolved: Vec<String>,
+    /// Per gold file: the removed lines that count for coverage (trimmed).
+    pub changed: BTreeMap<String, Vec<String>>,
+}
+
+impl Gold {
+    /// Number of changed lines over all files.
+    pub fn changed_count(&self) -> usize {
+        self.changed.values().map(Vec::len).sum()
+    }
+}
+
+/// The analyzer's symbol nodes of one file of the tree: `(qualified name, kind, start, end,
+/// def line)`.
+pub fn file_symbols(root: &Path, path: &str) -> Vec<(String, NodeKind, u32, u32, String)> {
+    let Ok(src) = std::fs::read_to_string(root.join(path)) else {
+        return Vec::new();
+    };
+    let Some(lang) = detect_language(path, &src) else {
+        return Vec::new();
+    };
+    let parsed = analyzer_for(lang).analyze(path, &src, &ParseLimits::default());
+    let lines: Vec<&str> = src.lines().collect();
+    parsed
+        .nodes
+        .iter()
+        .filter(|n| n.kind != NodeKind::Module)
+        .map(|n| {
+            let def = (n.start_line as usize..=n.end_line as usize)
+                .filter_map(|i| lines.get(i.wrapping_sub(1)))
+                .map(|l| l.trim())
+                .find(|l| !l.is_empty() && !l.starts_with('@') && !l.starts_with("#["))
+                .unwrap_or_default()
+                .to_string();
+            (
+                n.qualified_name.clone(),
+                n.kind,
+                n.start_line,
+                n.end_line,
+                def,
+            )
+        })
+        .collect()
+}
+
+/// `module.Class.method` matches `Class.method` (a suffix at a dot boundary).
+fn names_match(qualified: &str, wanted: &str) -> bool {
+    qualified == wanted
+        || qualified
+            .strip_suffix(wanted)
+            .is_some_and(|head| head.ends_with('.') || head.ends_with("::"))
+}
+
+/// Locates the task's gold symbols and changed lines in its base tree at `root`.
+pub fn resolve_gold(task: &IssueTask, root: &Path) -> Gold {
+    let patches: Vec<FilePatch> = patch::parse(&task.golden_patch);
+    let mut gold = Gold {
+        files: task.gold_files.clone(),
+        ..Gold::default()
+    };
+    for p in &patches {
+        if let Some(path) = p.path()
+            && task.gold_files.iter().any(|g| g == path)
+        {
+            let lines: Vec<String> = p.changed_lines().into_iter().map(|(_, l)| l).collect();
+            if !lines.is_empty() {
+                gold.changed
+                    .entry(path.to_string())
+                    .or_default()
+                    .extend(lines);
+            }
+        }
+    }
+    let mut by_file: BTreeMap<&str, Vec<(String, NodeKind, u32, u32, String)>> = BTreeMap::new();
+    for spec in &task.gold_symbols {
+        let Some((path, name)) = spec.split_once("::") else {
+            gold.unresolved.push(spec.clone());
+            continue;
+        };
+        if name
+            .rsplit_once(':')
+            .is_some_and(|(_, n)| n.parse::<u32>().is_ok())
+        {
+            // A line reference (`Class:32`), not a symbol: nothing to score.
+            continue;
+        }
+        let symbols = by_file
+            .entry(path)
+            .or_insert_with(|| file_symbols(root, path));
+        match symbols.iter().find(|s| names_match(&s.0, name)) {
+            Some((_, _, start, end, def)) => gold.symbols.push(GoldSymbol {
+                spec: spec.clone(),
+                path: path.to_string(),
+                start_line: *start,
+                end_line: *end,
+                def_line: def.clone(),
+            }),
+            None => gold.unresolved.push(spec.clone()),
+        }
+    }
+    gold
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_match;
+
+    #[test]
+    fn suffix_at_a_boundary() {
+        assert!(names_match("sympy.core.mul.Mul.flatten", "Mul.flatten"));
+        assert!(names_match("Mul.flatten", "Mul.flatten"));
+        assert!(!names_match("sympy.core.mul.XMul.flatten", "Mul.flatten"));
+        assert!(names_match(
+            "crate::routing::Router::route",
+            "Router::route"
+        ));
+    }
+}

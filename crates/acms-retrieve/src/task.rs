@@ -1,0 +1,571 @@
+//! Reading a task the way an engineer reads a bug report: the paths, tracebacks, dotted
+//! names and identifiers in code it contains are stronger evidence than its prose, because
+//! they name the code itself.
+//!
+//! [`read`] is a pure function of the text: it finds
+//! - **frames** of tracebacks (Python `File "…", line N, in f`; JavaScript `at f (file:L:C)`;
+//!   Rust `at path.rs:L` / `panicked at path.rs:L:C`);
+//! - **paths** (`src/app.py`, `lib/router.ts:12`) and dotted module paths (`pkg.sub.mod`);
+//! - **identifiers in code**: everything identifier-like inside fenced or inline code,
+//!   interactive-session lines (`>>>`, `In [1]:`) and traceback lines, plus identifiers in
+//!   prose that only code has (`snake_case`, `camelCase`, `Dotted.name`, `call()`).
+//!
+//! Each carries a weight in (0, 1]: how surely it names code the task is about. Resolving
+//! them against an index is [`crate::Corpus::resolve_mentions`]; this module reads no index.
+
+use std::collections::BTreeMap;
+
+/// A traceback frame: the file, the line and the function it names.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Frame {
+    pub path: String,
+    pub line: Option<u32>,
+    pub function: Option<String>,
+}
+
+/// What a task mentions, with weights.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TaskReading {
+    pub frames: Vec<Frame>,
+    /// Path-like mentions (as written; resolved by suffix against the index's files).
+    pub paths: BTreeMap<String, f32>,
+    /// Identifier mentions: simple (`flatten`) or dotted (`Mul.flatten`, `a.b.c`).
+    pub identifiers: BTreeMap<String, f32>,
+}
+
+/// Weight of an identifier seen in code (a block, an inline span, a session or traceback).
+pub const IN_CODE: f32 = 1.0;
+/// Weight of an identifier in prose whose shape only code has (`snake_case`, `camelCase`).
+pub const CODE_SHAPED: f32 = 0.8;
+
+/// Words that are syntax or ubiquitous builtins in the languages acms reads: naming them
+/// says nothing about which code a task is about.
+const NOISE: &[&str] = &[
+    "and",
+    "any",
+    "args",
+    "array",
+    "as",
+    "assert",
+    "async",
+    "await",
+    "bool",
+    "break",
+    "case",
+    "catch",
+    "class",
+    "const",
+    "continue",
+    "def",
+    "default",
+    "del",
+    "dict",
+    "elif",
+    "else",
+    "enum",
+    "error",
+    "except",
+    "export",
+    "extends",
+    "false",
+    "finally",
+    "float",
+    "for",
+    "from",
+    "function",
+    "global",
+    "if",
+    "impl",
+    "import",
+    "in",
+    "int",
+    "interface",
+    "is",
+    "isinstance",
+    "kwargs",
+    "lambda",
+    "len",
+    "let",
+    "list",
+    "match",
+    "mod",
+    "mut",
+    "new",
+    "none",
+    "not",
+    "null",
+    "number",
+    "object",
+    "or",
+    "pass",
+    "print",
+    "pub",
+    "raise",
+    "range",
+    "return",
+    "self",
+    "set",
+    "static",
+    "str",
+    "string",
+    "struct",
+    "super",
+    "this",
+    "throw",
+    "trait",
+    "true",
+    "try",
+    "tuple",
+    "type",
+    "typeof",
+    "undefined",
+    "use",
+    "var",
+    "void",
+    "where",
+    "while",
+    "with",
+    "yield",
+    "fn",
+    "self",
+    "cls",
+    "err",
+    "ok",
+    "some",
+    "value",
+    "result",
+    "test",
+    "tests",
+    "file",
+    "line",
+    "traceback",
+    "recent",
+    "call",
+    "last",
+    "most",
+    "the",
+    "out",
+    "usr",
+    "lib",
+    "site",
+    "packages",
+    "python",
+    "home",
+    "users",
+    "src",
+    "http",
+    "https",
+    "www",
+    "com",
+    "org",
+    "github",
+];
+
+fn is_noise(word: &str) -> bool {
+    let lower = word.to_ascii_lowercase();
+    lower.len() < 3 || NOISE.contains(&lower.as_str()) || lower.chars().all(|c| c.is_ascii_digit())
+}
+
+fn ident_start(c: char) -> bool {
+    c.is_ascii_alphabetic() || c == '_' || c == '$'
+}
+
+fn ident_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '$'
+}
+
+/// Identifier chains of `s` (`a.b.c` kept whole), with whether each is followed by `(`.
+fn chains(s: &str) -> Vec<(String, bool)> {
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if ident_start(chars[i]) && (i == 0 || !ident_char(chars[i - 1]) && chars[i - 1] != '\\') {
+            let start = i;
+            loop {
+                while i < chars.len() && ident_char(chars[i]) {
+                    i += 1;
+                }
+                // A dot (or `::`) followed by another identifier continues the chain.
+                if i + 1 < chars.len() && chars[i] == '.' && ident_start(chars[i + 1]) {
+                    i += 1;
+                    continue;
+                }
+                if i + 2 < chars.len()
+                    && chars[i] == ':'
+                    && chars[i + 1] == ':'
+                    && ident_start(chars[i + 2])
+                {
+                    i += 2;
+                    continue;
+                }
+                break;
+            }
+            let chain: String = chars[start..i].iter().collect();
+            let called = chars[i..]
+                .iter()
+                .find(|c| !c.is_whitespace())
+                .is_some_and(|c| *c == '(');
+            out.push((chain, called));
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// `snake_case`, `camelCase`, `PascalCase2`, `__dunder__`: a shape prose words do not have.
+fn code_shaped(word: &str) -> bool {
+    let inner_upper = word
+        .char_indices()
+        .skip(1)
+        .any(|(i, c)| c.is_ascii_uppercase() && word[..i].chars().any(|p| p.is_ascii_lowercase()));
+    (word.contains('_') && word.trim_matches('_').len() > 1) || inner_upper
+}
+
+const SOURCE_EXTENSIONS: &[&str] = &[
+    "py", "pyi", "ts", "tsx", "js", "jsx", "mjs", "cjs", "rs", "java", "md", "rst", "json", "toml",
+    "yaml", "yml", "cfg", "ini", "txt", "go", "c", "h", "cpp", "hpp", "kt", "rb",
+];
+
+/// A path-like token: has a known source extension, or at least two `/`-separated parts.
+fn path_like(token: &str) -> Option<String> {
+    let t = token
+        .trim_matches(|c: char| "\"'`()[]{}<>,;!?".contains(c))
+        .trim_end_matches('.');
+    let t = t.strip_prefix("./").unwrap_or(t);
+    // `path.py:12` or `path.py:12:5`: drop the position.
+    let t = match t.split_once(':') {
+        Some((p, rest)) if rest.chars().next().is_some_and(|c| c.is_ascii_digit()) => p,
+        _ => t,
+    };
+    if t.len() < 4 || t.contains("://") || !t.chars().all(|c| ident_char(c) || "./-@".contains(c)) {
+        return None;
+    }
+    let ext = t.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
+    let has_ext = SOURCE_EXTENSIONS.contains(&ext);
+    let parts = t.split('/').filter(|p| !p.is_empty()).count();
+    (has_ext
+        && t.rsplit('/')
+            .next()
+            .is_some_and(|f| f.len() > ext.len() + 1)
+        || parts >= 3)
+        .then(|| t.to_string())
+}
+
+/// Whether a fenced block is an interactive session (`>>>`, `In [1]:`): then only its prompt
+/// lines are code, the rest is output.
+fn session_block(lines: &[&str]) -> bool {
+    lines.iter().any(|l| {
+        let t = l.trim_start();
+        t.starts_with(">>>") || t.starts_with("In [")
+    })
+}
+
+/// `line` with the contents of its string literals blanked: words in strings (messages,
+/// LaTeX, test data) do not name code.
+fn without_strings(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in line.chars() {
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                    out.push(c);
+                }
+            }
+            None => {
+                if c == '"' || c == '\'' || c == '`' {
+                    quote = Some(c);
+                }
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// The prose of `text`: everything outside fenced blocks.
+fn prose(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_fence = false;
+    for line in text.lines() {
+        let t = line.trim_start();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            in_fence = !in_fence;
+            continue;
+        }
+        if !in_fence {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The code regions of `text`: fenced blocks (only the prompt lines of a session), inline
+/// spans, session and traceback lines.
+fn code_regions(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut in_fence = false;
+    let all: Vec<&str> = text.lines().collect();
+    let mut session = false;
+    for (i, line) in all.iter().copied().enumerate() {
+        let t = line.trim_start();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            in_fence = !in_fence;
+            if in_fence {
+                let end = all[i + 1..]
+                    .iter()
+                    .position(|l| {
+                        let t = l.trim_start();
+                        t.starts_with("```") || t.starts_with("~~~")
+                    })
+                    .map_or(all.len(), |p| i + 1 + p);
+                session = session_block(&all[i + 1..end]);
+            }
+            continue;
+        }
+        if in_fence
+            && session
+            && !(t.starts_with(">>>") || t.starts_with("...") || t.starts_with("In ["))
+        {
+            continue;
+        }
+        if in_fence
+            || t.starts_with(">>>")
+            || t.starts_with("...")
+            || t.starts_with("In [")
+            || t.starts_with("File \"")
+            || t.starts_with("at ")
+            || line.starts_with("    ")
+            || line.starts_with('\t')
+        {
+            out.push(line);
+            continue;
+        }
+        // Inline `code` spans.
+        let mut rest = line;
+        while let Some(a) = rest.find('`') {
+            let after = &rest[a + 1..];
+            let Some(b) = after.find('`') else { break };
+            out.push(&after[..b]);
+            rest = &after[b + 1..];
+        }
+    }
+    out
+}
+
+fn python_frame(line: &str) -> Option<Frame> {
+    let rest = line.trim_start().strip_prefix("File \"")?;
+    let (path, rest) = rest.split_once('"')?;
+    let rest = rest.trim_start().strip_prefix(',')?.trim_start();
+    let rest = rest.strip_prefix("line ")?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    let function = rest
+        .split_once(", in ")
+        .map(|(_, f)| f.trim().to_string())
+        .filter(|f| f.chars().all(ident_char) && !f.is_empty());
+    Some(Frame {
+        path: path.to_string(),
+        line: digits.parse().ok(),
+        function,
+    })
+}
+
+/// `at fn (path:L:C)`, `at path:L:C`, `panicked at path:L:C`.
+fn at_frame(line: &str) -> Option<Frame> {
+    let t = line.trim_start();
+    let rest = t
+        .strip_prefix("at ")
+        .or_else(|| t.split_once("panicked at ").map(|(_, r)| r))?;
+    let (function, loc) = match rest.split_once(" (") {
+        Some((f, loc)) => (Some(f.trim().to_string()), loc.trim_end_matches([')', ','])),
+        None => (None, rest.trim_end_matches([':', ','])),
+    };
+    let mut parts = loc.split(':');
+    let path = parts.next()?.to_string();
+    path_like(&path)?;
+    let line = parts.next().and_then(|l| l.parse().ok());
+    let function = function
+        .map(|f| f.rsplit(['.', ':']).next().unwrap_or(&f).to_string())
+        .filter(|f| !f.is_empty() && f.chars().all(ident_char));
+    Some(Frame {
+        path,
+        line,
+        function,
+    })
+}
+
+fn add(map: &mut BTreeMap<String, f32>, key: &str, weight: f32) {
+    let e = map.entry(key.to_string()).or_insert(0.0);
+    *e = e.max(weight);
+}
+
+/// Reads `text` (see the module doc).
+pub fn read(text: &str) -> TaskReading {
+    let mut r = TaskReading::default();
+    for line in text.lines() {
+        if let Some(f) = python_frame(line).or_else(|| at_frame(line)) {
+            if !r.frames.contains(&f) {
+                r.frames.push(f);
+            }
+        }
+    }
+    for f in &r.frames {
+        add(&mut r.paths, &f.path, IN_CODE);
+        if let Some(func) = &f.function
+            && !is_noise(func)
+            && func != "<module>"
+        {
+            add(&mut r.identifiers, func, IN_CODE);
+        }
+    }
+    for region in code_regions(text) {
+        for (chain, _) in chains(&without_strings(region)) {
+            note_chain(&mut r, &chain, IN_CODE);
+        }
+        for token in region.split_whitespace() {
+            if let Some(p) = path_like(token) {
+                add(&mut r.paths, &p, IN_CODE);
+            }
+        }
+    }
+    for token in text.split_whitespace() {
+        if let Some(p) = path_like(token) {
+            add(&mut r.paths, &p, CODE_SHAPED);
+        }
+    }
+    for (chain, called) in chains(&prose(text)) {
+        let dotted = chain.contains('.') || chain.contains("::");
+        let shaped = called || dotted || chain.split(['.', ':']).any(code_shaped);
+        if shaped {
+            note_chain(&mut r, &chain, CODE_SHAPED);
+        }
+    }
+    // A dotted chain that is really a file name (`setup.py`) is a path, not a symbol.
+    let paths: Vec<String> = r.paths.keys().cloned().collect();
+    r.identifiers
+        .retain(|k, _| !paths.iter().any(|p| p.ends_with(k.as_str())));
+    r
+}
+
+/// Records a chain: the whole dotted name, each of its last two segments, and (for lowercase
+/// dotted chains of three or more parts) the module path it may be.
+fn note_chain(r: &mut TaskReading, chain: &str, weight: f32) {
+    let norm = chain.replace("::", ".");
+    let segments: Vec<&str> = norm.split('.').filter(|s| !s.is_empty()).collect();
+    if segments.is_empty() {
+        return;
+    }
+    if segments.len() >= 2 {
+        let tail = segments[segments.len() - 2..].join(".");
+        if !is_noise(segments[segments.len() - 1]) {
+            add(&mut r.identifiers, &tail, weight);
+        }
+        if segments.len() >= 3
+            && segments
+                .iter()
+                .all(|s| s.chars().all(|c| !c.is_ascii_uppercase()))
+        {
+            add(&mut r.paths, &segments.join("/"), weight * 0.9);
+        }
+    }
+    // Only the last segment names the thing itself: `x.foo()` mentions `foo`, not `x`; a
+    // leading capitalised segment is a class (`Mul.flatten` mentions `Mul`).
+    if let Some(last) = segments.last()
+        && !is_noise(last)
+    {
+        add(&mut r.identifiers, last, weight);
+    }
+    if segments.len() >= 2 {
+        let first = segments[0];
+        if first.chars().next().is_some_and(|c| c.is_ascii_uppercase()) && !is_noise(first) {
+            add(&mut r.identifiers, first, weight * 0.8);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_traceback_frames_name_files_and_functions() {
+        let r = read(
+            "Traceback (most recent call last):\n  File \"/home/u/sympy/core/mul.py\", line 250, in flatten\n    c_part.append(o)\nTypeError: bad",
+        );
+        assert_eq!(
+            r.frames,
+            [Frame {
+                path: "/home/u/sympy/core/mul.py".into(),
+                line: Some(250),
+                function: Some("flatten".into()),
+            }]
+        );
+        assert_eq!(r.identifiers.get("flatten"), Some(&IN_CODE));
+        assert!(r.paths.contains_key("/home/u/sympy/core/mul.py"));
+    }
+
+    #[test]
+    fn code_identifiers_outweigh_prose_and_noise_is_skipped() {
+        let r = read(
+            "`ccode(sinc(x))` doesn't work; see the CCodePrinter and the get_value helper.\n```\n>>> from sympy import Piecewise\n```",
+        );
+        assert_eq!(r.identifiers.get("ccode"), Some(&IN_CODE));
+        assert_eq!(r.identifiers.get("sinc"), Some(&IN_CODE));
+        assert_eq!(r.identifiers.get("Piecewise"), Some(&IN_CODE));
+        assert_eq!(r.identifiers.get("CCodePrinter"), Some(&CODE_SHAPED));
+        assert_eq!(r.identifiers.get("get_value"), Some(&CODE_SHAPED));
+        assert!(!r.identifiers.contains_key("from"));
+        assert!(!r.identifiers.contains_key("doesn"));
+        assert!(!r.identifiers.contains_key("helper"));
+    }
+
+    #[test]
+    fn dotted_names_paths_and_positions() {
+        let r = read(
+            "Calling `Mul.flatten` breaks; see sympy/core/mul.py:120 and sympy.printing.latex",
+        );
+        assert!(r.identifiers.contains_key("Mul.flatten"));
+        assert!(r.identifiers.contains_key("flatten"));
+        assert!(r.identifiers.contains_key("Mul"));
+        assert!(r.paths.contains_key("sympy/core/mul.py"));
+        assert!(r.paths.contains_key("sympy/printing/latex"));
+        assert!(!r.identifiers.contains_key("mul.py"));
+    }
+
+    #[test]
+    fn javascript_and_rust_frames() {
+        let r = read(
+            "    at Router.match (src/router/trie.ts:42:7)\nthread 'main' panicked at axum/src/routing/mod.rs:310:9:",
+        );
+        assert_eq!(r.frames.len(), 2, "{:?}", r.frames);
+        assert_eq!(r.frames[0].function.as_deref(), Some("match"));
+        assert_eq!(r.frames[1].path, "axum/src/routing/mod.rs");
+        assert_eq!(r.frames[1].line, Some(310));
+    }
+
+    #[test]
+    fn session_output_and_strings_are_not_code() {
+        let r = read(
+            "```\n>>> latex(p)\n'\\\\left( a x \\\\right)'\n>>> print(\"frobnicate_all\")\n```",
+        );
+        assert!(r.identifiers.contains_key("latex"));
+        assert!(!r.identifiers.contains_key("left"), "{:?}", r.identifiers);
+        assert!(!r.identifiers.contains_key("right"));
+        assert!(!r.identifiers.contains_key("frobnicate_all"));
+    }
+
+    #[test]
+    fn nothing_in_plain_prose() {
+        let r = read("The page renders slowly when the list is long.");
+        assert!(r.identifiers.is_empty() && r.paths.is_empty() && r.frames.is_empty());
+    }
+}
