@@ -20,6 +20,11 @@ fn index(repo: &Path, extra: &[&str]) -> Output {
     run(&args)
 }
 
+fn index_ok(repo: &Path, extra: &[&str]) {
+    let out = index(repo, extra);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
 fn keyword_hits(repo: &Path) -> Output {
     let index = repo.join(".acms");
     run(&[
@@ -52,7 +57,7 @@ fn delete_keyword_segments(repo: &Path) -> usize {
 fn deleted_keyword_files_are_rebuilt_by_the_next_run() {
     let repo = fixture();
     let root = repo.path();
-    assert!(index(root, &[]).status.success());
+    index_ok(root, &[]);
     assert!(delete_keyword_segments(root) > 0);
 
     let out = index(root, &[]);
@@ -87,7 +92,7 @@ fn deleted_keyword_files_are_rebuilt_by_the_next_run() {
 fn a_keyword_index_behind_the_store_is_reported() {
     let repo = fixture();
     let root = repo.path();
-    assert!(index(root, &[]).status.success());
+    index_ok(root, &[]);
     std::fs::write(
         root.join("shop/extra.py"),
         "def gift_wrap(order):\n    return order\n",
@@ -114,7 +119,7 @@ fn a_keyword_index_behind_the_store_is_reported() {
     let hits = keyword_hits(root);
     assert!(stderr(&hits).contains("keyword index"), "{}", stderr(&hits));
 
-    assert!(index(root, &[]).status.success());
+    index_ok(root, &[]);
     let out = keyword_hits(root);
     assert!(!stderr(&out).contains("keyword index"), "{}", stderr(&out));
 }
@@ -125,7 +130,7 @@ fn a_keyword_index_behind_the_store_is_reported() {
 fn a_garbled_store_is_refused_until_rebuilt() {
     let repo = fixture();
     let root = repo.path();
-    assert!(index(root, &[]).status.success());
+    index_ok(root, &[]);
     let db = root.join(".acms/index.sqlite");
     let mut bytes = std::fs::read(&db).unwrap();
     let page = 4096;
@@ -162,7 +167,7 @@ fn a_garbled_store_is_refused_until_rebuilt() {
 fn a_missing_fragment_text_fails_the_query() {
     let repo = fixture();
     let root = repo.path();
-    assert!(index(root, &[]).status.success());
+    index_ok(root, &[]);
     let db = root.join(".acms/index.sqlite");
     {
         let conn = rusqlite::Connection::open(&db).unwrap();
