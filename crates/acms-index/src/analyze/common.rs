@@ -76,7 +76,7 @@ impl Clock {
     /// True once the deadline has passed (checked on every 4096th call).
     pub fn expired(&mut self) -> bool {
         self.ticks = self.ticks.wrapping_add(1);
-        self.ticks % 4096 == 0 && Instant::now() >= self.deadline
+        self.ticks.is_multiple_of(4096) && Instant::now() >= self.deadline
     }
 }
 

@@ -778,7 +778,7 @@ fn finish(
                 while ex.peek().is_some_and(|(_, b)| *b < l) {
                     ex.next();
                 }
-                if !ex.peek().is_some_and(|(a, _)| *a <= l) {
+                if ex.peek().is_none_or(|(a, _)| *a > l) {
                     st.kept.insert(l);
                     outline.insert(l);
                 }
