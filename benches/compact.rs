@@ -119,7 +119,7 @@ fn bench(c: &mut Criterion) {
         let mut config = CompactConfig::new(limit);
         config.tiers = tiers;
         config.category_report = categories;
-        Compactor::new(config, meter).unwrap().at_time(END)
+        Compactor::new(config, meter.clone()).unwrap().at_time(END)
     };
     for (name, tiers, limit) in [
         ("tier1", [true, false, false, false], 200_000),

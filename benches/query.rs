@@ -1,8 +1,9 @@
 //! Query benchmark on the same real corpus as the index benchmark: per-strategy retrieval
 //! latency (p50/p95), all three default strategies together, and end-to-end assembly
 //! (`Engine::assemble`, the call behind `acms query`) at an 8k budget. Queries are the first
-//! sentences of docstrings in the corpus. Vectors use the real model when `ACMS_MODEL_DIR`
-//! holds it (run `scripts/fetch-model.sh`), else the built-in embedder; the table says which.
+//! sentences of docstrings in the corpus. Vectors use the default model installed by
+//! `scripts/fetch-model.sh` (without it the semantic strategy is unavailable); the table says
+//! which.
 //!
 //! `cargo bench -p acms-benches --bench query`
 

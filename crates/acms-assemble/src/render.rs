@@ -32,6 +32,17 @@ pub fn header(node: &NodeRecord, module: Option<&NodeRecord>, depth: Depth) -> S
     )
 }
 
+/// One node alone as a block (header, text, newline): what `expand` hands out.
+pub fn fragment(node: &NodeRecord, depth: Depth, text: &str) -> String {
+    let mut s = header(node, None, depth);
+    s.push('\n');
+    s.push_str(text);
+    if !text.ends_with('\n') {
+        s.push('\n');
+    }
+    s
+}
+
 /// A path or name as it may appear in a header line: control characters (a newline in a file
 /// name would forge a header) are shown escaped.
 pub fn escape(s: &str) -> String {

@@ -1,10 +1,11 @@
-//! `acms index`: build or update the knowledge index of a repository.
+//! `acms index`: build or update the knowledge index of a repository, and the model flags
+//! every command that embeds (index, query, search) shares.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use acms::RepositoryIndex;
 use acms::index::IndexOptions;
+use acms::{ContextConfig, EmbeddingOptions, RepositoryIndex};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::Format;
@@ -16,7 +17,8 @@ pub struct IndexArgs {
     /// Index directory (default: <REPO>/.acms).
     #[arg(long)]
     index: Option<PathBuf>,
-    /// Configuration file (default: <REPO>/acms.toml when present).
+    /// Configuration file (default: ~/.config/acms/config.toml, then <REPO>/acms.toml, which
+    /// may not choose the model or raise limits).
     #[arg(long)]
     config: Option<PathBuf>,
     /// Discard the existing index and build it from scratch.
@@ -25,8 +27,51 @@ pub struct IndexArgs {
     /// Skip embeddings (the semantic strategy then reports itself unavailable).
     #[arg(long)]
     no_vectors: bool,
+    #[command(flatten)]
+    model: ModelArgs,
     #[arg(long, value_enum, default_value_t)]
     format: Format,
+}
+
+/// Which embedder to use; each flag overrides the configuration. Queries must use the same
+/// embedder as the index they read.
+#[derive(clap::Args, Default)]
+pub struct ModelArgs {
+    /// Embedding model directory (default: the user's model cache, ~/.cache/acms/models/NAME,
+    /// filled by scripts/fetch-model.sh).
+    #[arg(long, value_name = "DIR")]
+    model_dir: Option<PathBuf>,
+    /// Model name in the user's model cache (see scripts/fetch-model.sh --list).
+    #[arg(long, value_name = "NAME")]
+    model: Option<String>,
+    /// `model` (a local ONNX model) or `hash` (the built-in lexical embedder, for tests).
+    #[arg(long, value_name = "KIND", value_parser = ["model", "hash"])]
+    embedder: Option<String>,
+}
+
+impl ModelArgs {
+    /// Writes the flags given into `config` (a relative `--model-dir` is relative to the
+    /// current directory, as the user typed it).
+    pub fn apply(&self, config: &mut ContextConfig) -> anyhow::Result<()> {
+        let s = &mut config.strategies.semantic_embedding;
+        if let Some(dir) = &self.model_dir {
+            s.model_dir = Some(std::path::absolute(dir)?.to_string_lossy().into_owned());
+        }
+        if let Some(name) = &self.model {
+            if !acms::core::valid_model_name(name) {
+                anyhow::bail!(
+                    "--model {name}: not a model name (see scripts/fetch-model.sh --list)"
+                );
+            }
+            s.model = name.clone();
+        }
+        match self.embedder.as_deref() {
+            Some("hash") => s.embedder = acms::core::EmbedderKind::Hash,
+            Some(_) => s.embedder = acms::core::EmbedderKind::Model,
+            None => {}
+        }
+        Ok(())
+    }
 }
 
 pub fn run(args: &IndexArgs) -> anyhow::Result<ExitCode> {
@@ -36,7 +81,8 @@ pub fn run(args: &IndexArgs) -> anyhow::Result<ExitCode> {
             args.repo.display()
         );
     }
-    let config = crate::load_config(args.config.as_deref(), Some(&args.repo))?;
+    let mut config = crate::load_config(args.config.as_deref(), Some(&args.repo))?;
+    args.model.apply(&mut config.context)?;
     let bar = crate::interactive().then(|| {
         let bar = ProgressBar::new(0);
         bar.set_style(
@@ -51,12 +97,32 @@ pub fn run(args: &IndexArgs) -> anyhow::Result<ExitCode> {
             bar.set_position(done as u64);
         }
     };
+    let searchable = || {
+        if let Some(bar) = &bar {
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} embedding {pos}/{len} symbols {wide_bar} {per_sec} ETA {eta} \
+                     (keyword and graph queries already work)",
+                )
+                .expect("static template"),
+            );
+            bar.set_position(0);
+            bar.set_length(0);
+            bar.reset_eta();
+        }
+    };
     let mut opts = IndexOptions::new(&args.repo);
     opts.index_dir = crate::index_dir(args.index.as_ref(), &args.repo);
     opts.config = config.context;
     opts.rebuild = args.rebuild;
     opts.progress = Some(&progress);
-    let report = acms::index_repository(&args.repo, &opts, !args.no_vectors)?;
+    let embedding = EmbeddingOptions {
+        enabled: !args.no_vectors,
+        on_searchable: Some(&searchable),
+        progress: Some(&progress),
+        embedder: None,
+    };
+    let report = acms::index_repository_with(&args.repo, &opts, &embedding)?;
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
@@ -104,13 +170,29 @@ fn text_report(report: &RepositoryIndex, index_dir: &std::path::Path) -> String 
         d.keyword_docs,
         if d.keyword_rebuilt { " (rebuilt)" } else { "" }
     );
+    if let Some(why) = &report.semantic_unavailable {
+        eprintln!("note: {why}");
+    }
     if let Some(line) = &report.embedder {
+        if let Some(note) = &d.vectors_note {
+            eprintln!("note: vectors: {note}");
+        }
+        let rate = if d.embed_seconds > 0.0 {
+            format!(", {:.0} symbols/s", d.embedded as f64 / d.embed_seconds)
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "vectors: {} embedded, {} total ({:.2} s); {line}",
+            "vectors: {} embedded, {} total ({:.2} s{rate}){}; {line}",
             d.embedded,
             d.vectors.unwrap_or(0),
-            d.embed_seconds
+            d.embed_seconds,
+            if d.vectors_complete {
+                ""
+            } else {
+                " — incomplete, the next `acms index` resumes"
+            }
         );
     }
     out

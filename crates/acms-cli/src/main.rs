@@ -5,8 +5,12 @@
 //! An error prints as one line, each cause once. A closed stdout (`acms … | head`) ends the
 //! command quietly with 0: the work is done, only its report had no reader.
 
+mod artifact;
 mod compact;
 mod index;
+mod mcp;
+mod plan;
+mod proxy;
 mod query;
 mod search;
 
@@ -37,6 +41,14 @@ enum Command {
     Search(search::SearchArgs),
     /// Compact a conversation (OpenAI/Anthropic JSON) to fit a context limit.
     Compact(compact::CompactArgs),
+    /// Serve an OpenAI-compatible proxy that bounds every request before forwarding it.
+    Proxy(proxy::ProxyArgs),
+    /// Read or verify a stored artifact (`get` / `verify DIGEST`).
+    Artifact(artifact::ArtifactArgs),
+    /// Plans with phases, child plans and decision memory.
+    Plan(plan::PlanArgs),
+    /// Serve acms to agent hosts over the Model Context Protocol (stdio).
+    Mcp(mcp::McpArgs),
 }
 
 /// Output format shared by the commands.
@@ -49,13 +61,22 @@ pub enum Format {
     Json,
 }
 
-/// The configuration: `--config FILE`, else `<repo>/acms.toml`, else the defaults.
+/// The configuration: `--config FILE` (trusted, every key), else the user's
+/// `~/.config/acms/config.toml` overridden by `<repo>/acms.toml` (which may not choose the
+/// model or the LLM endpoint, nor raise limits: such keys are ignored with a warning).
 pub fn load_config(config: Option<&Path>, repo: Option<&Path>) -> anyhow::Result<acms::Config> {
-    Ok(match (config, repo) {
-        (Some(path), _) => acms::Config::from_file(path)?,
-        (None, Some(repo)) => acms::Config::for_repo(repo)?,
-        (None, None) => acms::Config::default(),
-    })
+    let loaded = match (config, repo) {
+        (Some(path), _) => acms::Config::load(Some(path), None)?,
+        (None, Some(repo)) => acms::Config::for_repo_with_warnings(repo)?,
+        (None, None) => {
+            let user = acms::core::user_config_path().filter(|p| p.is_file());
+            acms::Config::load(user.as_deref(), None)?
+        }
+    };
+    for w in &loaded.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(loaded.config)
 }
 
 /// The task text: the argument itself, or stdin when it is `-`.
@@ -123,6 +144,10 @@ fn main() -> ExitCode {
         Command::Query(args) => query::run(args),
         Command::Search(args) => search::run(args),
         Command::Compact(args) => compact::run(args),
+        Command::Proxy(args) => proxy::run(args),
+        Command::Artifact(args) => artifact::run(args),
+        Command::Plan(args) => plan::run(args),
+        Command::Mcp(args) => mcp::run(args),
     };
     match result {
         Ok(code) => code,

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use acms::{AssemblyRequest, Budget, Engine, Query, Tokenizer};
+use acms::{BudgetSpec, Query, Tokenizer, Workspace, WorkspaceOptions};
 
 use crate::Format;
 
@@ -21,6 +21,8 @@ pub struct QueryArgs {
     /// Configuration file.
     #[arg(long)]
     config: Option<PathBuf>,
+    #[command(flatten)]
+    model: crate::index::ModelArgs,
     /// A file the task mentions (repeatable).
     #[arg(long = "file")]
     files: Vec<String>,
@@ -39,21 +41,25 @@ fn parse_tokenizer(s: &str) -> Result<Tokenizer, String> {
 
 pub fn run(args: &QueryArgs) -> anyhow::Result<ExitCode> {
     let mut config = crate::load_config(args.config.as_deref(), None)?.context;
+    args.model.apply(&mut config)?;
     if let Some(t) = args.tokenizer {
         config.tokenizer = t;
     }
-    let engine = Engine::open(&args.index, &config)?;
+    // Through the workspace, so files changed since the last index run are re-indexed first.
+    let mut ws = crate::plan::lib(Workspace::open_index(
+        &args.index,
+        WorkspaceOptions {
+            config: Some(config),
+            ..WorkspaceOptions::default()
+        },
+    ))?;
     let query = Query {
         text: crate::read_task(&args.task)?,
         mentioned_files: args.files.clone(),
         mentioned_symbols: args.symbols.clone(),
         previous: Vec::new(),
     };
-    let ctx = engine.assemble(&AssemblyRequest {
-        query,
-        budget: Budget::Tokens(args.budget),
-        parent: None,
-    })?;
+    let ctx = crate::plan::lib(ws.context(query, BudgetSpec::tokens(args.budget)))?.context;
     match args.format {
         Format::Json => {
             let out = serde_json::json!({

@@ -16,6 +16,8 @@ pub struct SearchArgs {
     /// Configuration file.
     #[arg(long)]
     config: Option<PathBuf>,
+    #[command(flatten)]
+    model: crate::index::ModelArgs,
     /// Run only this strategy (repeatable).
     #[arg(long = "strategy")]
     strategies: Vec<String>,
@@ -29,7 +31,8 @@ pub struct SearchArgs {
 }
 
 pub fn run(args: &SearchArgs) -> anyhow::Result<ExitCode> {
-    let config = crate::load_config(args.config.as_deref(), None)?.context;
+    let mut config = crate::load_config(args.config.as_deref(), None)?.context;
+    args.model.apply(&mut config)?;
     let retriever = Retriever::open(&args.index, &config, &StrategyRegistry::new(), None)?;
     let known: Vec<&str> = retriever.strategies().iter().map(|s| s.name()).collect();
     if let Some(unknown) = args

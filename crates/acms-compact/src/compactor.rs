@@ -20,13 +20,14 @@ use std::collections::HashSet;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::artifact::{ArtifactRef, ArtifactStore};
+use crate::assembly::{ReduceRequest, Reducer, ReducerError};
 use crate::budget::Thresholds;
 use crate::code::{CodeOutliner, IndexOutliner, compact_code, compact_fences, is_code_path};
 use crate::diagnostics::{self, Diagnostics, Outcome, Rejection, Stage, StageReport};
 use crate::measure::{Measured, Meter};
 use crate::model::{
-    CLEARED_SENTINEL, Conversation, Message, RESTORED_MARKER, Role, SUMMARY_MARKER, calls_by_id,
-    groups, latest_user, normalize,
+    CLEARED_PREFIX, Conversation, LEDGER_MARKER, Message, RESTORED_MARKER, Role, SUMMARY_MARKER,
+    ToolCall, calls_by_id, groups, is_cleared, latest_user, normalize,
 };
 use crate::session::{self, Access, call_access, call_path};
 use crate::summarize::{Summarizer, SummaryRequest};
@@ -35,6 +36,30 @@ use crate::{Error, Result};
 
 /// Prefix of a tool result replaced by an artifact reference.
 pub const OFFLOAD_MARKER: &str = "[Tool result offloaded to ";
+
+/// The one-line stub that replaces a cleared tool result: what produced it (the tool and its
+/// command or path, first 100 characters) and how long it was.
+pub fn cleared_stub(call: Option<&ToolCall>, content: &str) -> String {
+    let what = call.map_or_else(
+        || "tool".to_string(),
+        |c| {
+            let arg = session::call_command(c)
+                .or_else(|| call_path(c))
+                .unwrap_or_default();
+            let arg: String = arg.lines().next().unwrap_or("").chars().take(100).collect();
+            if arg.is_empty() {
+                c.name.clone()
+            } else {
+                format!("{} `{arg}`", c.name)
+            }
+        },
+    );
+    format!(
+        "{CLEARED_PREFIX}: {what} ({} lines, {} bytes)]",
+        content.lines().count(),
+        content.len()
+    )
+}
 
 /// Compaction settings. Sizes are in the [`Meter`]'s unit.
 #[derive(Debug, Clone, PartialEq)]
@@ -145,6 +170,42 @@ impl std::fmt::Debug for Compactor {
 struct Proposal {
     measured: Measured,
     changed: usize,
+}
+
+/// The tiers as a seam [`Reducer`]: attempt 1 proposes tier 1 (clear old tool results,
+/// code outlines), attempt 2 adds the session summary (tier 3 when a summarizer is set, else
+/// tier 2), attempt 3 and later add tier 4 (peel oldest rounds). Each proposal is the
+/// smallest state the tiers reach toward the target, fitting or not; the assembler decides.
+#[derive(Debug)]
+pub struct TieredReducer {
+    compactor: Compactor,
+}
+
+impl TieredReducer {
+    /// A reducer over `compactor` (its limit is replaced by each request's target; its meter
+    /// must be the assembler's).
+    pub fn new(compactor: Compactor) -> TieredReducer {
+        TieredReducer { compactor }
+    }
+}
+
+impl Reducer for TieredReducer {
+    fn propose(
+        &self,
+        request: &ReduceRequest<'_>,
+    ) -> std::result::Result<Vec<Message>, ReducerError> {
+        let tiers = match request.attempt {
+            1 => [true, false, false, false],
+            2 => [true, true, true, false],
+            _ => [true; 4],
+        };
+        let input = Measured::from_parts(request.messages.to_vec(), request.sizes.to_vec());
+        let (out, _) = self.compactor.run_best(input, request.target, tiers);
+        if out.total >= request.total {
+            return Err(ReducerError::Exhausted);
+        }
+        Ok(out.messages)
+    }
 }
 
 impl Compactor {
@@ -264,6 +325,30 @@ impl Compactor {
     }
 
     fn run(&self, input: Measured, limit: usize, tiers: [bool; 4]) -> Result<Compacted> {
+        let (cur, mut diag) = self.run_best(input, limit, tiers);
+        if cur.total > limit {
+            diag.outcome = Outcome::Irreducible;
+            return Err(Error::Irreducible {
+                size: cur.total,
+                limit,
+                unit: self.meter.unit(),
+                diagnostics: Box::new(diag),
+            });
+        }
+        Ok(Compacted {
+            conversation: Conversation::new(cur.messages),
+            diagnostics: diag,
+        })
+    }
+
+    /// Runs the enabled tiers toward `limit` and returns the smallest verified state
+    /// reached, over the limit or not (the seam's reducer uses it as a proposal).
+    pub(crate) fn run_best(
+        &self,
+        input: Measured,
+        limit: usize,
+        tiers: [bool; 4],
+    ) -> (Measured, Diagnostics) {
         let original_size = input.total;
         let original_messages = input.messages.len();
         let mut messages = input.messages;
@@ -305,7 +390,7 @@ impl Compactor {
                 let proposal = match stage {
                     Stage::Offload => self.offload(&cur, &mut diag.artifacts),
                     Stage::CodeCompaction => self.code(&cur),
-                    _ => self.microcompact(&cur),
+                    _ => self.microcompact(&cur, limit),
                 };
                 self.consider(stage, &reference, &mut cur, proposal, &mut diag);
             }
@@ -330,25 +415,12 @@ impl Compactor {
         diag.state_after = self.config.thresholds.state(window, cur.total);
         if self.config.category_report {
             let calls = calls_by_id(&cur.messages);
-            diag.categories =
-                diagnostics::categories(&cur.messages, &cur.sizes, &calls, &self.meter);
-        }
-        if cur.total > limit {
-            diag.outcome = Outcome::Irreducible;
-            return Err(Error::Irreducible {
-                size: cur.total,
-                limit,
-                unit: self.meter.unit(),
-                diagnostics: Box::new(diag),
-            });
+            diag.categories = diagnostics::categories(&cur.messages, &cur.sizes, &calls);
         }
         if cur.total != original_size || !diag.stages.is_empty() {
             diag.outcome = Outcome::Reduced;
         }
-        Ok(Compacted {
-            conversation: Conversation::new(cur.messages),
-            diagnostics: diag,
-        })
+        (cur, diag)
     }
 
     /// Verifies a stage's proposal, records it, and adopts it when valid. Returns whether it
@@ -501,7 +573,7 @@ impl Compactor {
             }
         });
         Ok(self.rewrite(cur, eligible, |_, m| {
-            if m.content == CLEARED_SENTINEL || m.content.starts_with(OFFLOAD_MARKER) {
+            if is_cleared(&m.content) || m.content.starts_with(OFFLOAD_MARKER) {
                 return None;
             }
             let file = m
@@ -518,7 +590,15 @@ impl Compactor {
         }))
     }
 
-    fn microcompact(&self, cur: &Measured) -> std::result::Result<Option<Proposal>, Rejection> {
+    /// Tier 1: clears old tool results oldest first, each replaced by a one-line stub naming
+    /// what was cleared, until the conversation fits `limit`; the facts of the cleared
+    /// results (error lines, traceback frames, failing tests) go into one session ledger
+    /// message placed before the first cleared round, so they outlive the text.
+    fn microcompact(
+        &self,
+        cur: &Measured,
+        limit: usize,
+    ) -> std::result::Result<Option<Proposal>, Rejection> {
         let now = self.now.unwrap_or_else(|| {
             SystemTime::now()
                 .duration_since(UNIX_EPOCH)
@@ -526,13 +606,115 @@ impl Compactor {
                 .unwrap_or(0.0)
         });
         let age = self.config.microcompact_age_secs;
-        Ok(self.rewrite(cur, self.old_results(&cur.messages), |_, m| {
-            // A result without a timestamp cannot be shown to be recent, so it counts as old.
-            let old = m.timestamp.is_none_or(|t| now - t >= age);
-            // An offloaded result is already a small, recoverable reference: keep it.
-            (old && m.content != CLEARED_SENTINEL && !m.content.starts_with(OFFLOAD_MARKER))
-                .then(|| CLEARED_SENTINEL.to_string())
+        let calls = calls_by_id(&cur.messages);
+        // A result without a timestamp cannot be shown to be recent, so it counts as old. An
+        // offloaded result is already a small, recoverable reference: keep it.
+        let candidates: Vec<usize> = self
+            .old_results(&cur.messages)
+            .into_iter()
+            .filter(|&i| {
+                let m = &cur.messages[i];
+                m.timestamp.is_none_or(|t| now - t >= age)
+                    && !is_cleared(&m.content)
+                    && !m.content.starts_with(OFFLOAD_MARKER)
+            })
+            .collect();
+        if candidates.is_empty() {
+            return Ok(None);
+        }
+        let mut messages = cur.messages.clone();
+        let mut sizes = cur.sizes.clone();
+        let mut total = cur.total;
+        let mut cleared: Vec<usize> = Vec::new();
+        let mut ledger: Option<(Message, usize)> = None;
+        for &i in &candidates {
+            let call = messages[i]
+                .tool_call_id
+                .as_deref()
+                .and_then(|id| calls.get(id))
+                .copied();
+            let before = sizes[i];
+            let mut stubbed = messages[i].clone();
+            stubbed.content = cleared_stub(call, &stubbed.content);
+            let after = self.meter.message(&stubbed);
+            // A result smaller than its stub stays as it is.
+            if after >= before {
+                continue;
+            }
+            messages[i] = stubbed;
+            sizes[i] = after;
+            total = total + after - before;
+            cleared.push(i);
+            // The ledger only adds size, so it is built once the stubs alone fit.
+            if total < limit {
+                ledger = self.ledger(&cur.messages, &cleared, &calls, limit - total);
+                let ledger_size = ledger.as_ref().map_or(0, |(_, n)| *n);
+                if total + ledger_size <= limit {
+                    break;
+                }
+            }
+        }
+        if cleared.is_empty() {
+            return Ok(None);
+        }
+        let ledger_size = ledger.as_ref().map_or(0, |(_, n)| *n);
+        if ledger.is_none() || total + ledger_size > limit {
+            // Not fitting yet: later tiers need room, so the ledger takes at most a fifth.
+            ledger = self.ledger(&cur.messages, &cleared, &calls, limit / 5);
+        }
+        let changed = cleared.len();
+        if let Some((m, size)) = ledger {
+            // Before the round that holds the first cleared result.
+            let first = cleared[0];
+            let at = groups(&messages)
+                .into_iter()
+                .find(|g| g.contains(&first))
+                .map_or(first, |g| g.start);
+            messages.insert(at, m);
+            sizes.insert(at, size);
+        }
+        Ok(Some(Proposal {
+            measured: Measured::from_parts(messages, sizes),
+            changed,
         }))
+    }
+
+    /// The ledger message of the facts in the cleared results, at the most detailed level
+    /// that fits `room` (the least detailed one when none does); `None` when there are none.
+    fn ledger(
+        &self,
+        original: &[Message],
+        cleared: &[usize],
+        calls: &std::collections::HashMap<&str, &crate::model::ToolCall>,
+        room: usize,
+    ) -> Option<(Message, usize)> {
+        let results: Vec<Message> = cleared.iter().map(|&i| original[i].clone()).collect();
+        let mut facts = session::extract(&results, calls);
+        // The calls stay in context: the ledger carries only what the results said.
+        facts.files.clear();
+        facts.edits.clear();
+        facts.tests_run.clear();
+        if facts.ledger_is_empty() {
+            return None;
+        }
+        let mut best = None;
+        for level in 0..session::LEDGER_LEVEL_COUNT {
+            let m = Message::text(
+                Role::User,
+                format!(
+                    "{LEDGER_MARKER}: facts from {} cleared tool results]{}",
+                    cleared.len(),
+                    facts.render_ledger(level)
+                ),
+            );
+            let size = self.meter.message(&m);
+            let fits = size <= room;
+            best = Some((m, size));
+            if fits {
+                break;
+            }
+        }
+        best
     }
 
     /// Tier 2 (`llm == false`) or tier 3: replaces older history with one summary message,
@@ -571,7 +753,11 @@ impl Compactor {
                 .flat_map(|g| msgs[gs[g].clone()].iter().cloned())
                 .collect();
             let facts = session::extract(&all, &calls);
-            self.meter.text(&facts.render_summary(all.len(), Some(400)))
+            // Room for the full ledger (up to half the room): a fact kept in the ledger is
+            // cheaper than the verbatim round it came from.
+            self.meter
+                .text(&facts.render_summary(all.len(), None))
+                .min(room / 2)
         };
         // Recent unprotected groups, newest first, contiguous from the end.
         let mut tail: Vec<usize> = Vec::new();

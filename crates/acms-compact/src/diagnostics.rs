@@ -12,21 +12,55 @@ use std::collections::HashMap;
 use crate::artifact::ArtifactRef;
 use crate::budget::BudgetState;
 use crate::code::{fences, is_code_path, is_signature_line};
-use crate::measure::{Meter, Unit};
+use crate::measure::Unit;
 use crate::model::{Message, Role, StructureWarning, ToolCall};
 use crate::session::{Access, call_access, call_path, looks_like_error};
 use crate::summarize::SummarizerError;
 
-/// How a compaction ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+/// How a compaction or a bounded assembly ended: three successes, two terminations. The
+/// terminations double as the termination category; a terminated assembly is never
+/// forwarded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
-    /// Already within the limit: returned unchanged.
+    /// Already within the trigger threshold: forwarded unchanged.
     WithinLimit,
-    /// Reduced to within the limit.
+    /// An accepted, verified reduction (eviction, offload or a reducer proposal) fits.
     Reduced,
-    /// Cannot fit; nothing may be forwarded.
+    /// No reducer proposal fitted within the attempt budget: required content plus the
+    /// recent optional context that fits, nothing reducer-made.
+    PreservationFallback,
+    /// Required content alone exceeds the hard limit.
     Irreducible,
+    /// Concurrent mutation of the history invalidated attempts until the budget ran out.
+    ConcurrentMutationLimit,
+}
+
+impl Outcome {
+    /// True for the outcomes whose context may be forwarded.
+    pub fn is_success(self) -> bool {
+        matches!(
+            self,
+            Outcome::WithinLimit | Outcome::Reduced | Outcome::PreservationFallback
+        )
+    }
+
+    /// The snake_case name, as serialized.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::WithinLimit => "within_limit",
+            Outcome::Reduced => "reduced",
+            Outcome::PreservationFallback => "preservation_fallback",
+            Outcome::Irreducible => "irreducible",
+            Outcome::ConcurrentMutationLimit => "concurrent_mutation_limit",
+        }
+    }
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// A compaction step.
@@ -75,6 +109,11 @@ pub enum Rejection {
     OverBudget,
     /// The artifact store could not be written.
     ArtifactWriteFailed,
+    /// Retained messages are out of their original order, or a new user request appears
+    /// after the latest one.
+    SequenceInvalid,
+    /// The reducer returned an error instead of a proposal.
+    ReducerFailed,
 }
 
 /// One stage's record.
@@ -146,7 +185,6 @@ pub fn categories(
     messages: &[Message],
     sizes: &[usize],
     calls: &HashMap<&str, &ToolCall>,
-    meter: &Meter,
 ) -> Vec<CategoryReport> {
     let mut size: HashMap<Category, usize> = HashMap::new();
     let mut entries: HashMap<Category, usize> = HashMap::new();
@@ -155,7 +193,9 @@ pub fn categories(
         let shares: Vec<(Category, usize)> = if parts.len() == 1 {
             vec![(parts[0].0, total)]
         } else {
-            let weights: Vec<usize> = parts.iter().map(|(_, t)| meter.text(t).max(1)).collect();
+            // Weights only need to be proportional: UTF-8 bytes, so the split costs no
+            // second tokenization of every message.
+            let weights: Vec<usize> = parts.iter().map(|(_, t)| t.len().max(1)).collect();
             let w: usize = weights.iter().sum();
             let mut s: Vec<(Category, usize)> = parts
                 .iter()

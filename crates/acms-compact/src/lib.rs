@@ -12,32 +12,63 @@
 //! - [`code`]: AST-aware compaction of code in messages behind [`CodeOutliner`].
 //! - [`summarize`]: the tier 3 [`Summarizer`] seam (LLM and deterministic).
 //! - [`diagnostics`]: sizes, counts, states, categories; never message text.
+//! - [`assembly`]: bounded assembly for one provider call — eviction, offload, reducer
+//!   proposals verified independently, preservation-only fallback, typed termination.
+//! - [`seam`]: the middleware at the provider seam ([`ClientStack`], [`CompactingClient`],
+//!   [`Seam`]) with fail-closed capability/profile resolution.
+//! - [`events`]: per-assembly diagnostics and progress events with one [`AssemblyId`].
+//! - [`lease`]: outer runs, per-digest leases (non-retransmission) and explicit rehydration.
+//! - [`retention`]: the fact-retention measure and the baselines it is compared with.
 //!
-//! **Architecture Invariant:** sizes are exact ([`Meter`]) on [`Message::render`], summed per
-//! message; no step is accepted unless strictly smaller and structurally valid.
+//! **Architecture Invariant:** every size is in the unit its [`Meter`] declares, measured on
+//! [`Message::render`] and summed per message; no step is accepted unless strictly smaller
+//! and structurally valid, and a terminated assembly is never forwarded.
 
 pub mod artifact;
+pub mod assembly;
 pub mod budget;
 pub mod code;
 mod compactor;
 pub mod diagnostics;
 mod error;
+pub mod events;
 pub mod format;
+pub mod lease;
 pub mod measure;
 pub mod model;
+pub mod retention;
+pub mod seam;
 pub mod session;
 pub mod summarize;
 pub mod verify;
 
-pub use artifact::{ArtifactRef, ArtifactStore};
+pub use artifact::{
+    ArtifactAttribution, ArtifactOperation, ArtifactOutcome, ArtifactRef, ArtifactStore,
+};
+pub use assembly::{
+    Assembler, AssemblyPolicy, Bounded, FixedHistory, ReduceRequest, Reducer, ReducerError,
+    TerminatedAssembly,
+};
 pub use budget::{BudgetState, BudgetTracker, StateChange, Threshold, Thresholds};
 pub use code::{CodeOutliner, IndexOutliner, NoOutliner};
-pub use compactor::{CompactConfig, Compacted, Compactor, History, OFFLOAD_MARKER, Skill};
+pub use compactor::{
+    CompactConfig, Compacted, Compactor, History, OFFLOAD_MARKER, Skill, TieredReducer,
+};
 pub use diagnostics::{
     Category, CategoryReport, Diagnostics, Outcome, Rejection, Stage, StageReport,
 };
-pub use error::{Error, Result};
+pub use error::{Error, Result, Terminated};
+pub use events::{
+    AssemblyDiagnostics, AssemblyId, AssemblyStage, CollectingSink, CompactionEvent, ProgressSink,
+    Verdict,
+};
 pub use format::{Document, Format};
-pub use measure::{Measured, Meter, Unit};
+pub use lease::{CallLeases, Rehydrated, RehydrationFailed, Run};
+pub use measure::{Estimator, Measured, Meter, SizeCache, Unit};
 pub use model::{CLEARED_SENTINEL, Conversation, Message, Role, ToolCall};
+pub use seam::{
+    Capability, CapabilityProfile, CapabilityState, CapabilityStatus, ChatProvider, ChatRequest,
+    ChatResponse, Client, ClientStack, CompactingClient, CompactionProfile, DeliveryPhase,
+    DiagnosticsStatus, HttpProvider, LlmProvider, Prepared, Seam, TrustBoundary,
+};
 pub use summarize::{DeterministicSummarizer, LlmSummarizer, Summarizer, SummarizerError};

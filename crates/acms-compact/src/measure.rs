@@ -1,76 +1,162 @@
-//! Sizes: the [`Meter`] that measures text in the configured [`Unit`] (exact tokens with
-//! `acms_core::TokenCounter`, or UTF-8 bytes), and [`Measured`], a conversation with the size
-//! of each message cached so tiers only count what they change.
+//! Sizes: the [`Meter`] that measures text in the unit its estimator declares — exact tokens
+//! with a named tokenizer (`acms_core::TokenCounter`), estimated tokens, UTF-8 bytes, or the
+//! opaque units of a custom [`Estimator`] — and [`Measured`], a conversation with the size of
+//! each message cached so tiers only count what they change.
 //!
 //! The size of a conversation is the sum of its messages' sizes, each measured on
 //! [`Message::render`] plus a fixed per-message framing overhead. Providers tokenize each
 //! message separately between role delimiters, so this sum is what is sent, not an estimate.
+//!
+//! **Invariant:** a size is never labelled tokens unless a tokenizer counted it
+//! ([`Unit::ExactTokens`]) or an estimator declared it an estimate of tokens
+//! ([`Unit::EstimatedTokens`]); a custom estimator cannot claim exact tokens.
+
+use std::sync::Arc;
 
 use acms_core::{ExactCounter, TokenCounter, Tokenizer};
 
 use crate::model::{Conversation, Message};
 
-/// The unit a limit is expressed in.
+/// The unit a size or limit is expressed in, as the governing estimator declared it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum Unit {
-    Tokens,
-    Bytes,
+    /// Tokens counted exactly with a named tokenizer.
+    ExactTokens,
+    /// An estimate of tokens (e.g. bytes / 3), not a count.
+    EstimatedTokens,
+    /// UTF-8 bytes.
+    Utf8Bytes,
+    /// Whatever a custom estimator counts; not tokens, not bytes.
+    Units,
+}
+
+impl Unit {
+    /// The plural label used when printing a size ("1200 estimated tokens").
+    pub fn label(self) -> &'static str {
+        match self {
+            Unit::ExactTokens => "tokens",
+            Unit::EstimatedTokens => "estimated tokens",
+            Unit::Utf8Bytes => "bytes",
+            Unit::Units => "units",
+        }
+    }
+}
+
+impl std::fmt::Display for Unit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// A custom size estimator (tests, or a host with its own notion of size). It declares its
+/// unit; [`Meter::custom`] refuses [`Unit::ExactTokens`], which only a tokenizer may claim.
+pub trait Estimator: Send + Sync + std::fmt::Debug {
+    /// The unit its sizes are in.
+    fn unit(&self) -> Unit;
+    /// The size of `text`.
+    fn measure(&self, text: &str) -> usize;
+    /// Fixed size added per message (framing).
+    fn per_message(&self) -> usize {
+        0
+    }
 }
 
 /// Tokens a chat-completions request spends framing one message (role delimiters), as in
 /// OpenAI's published counting recipe.
 pub const TOKENS_PER_MESSAGE: usize = 3;
 
+/// Bytes per estimated token: the padded ~3 bytes a token of code and prose takes, so the
+/// estimate errs on the large side.
+pub const BYTES_PER_ESTIMATED_TOKEN: usize = 3;
+
+#[derive(Debug, Clone)]
+enum Kind {
+    Exact(ExactCounter),
+    Estimated,
+    Bytes,
+    Custom(Arc<dyn Estimator>),
+}
+
 /// Measures text and messages in one unit.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Meter {
-    counter: Option<ExactCounter>,
+    kind: Kind,
 }
 
 impl Meter {
     /// Exact token counts with `tokenizer`.
     pub fn tokens(tokenizer: Tokenizer) -> Meter {
         Meter {
-            counter: Some(tokenizer.counter()),
+            kind: Kind::Exact(tokenizer.counter()),
+        }
+    }
+
+    /// Estimated tokens: UTF-8 bytes / [`BYTES_PER_ESTIMATED_TOKEN`], rounded up.
+    pub fn estimated_tokens() -> Meter {
+        Meter {
+            kind: Kind::Estimated,
         }
     }
 
     /// UTF-8 byte counts.
     pub fn bytes() -> Meter {
-        Meter { counter: None }
+        Meter { kind: Kind::Bytes }
+    }
+
+    /// Sizes from a custom `estimator`, in the unit it declares. Only a tokenizer counts
+    /// exact tokens, so an estimator that claims [`Unit::ExactTokens`] is refused.
+    pub fn custom(estimator: Arc<dyn Estimator>) -> crate::Result<Meter> {
+        if estimator.unit() == Unit::ExactTokens {
+            return Err(crate::Error::Config(
+                "a custom estimator cannot report exact tokens: use Meter::tokens with a tokenizer, or declare estimated tokens".into(),
+            ));
+        }
+        Ok(Meter {
+            kind: Kind::Custom(estimator),
+        })
     }
 
     /// The unit sizes are reported in.
     pub fn unit(&self) -> Unit {
-        if self.counter.is_some() {
-            Unit::Tokens
-        } else {
-            Unit::Bytes
+        match &self.kind {
+            Kind::Exact(_) => Unit::ExactTokens,
+            Kind::Estimated => Unit::EstimatedTokens,
+            Kind::Bytes => Unit::Utf8Bytes,
+            Kind::Custom(e) => e.unit(),
         }
     }
 
-    /// The tokenizer's name, when counting tokens.
+    /// The tokenizer's name, when counting exact tokens.
     pub fn tokenizer(&self) -> Option<&'static str> {
-        self.counter.map(|c| c.tokenizer().name())
+        match &self.kind {
+            Kind::Exact(c) => Some(c.tokenizer().name()),
+            _ => None,
+        }
     }
 
     /// The size of `text`.
     pub fn text(&self, text: &str) -> usize {
-        match &self.counter {
-            Some(c) => c.count(text),
-            None => text.len(),
+        match &self.kind {
+            Kind::Exact(c) => c.count(text),
+            Kind::Estimated => text.len().div_ceil(BYTES_PER_ESTIMATED_TOKEN),
+            Kind::Bytes => text.len(),
+            Kind::Custom(e) => e.measure(text),
+        }
+    }
+
+    /// Fixed framing size of one message.
+    pub fn per_message(&self) -> usize {
+        match &self.kind {
+            Kind::Exact(_) | Kind::Estimated => TOKENS_PER_MESSAGE,
+            Kind::Bytes => 0,
+            Kind::Custom(e) => e.per_message(),
         }
     }
 
     /// The size of one message as sent.
     pub fn message(&self, message: &Message) -> usize {
-        let framing = if self.counter.is_some() {
-            TOKENS_PER_MESSAGE
-        } else {
-            0
-        };
-        self.text(&message.render()) + framing
+        self.text(&message.render()) + self.per_message()
     }
 
     /// The longest prefix of `text` (cut at a char boundary, preferably a line end) whose size
@@ -109,6 +195,67 @@ pub(crate) fn floor_boundary(s: &str, mut i: usize) -> usize {
         i -= 1;
     }
     i
+}
+
+/// Per-message sizes remembered by content, for one [`Meter`]. An agent resends the same
+/// history on every provider call; only new or changed messages are counted again. Keys are
+/// 128 bits of blake3 over the canonical rendering, so a stale size cannot be returned for
+/// different text in practice. Bounded: cleared when it holds `capacity` entries.
+#[derive(Debug)]
+pub struct SizeCache {
+    map: std::sync::RwLock<std::collections::HashMap<u128, usize>>,
+    capacity: usize,
+}
+
+impl Default for SizeCache {
+    fn default() -> SizeCache {
+        SizeCache::new(200_000)
+    }
+}
+
+impl SizeCache {
+    /// A cache of at most `capacity` entries.
+    pub fn new(capacity: usize) -> SizeCache {
+        SizeCache {
+            map: Default::default(),
+            capacity: capacity.max(1),
+        }
+    }
+
+    /// The size of each of `messages` with `meter` (which must be the same meter on every
+    /// call of this cache).
+    pub fn measure(&self, messages: &[Message], meter: &Meter) -> Vec<usize> {
+        let rendered: Vec<String> = messages.iter().map(Message::render).collect();
+        let keys: Vec<u128> = rendered
+            .iter()
+            .map(|r| {
+                let h = blake3::hash(r.as_bytes());
+                let mut k = [0u8; 16];
+                k.copy_from_slice(&h.as_bytes()[..16]);
+                u128::from_le_bytes(k)
+            })
+            .collect();
+        let mut sizes: Vec<Option<usize>> = {
+            let map = self.map.read().unwrap_or_else(|e| e.into_inner());
+            keys.iter().map(|k| map.get(k).copied()).collect()
+        };
+        let mut fresh = Vec::new();
+        for (i, s) in sizes.iter_mut().enumerate() {
+            if s.is_none() {
+                let n = meter.text(&rendered[i]) + meter.per_message();
+                *s = Some(n);
+                fresh.push((keys[i], n));
+            }
+        }
+        if !fresh.is_empty() {
+            let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
+            if map.len() + fresh.len() > self.capacity {
+                map.clear();
+            }
+            map.extend(fresh);
+        }
+        sizes.into_iter().map(|s| s.unwrap_or(0)).collect()
+    }
 }
 
 /// A conversation with each message's size cached.
@@ -167,6 +314,9 @@ mod tests {
         let m = Measured::new(&conv, &t);
         assert_eq!(m.total, m.sizes.iter().sum::<usize>());
         assert_eq!(m.sizes[1], t.text("user\nhello world") + TOKENS_PER_MESSAGE);
+        let cache = SizeCache::new(10);
+        assert_eq!(cache.measure(&conv.messages, &t), m.sizes);
+        assert_eq!(cache.measure(&conv.messages, &t), m.sizes);
         let b = Measured::new(&conv, &Meter::bytes());
         assert_eq!(
             b.total,

@@ -49,8 +49,14 @@ pub struct ToolCall {
     pub arguments: String,
 }
 
+/// Where a message came from in a parsed document, so a writer can emit an unchanged message
+/// exactly as it was read (provider caches and unknown fields depend on it). Opaque: only
+/// `format` creates and reads it, and it takes no part in equality.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Origin(pub(crate) u32);
+
 /// One message of a conversation.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Message {
     pub role: Role,
     /// The text content (text parts joined).
@@ -65,6 +71,23 @@ pub struct Message {
     pub pinned: bool,
     /// Unix time in seconds, when the transcript records it.
     pub timestamp: Option<f64>,
+    /// The message of the parsed document this one was read from (`None` when built in code).
+    /// A rewritten copy keeps it, so the writer can still keep the fields the rewrite did
+    /// not touch.
+    pub origin: Option<Origin>,
+}
+
+/// Equality of what a message says; [`Message::origin`] is bookkeeping and is ignored.
+impl PartialEq for Message {
+    fn eq(&self, other: &Message) -> bool {
+        self.role == other.role
+            && self.content == other.content
+            && self.tool_calls == other.tool_calls
+            && self.tool_call_id == other.tool_call_id
+            && self.is_error == other.is_error
+            && self.pinned == other.pinned
+            && self.timestamp == other.timestamp
+    }
 }
 
 /// Prefix of the message tier 2/3 inserts in place of the compacted history.
@@ -73,8 +96,18 @@ pub const SUMMARY_MARKER: &str = "[Session summary";
 pub const RESTORED_MARKER: &str = "[Restored context";
 /// Prefix of a tool result whose call was missing, kept as plain user text.
 pub const ORPHAN_MARKER: &str = "[Orphaned tool result]";
-/// The tier 1 sentinel that replaces an old tool result.
+/// The tier 1 sentinel that replaces an old tool result (the whole text of a bare stub).
 pub const CLEARED_SENTINEL: &str = "[Old tool result content cleared]";
+/// Prefix of every tier 1 stub, bare or naming what was cleared
+/// (`[Old tool result content cleared: bash `pytest -x` (212 lines, 3 errors)]`).
+pub const CLEARED_PREFIX: &str = "[Old tool result content cleared";
+/// Prefix of the session ledger tier 1 keeps of what it cleared.
+pub const LEDGER_MARKER: &str = "[Session ledger";
+
+/// True for a tool result tier 1 has already cleared.
+pub fn is_cleared(content: &str) -> bool {
+    content.starts_with(CLEARED_PREFIX)
+}
 
 impl Message {
     /// A plain text message.
@@ -133,6 +166,9 @@ impl Message {
     pub fn is_user_request(&self) -> bool {
         self.role == Role::User
             && !self.content.starts_with(SUMMARY_MARKER)
+            && !self.content.starts_with(LEDGER_MARKER)
+            && !self.content.starts_with(crate::lease::REHYDRATED_MARKER)
+            && !self.content.starts_with(crate::lease::EVICTED_MARKER)
             && !self.content.starts_with(RESTORED_MARKER)
             && !self.content.starts_with(ORPHAN_MARKER)
     }
@@ -141,6 +177,7 @@ impl Message {
     pub fn is_compaction_artifact(&self) -> bool {
         self.role == Role::User
             && (self.content.starts_with(SUMMARY_MARKER)
+                || self.content.starts_with(LEDGER_MARKER)
                 || self.content.starts_with(RESTORED_MARKER))
     }
 }

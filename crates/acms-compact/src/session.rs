@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
 
-use crate::model::{CLEARED_SENTINEL, Message, Role, ToolCall};
+use crate::model::{Message, Role, ToolCall, is_cleared};
 
 /// How a tool call touched a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -26,6 +26,10 @@ pub struct ErrorFact {
     pub tool: String,
     pub first_line: String,
     pub followed_by: Option<String>,
+    /// The result's error lines, verbatim (trimmed, at most 200 characters each).
+    pub lines: Vec<String>,
+    /// Traceback frames as `path:line in function`.
+    pub frames: Vec<String>,
 }
 
 /// What the summary tiers know about a span of conversation.
@@ -39,6 +43,12 @@ pub struct SessionFacts {
     pub tool_counts: BTreeMap<String, usize>,
     /// The last assistant text.
     pub current_state: Option<String>,
+    /// Files written, with the functions and classes the writing call defines.
+    pub edits: Vec<(String, Vec<String>)>,
+    /// Commands that ran tests, verbatim (first 200 characters).
+    pub tests_run: Vec<String>,
+    /// Tests reported failing.
+    pub failing_tests: Vec<String>,
 }
 
 /// A file's content as last returned by a read-like tool.
@@ -66,6 +76,203 @@ pub fn call_path(call: &ToolCall) -> Option<String> {
         .find_map(|k| v.get(*k).and_then(Value::as_str))
         .filter(|p| !p.is_empty())
         .map(str::to_string)
+}
+
+/// Keys whose string value is a shell command or script.
+const COMMAND_KEYS: &[&str] = &["command", "cmd", "script", "input", "code"];
+
+/// The shell command or script a tool call runs, if its arguments carry one.
+pub fn call_command(call: &ToolCall) -> Option<String> {
+    let v: Value = serde_json::from_str(&call.arguments).ok()?;
+    COMMAND_KEYS
+        .iter()
+        .find_map(|k| v.get(*k).and_then(Value::as_str))
+        .filter(|c| !c.trim().is_empty())
+        .map(str::to_string)
+}
+
+/// File extensions that make a bare word a file name.
+const FILE_EXTENSIONS: &[&str] = &[
+    "py", "rs", "js", "ts", "tsx", "jsx", "java", "go", "c", "h", "cc", "cpp", "rb", "toml", "cfg",
+    "ini", "json", "yaml", "yml", "txt", "md", "rst", "sh", "html", "css",
+];
+
+/// Words of a command that name files: containing `/` with a dotted last segment, or ending
+/// in a known extension. Shell quoting and punctuation are stripped.
+pub fn command_paths(command: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for word in command.split(|c: char| {
+        c.is_whitespace()
+            || matches!(
+                c,
+                '\'' | '"'
+                    | '`'
+                    | '<'
+                    | '>'
+                    | '|'
+                    | ';'
+                    | '&'
+                    | '('
+                    | ')'
+                    | '='
+                    | ','
+                    | ':'
+                    | '['
+                    | ']'
+                    | '{'
+                    | '}'
+            )
+    }) {
+        let w = word.trim_end_matches(['.', '!', '?']);
+        if w.len() < 3 || w.len() > 200 || w.contains("://") {
+            continue;
+        }
+        let last = w.rsplit('/').next().unwrap_or(w);
+        let ext = last.rsplit_once('.');
+        let named = match ext {
+            Some((stem, e)) if !stem.is_empty() => {
+                (w.contains('/')
+                    && e.len() <= 5
+                    && e.chars().all(|c| c.is_ascii_alphanumeric())
+                    && e.chars().next().is_some_and(|c| c.is_ascii_alphabetic()))
+                    || FILE_EXTENSIONS.contains(&e)
+            }
+            _ => false,
+        };
+        if named && !out.iter().any(|p| p == w) {
+            out.push(w.to_string());
+        }
+        if out.len() >= 24 {
+            break;
+        }
+    }
+    out
+}
+
+/// Words in a command that mean it writes files.
+const COMMAND_WRITES: &[&str] = &[
+    "sed -i",
+    ">",
+    "tee ",
+    "patch",
+    "git apply",
+    "mv ",
+    "cp ",
+    "rm ",
+    "str_replace",
+    "create",
+    "insert",
+];
+
+/// How a command touches the files it names.
+fn command_access(command: &str) -> Access {
+    let lower = command.to_ascii_lowercase();
+    if COMMAND_WRITES.iter().any(|w| lower.contains(w)) {
+        Access::Write
+    } else {
+        Access::Read
+    }
+}
+
+/// Functions and classes a text defines (`def f`, `class C`, `fn f`, `function f`),
+/// anywhere on a line (one-line scripts define them too).
+fn definitions(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let words: Vec<&str> = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    for pair in words.windows(2) {
+        if matches!(pair[0], "def" | "class" | "fn" | "function")
+            && pair[1].starts_with(|c: char| c.is_alphabetic() || c == '_')
+            && !out.iter().any(|d| d == pair[1])
+        {
+            out.push(pair[1].to_string());
+        }
+    }
+    out
+}
+
+/// True for a line that states an error: `FooError: …` (or a bare `FooError`), pytest's
+/// `E   …`, `error: …` / `error[E0…]`, `FAILED …`, `FAIL: …`, `ERROR: …`, a panic.
+pub fn is_error_line(line: &str) -> bool {
+    let t = line.trim();
+    if t.is_empty() {
+        return false;
+    }
+    if t.starts_with("E  ")
+        || t.starts_with("FAILED ")
+        || t.starts_with("FAIL: ")
+        || t.starts_with("ERROR: ")
+        || t.contains("panicked at ")
+    {
+        return true;
+    }
+    let lower = t.to_ascii_lowercase();
+    if lower.starts_with("error:") || lower.starts_with("error[") {
+        return true;
+    }
+    // An identifier (dotted) ending in Error/Exception/Warning, then `:` or the end.
+    let ident_end = t
+        .char_indices()
+        .find(|(_, c)| !(c.is_alphanumeric() || *c == '_' || *c == '.'))
+        .map_or(t.len(), |(i, _)| i);
+    let ident = &t[..ident_end];
+    let rest = &t[ident_end..];
+    ["Error", "Exception", "Warning"]
+        .iter()
+        .any(|k| ident.ends_with(k))
+        && (rest.is_empty() || rest.starts_with(':'))
+}
+
+/// A traceback frame line `File "p", line n, in f` as `p:n in f`.
+fn frame(line: &str) -> Option<String> {
+    let rest = line.trim().strip_prefix("File \"")?;
+    let (path, rest) = rest.split_once('"')?;
+    let rest = rest.strip_prefix(", line ")?;
+    let (n, func) = rest.split_once(", in ")?;
+    Some(format!("{path}:{n} in {}", func.trim()))
+}
+
+/// Test names on a line (`test_x`, `TestX`).
+fn test_names(line: &str) -> Vec<String> {
+    line.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| {
+            (w.starts_with("test_") && w.len() > 5)
+                || (w.starts_with("Test")
+                    && w.len() > 4
+                    && w[4..].starts_with(|c: char| c.is_ascii_uppercase()))
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// True for a command that runs tests.
+fn runs_tests(command: &str) -> bool {
+    [
+        "pytest",
+        "runtests",
+        "tox",
+        "cargo test",
+        "npm test",
+        "go test",
+        "unittest",
+        "nosetests",
+        "jest",
+        "mvn test",
+        "gradle test",
+    ]
+    .iter()
+    .any(|k| command.contains(k))
+}
+
+fn cap200(s: &str) -> String {
+    s.chars().take(200).collect()
+}
+
+fn push_unique(v: &mut Vec<String>, s: String) {
+    v.retain(|x| *x != s);
+    v.push(s);
 }
 
 /// How a tool call's name says it touches files.
@@ -140,8 +347,40 @@ pub fn extract(messages: &[Message], calls: &HashMap<&str, &ToolCall>) -> Sessio
             Role::Assistant => {
                 for c in &m.tool_calls {
                     *facts.tool_counts.entry(c.name.clone()).or_default() += 1;
+                    let mut touched: Vec<(String, Access)> = Vec::new();
                     if let Some(p) = call_path(c) {
-                        let access = call_access(c);
+                        touched.push((p, call_access(c)));
+                    }
+                    let command = call_command(c);
+                    if let Some(cmd) = &command {
+                        let access = command_access(cmd).max(call_access(c));
+                        for p in command_paths(cmd) {
+                            touched.push((p, access));
+                        }
+                        if runs_tests(cmd) {
+                            push_unique(
+                                &mut facts.tests_run,
+                                cap200(cmd.lines().next().unwrap_or("")),
+                            );
+                        }
+                    }
+                    let body = command.clone().unwrap_or_else(|| c.arguments.clone());
+                    let writes = touched.iter().any(|(_, a)| *a == Access::Write)
+                        || command_access(&body) == Access::Write;
+                    if writes {
+                        let defs = definitions(&body);
+                        let target = touched
+                            .iter()
+                            .find(|(_, a)| *a == Access::Write)
+                            .or(touched.first())
+                            .map(|(p, _)| p.clone())
+                            .unwrap_or_else(|| c.name.clone());
+                        if !defs.is_empty() || touched.iter().any(|(_, a)| *a == Access::Write) {
+                            facts.edits.retain(|(f, _)| *f != target);
+                            facts.edits.push((target, defs));
+                        }
+                    }
+                    for (p, access) in touched {
                         let prev = files.iter().position(|(f, _)| *f == p);
                         let strongest = match prev {
                             Some(i) => {
@@ -160,34 +399,63 @@ pub fn extract(messages: &[Message], calls: &HashMap<&str, &ToolCall>) -> Sessio
                     facts.current_state = Some(m.content.chars().take(600).collect());
                 }
             }
-            Role::Tool
-                if m.content != CLEARED_SENTINEL
-                    && looks_like_error(
-                        m,
-                        m.tool_call_id
-                            .as_deref()
-                            .and_then(|id| calls.get(id))
-                            .copied(),
-                    ) =>
-            {
-                let tool = m
+            Role::Tool if !is_cleared(&m.content) => {
+                let call = m
                     .tool_call_id
                     .as_deref()
                     .and_then(|id| calls.get(id))
-                    .map(|c| c.name.clone())
-                    .unwrap_or_else(|| "tool".into());
-                facts.errors.push(ErrorFact {
-                    tool,
-                    first_line: first_line(&m.content, 200),
-                    followed_by: None,
-                });
-                pending_error = Some(facts.errors.len() - 1);
+                    .copied();
+                let (lines, frames) = error_lines(&m.content);
+                for l in &lines {
+                    if l.contains("FAIL")
+                        || l.contains("ERROR")
+                        || l.contains("Error")
+                        || l.contains("failed")
+                    {
+                        for t in test_names(l) {
+                            push_unique(&mut facts.failing_tests, t);
+                        }
+                    }
+                }
+                if looks_like_error(m, call) || !lines.is_empty() {
+                    let tool = call
+                        .map(|c| c.name.clone())
+                        .unwrap_or_else(|| "tool".into());
+                    facts.errors.push(ErrorFact {
+                        tool,
+                        first_line: first_line(&m.content, 200),
+                        followed_by: None,
+                        lines,
+                        frames,
+                    });
+                    pending_error = Some(facts.errors.len() - 1);
+                }
             }
             _ => {}
         }
     }
     facts.files = files;
     facts
+}
+
+/// The error lines (verbatim, deduplicated, at most 12) and traceback frames (at most 40,
+/// the innermost last) of a tool result.
+pub fn error_lines(text: &str) -> (Vec<String>, Vec<String>) {
+    let mut lines: Vec<String> = Vec::new();
+    let mut frames: Vec<String> = Vec::new();
+    for line in text.lines() {
+        if let Some(f) = frame(line) {
+            push_unique(&mut frames, f);
+        } else if is_error_line(line) {
+            let l = cap200(line.trim());
+            if !lines.contains(&l) && lines.len() < 12 {
+                lines.push(l);
+            }
+        }
+    }
+    let keep = frames.len().saturating_sub(40);
+    frames.drain(..keep);
+    (lines, frames)
 }
 
 /// The latest content of files read in `messages`, most recent last, one entry per path,
@@ -202,7 +470,7 @@ pub fn recent_reads(messages: &[Message], calls: &HashMap<&str, &ToolCall>) -> V
             continue;
         };
         if call_access(call) != Access::Read
-            || m.content == CLEARED_SENTINEL
+            || is_cleared(&m.content)
             || m.content.starts_with("[Tool result offloaded")
         {
             continue;
@@ -230,7 +498,162 @@ fn cap(text: &str, max_chars: Option<usize>) -> String {
     }
 }
 
+/// How much of the ledger to keep: each level keeps less, the most recent facts first.
+#[derive(Debug, Clone, Copy)]
+struct LedgerCaps {
+    files: usize,
+    edits: usize,
+    tests: usize,
+    errors: usize,
+    lines_per_error: usize,
+    frames_per_error: usize,
+}
+
+const LEDGER_LEVELS: [LedgerCaps; 6] = [
+    LedgerCaps {
+        files: 400,
+        edits: 200,
+        tests: 100,
+        errors: 200,
+        lines_per_error: 12,
+        frames_per_error: 40,
+    },
+    LedgerCaps {
+        files: 200,
+        edits: 100,
+        tests: 50,
+        errors: 60,
+        lines_per_error: 6,
+        frames_per_error: 16,
+    },
+    LedgerCaps {
+        files: 120,
+        edits: 60,
+        tests: 30,
+        errors: 30,
+        lines_per_error: 4,
+        frames_per_error: 8,
+    },
+    LedgerCaps {
+        files: 60,
+        edits: 30,
+        tests: 15,
+        errors: 15,
+        lines_per_error: 2,
+        frames_per_error: 4,
+    },
+    LedgerCaps {
+        files: 30,
+        edits: 15,
+        tests: 8,
+        errors: 8,
+        lines_per_error: 1,
+        frames_per_error: 2,
+    },
+    LedgerCaps {
+        files: 10,
+        edits: 5,
+        tests: 4,
+        errors: 3,
+        lines_per_error: 1,
+        frames_per_error: 0,
+    },
+];
+
+/// The number of ledger detail levels ([`SessionFacts::render_ledger`]).
+pub const LEDGER_LEVEL_COUNT: usize = LEDGER_LEVELS.len();
+
+fn last<T>(v: &[T], n: usize) -> &[T] {
+    &v[v.len().saturating_sub(n)..]
+}
+
 impl SessionFacts {
+    /// True when there is nothing for a ledger.
+    pub fn ledger_is_empty(&self) -> bool {
+        self.files.is_empty()
+            && self.edits.is_empty()
+            && self.tests_run.is_empty()
+            && self.failing_tests.is_empty()
+            && self
+                .errors
+                .iter()
+                .all(|e| e.lines.is_empty() && e.frames.is_empty())
+    }
+
+    /// The structured ledger: files touched, edits made, tests run and failing, errors seen
+    /// (verbatim lines with their traceback frames). `level` (0 = everything, up to
+    /// [`LEDGER_LEVEL_COUNT`]` - 1`) keeps fewer, most recent first.
+    pub fn render_ledger(&self, level: usize) -> String {
+        let caps = LEDGER_LEVELS[level.min(LEDGER_LEVELS.len() - 1)];
+        let mut s = String::new();
+        if !self.files.is_empty() {
+            s.push_str("\n## Files touched\n");
+            for (f, a) in last(&self.files, caps.files) {
+                let a = match a {
+                    Access::Read => "read",
+                    Access::Write => "modified",
+                    Access::Other => "used",
+                };
+                s.push_str(&format!("- {f} ({a})\n"));
+            }
+        }
+        let edits: Vec<&(String, Vec<String>)> = last(&self.edits, caps.edits).iter().collect();
+        if !edits.is_empty() {
+            s.push_str("\n## Edits made\n");
+            for (f, defs) in edits {
+                if defs.is_empty() {
+                    s.push_str(&format!("- {f}\n"));
+                } else {
+                    s.push_str(&format!("- {f}: {}\n", defs.join(", ")));
+                }
+            }
+        }
+        if !self.tests_run.is_empty() || !self.failing_tests.is_empty() {
+            s.push_str("\n## Tests run\n");
+            for t in last(&self.tests_run, caps.tests) {
+                s.push_str(&format!("- `{t}`\n"));
+            }
+            let failing = last(&self.failing_tests, caps.tests * 4);
+            if !failing.is_empty() {
+                s.push_str(&format!("- failing: {}\n", failing.join(", ")));
+            }
+        }
+        let errors: Vec<&ErrorFact> = self
+            .errors
+            .iter()
+            .filter(|e| !e.lines.is_empty() || !e.frames.is_empty())
+            .collect();
+        let errors = last(&errors, caps.errors);
+        if !errors.is_empty() {
+            s.push_str("\n## Errors seen\n");
+            let mut seen: Vec<&str> = Vec::new();
+            for e in errors {
+                let lines: Vec<&String> = e
+                    .lines
+                    .iter()
+                    .filter(|l| !seen.contains(&l.as_str()))
+                    .collect();
+                let frames = last(&e.frames, caps.frames_per_error);
+                if lines.is_empty() && frames.is_empty() {
+                    continue;
+                }
+                let lines = last(&lines, caps.lines_per_error);
+                s.push_str(&format!("- [{}]", e.tool));
+                for l in lines {
+                    s.push_str(&format!(" {l}\n"));
+                    seen.push(l);
+                }
+                if lines.is_empty() {
+                    s.push('\n');
+                }
+                for f in frames {
+                    s.push_str(&format!("  at {f}\n"));
+                }
+            }
+        }
+        s
+    }
+
     /// Renders the tier 2 summary; `item_cap` bounds each quoted item when the verbatim form
     /// does not fit.
     pub fn render_summary(&self, compacted_messages: usize, item_cap: Option<usize>) -> String {
@@ -245,26 +668,33 @@ impl SessionFacts {
         for r in &self.user_requests {
             s.push_str(&format!("- {}\n", cap(r, item_cap)));
         }
-        s.push_str("\n## Files touched\n");
-        if self.files.is_empty() {
-            s.push_str("- (none)\n");
+        let level = match item_cap {
+            None => 0,
+            Some(n) if n >= 2000 => 1,
+            Some(n) if n >= 400 => 3,
+            Some(_) => 5,
+        };
+        if self.ledger_is_empty() {
+            s.push_str("\n## Files touched\n- (none)\n");
+        } else {
+            s.push_str(&self.render_ledger(level));
         }
-        for (f, a) in &self.files {
-            let a = match a {
-                Access::Read => "read",
-                Access::Write => "modified",
-                Access::Other => "used",
-            };
-            s.push_str(&format!("- {f} ({a})\n"));
-        }
-        s.push_str("\n## Errors and fixes\n");
-        if self.errors.is_empty() {
-            s.push_str("- (none)\n");
-        }
-        for e in &self.errors {
-            s.push_str(&format!("- {}: {}\n", e.tool, cap(&e.first_line, item_cap)));
-            if let Some(f) = &e.followed_by {
-                s.push_str(&format!("  then: {}\n", cap(f, item_cap)));
+        let fixes: Vec<&ErrorFact> = self
+            .errors
+            .iter()
+            .filter(|e| e.followed_by.is_some())
+            .collect();
+        if !fixes.is_empty() {
+            s.push_str("\n## Errors and what followed\n");
+            for e in last(&fixes, LEDGER_LEVELS[level].errors) {
+                s.push_str(&format!(
+                    "- {}: {}\n",
+                    e.tool,
+                    cap(&e.first_line, item_cap.or(Some(200)))
+                ));
+                if let Some(f) = &e.followed_by {
+                    s.push_str(&format!("  then: {}\n", cap(f, item_cap.or(Some(200)))));
+                }
             }
         }
         s.push_str("\n## Tool usage\n");

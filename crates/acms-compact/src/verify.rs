@@ -63,6 +63,48 @@ pub fn verify(
     structure(reference, &proposal.messages)
 }
 
+/// Message sequencing: the messages a proposal keeps verbatim from `base` appear in their
+/// original relative order, and no user request follows the latest one of `base`.
+pub fn sequence(base: &[Message], proposal: &[Message]) -> Result<(), Rejection> {
+    type Key<'m> = (crate::model::Role, Option<&'m str>, &'m str, usize);
+    let mut at: HashMap<Key<'_>, Vec<usize>> = HashMap::new();
+    for (i, m) in base.iter().enumerate() {
+        at.entry((
+            m.role,
+            m.tool_call_id.as_deref(),
+            m.content.as_str(),
+            m.tool_calls.len(),
+        ))
+        .or_default()
+        .push(i);
+    }
+    let mut next = 0usize;
+    for m in proposal {
+        let Some(indices) = at.get(&(
+            m.role,
+            m.tool_call_id.as_deref(),
+            m.content.as_str(),
+            m.tool_calls.len(),
+        )) else {
+            continue; // new or rewritten content
+        };
+        match indices.iter().find(|&&i| i >= next && base[i] == *m) {
+            Some(&i) => next = i + 1,
+            // Kept verbatim, but only an earlier copy exists: moved backwards.
+            None if indices.iter().any(|&i| base[i] == *m) => {
+                return Err(Rejection::SequenceInvalid);
+            }
+            None => {}
+        }
+    }
+    let latest_base = latest_user(base).map(|i| &base[i]);
+    let latest_proposal = latest_user(proposal).map(|i| &proposal[i]);
+    if latest_base.is_some() && latest_base != latest_proposal {
+        return Err(Rejection::SequenceInvalid);
+    }
+    Ok(())
+}
+
 /// The structural checks alone (used on final outputs, where size is checked separately).
 pub fn structure(reference: &Reference, messages: &[Message]) -> Result<(), Rejection> {
     let system: Vec<&Message> = messages.iter().filter(|m| m.role.is_system()).collect();

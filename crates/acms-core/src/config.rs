@@ -214,19 +214,50 @@ pub struct ArceConfig {
 defaults!(ArceConfig { max_rounds: 3 });
 
 /// `context.strategies.semantic-embedding.*`
+///
+/// Which embedder builds and queries the vectors. Only the user chooses it (their config file,
+/// a command-line flag or the environment): a repository's own `acms.toml` may not set
+/// `embedder`, `model` or `model-dir`, because the model directory holds the ONNX Runtime
+/// library that acms loads (see `Config::load`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
 pub struct SemanticConfig {
-    /// Directory holding the ONNX model and tokenizer files (see `scripts/fetch-model.sh`);
-    /// unset means the `ACMS_MODEL_DIR` environment variable, then the built-in embedder.
+    /// `model` (default): the local ONNX model named by `model` / `model-dir`; without one the
+    /// semantic strategy is unavailable. `hash`: the built-in hashing embedder (lexical
+    /// overlap only, for tests and explicit opt-in).
+    pub embedder: EmbedderKind,
+    /// Name of the model in the per-user model cache (`$XDG_CACHE_HOME/acms/models/<name>`,
+    /// installed by `scripts/fetch-model.sh <name>`).
+    pub model: String,
+    /// An explicit model directory instead of the cache (absolute, or relative to the config
+    /// file that sets it); unset means `$ACMS_MODEL_DIR`, then the cache.
     pub model_dir: Option<String>,
+    /// Tokens of each symbol's compact text the model reads (longer texts are truncated):
+    /// embedding time grows with it, recall hardly does past a signature, doc and a few lines.
+    pub max_tokens: usize,
     /// Below this many vectors an exact scan is used instead of HNSW.
     pub exact_scan_below: usize,
 }
 defaults!(SemanticConfig {
+    embedder: EmbedderKind::Model,
+    model: DEFAULT_MODEL.into(),
     model_dir: None,
+    max_tokens: 128,
     exact_scan_below: 20_000,
 });
+
+/// The default embedding model (chosen by measurement, docs/EVAL.md "Embedding models").
+pub const DEFAULT_MODEL: &str = "minilm-l6-q8";
+
+/// `context.strategies.semantic-embedding.embedder`
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EmbedderKind {
+    /// A local ONNX sentence-embedding model (fastembed).
+    Model,
+    /// The built-in deterministic hashing embedder.
+    Hash,
+}
 
 /// `context.strategies.custom.<name>`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -366,23 +397,11 @@ impl Config {
         Ok(config)
     }
 
-    /// Reads and parses a TOML file.
+    /// Reads and parses a TOML file the user named (trusted: every key; a relative
+    /// `model-dir` resolves against the file's directory). See `Config::load` for layering
+    /// it with a repository's `acms.toml`.
     pub fn from_file(path: &Path) -> Result<Config> {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::ConfigRead {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Config::from_toml_str(&text, &path.display().to_string())
-    }
-
-    /// `<repo>/acms.toml` when it exists, else the defaults.
-    pub fn for_repo(repo: &Path) -> Result<Config> {
-        let path = repo.join("acms.toml");
-        if path.is_file() {
-            Config::from_file(&path)
-        } else {
-            Ok(Config::default())
-        }
+        Ok(Config::load(Some(path), None)?.config)
     }
 
     /// Range checks that types alone cannot express.
@@ -470,6 +489,22 @@ impl Config {
                 );
             }
         }
+        let s = &c.strategies.semantic_embedding;
+        if !valid_model_name(&s.model) {
+            return bad(
+                "context.strategies.semantic-embedding.model",
+                format!(
+                    "`{}` is not a model name: use lower-case letters, digits, `-`, `_` and `.`",
+                    s.model
+                ),
+            );
+        }
+        if !(8..=512).contains(&s.max_tokens) {
+            return bad(
+                "context.strategies.semantic-embedding.max-tokens",
+                format!("{} is outside 8..=512", s.max_tokens),
+            );
+        }
         if c.strategies.enabled.is_empty() {
             return bad(
                 "context.strategies.enabled",
@@ -478,6 +513,17 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// A model name is one path component of the model cache: it can never name a directory
+/// outside it.
+pub fn valid_model_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with('.')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-_.".contains(&b))
 }
 
 #[cfg(test)]

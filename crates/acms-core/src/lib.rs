@@ -1,22 +1,26 @@
 //! Core vocabulary shared by every acms crate: node ids, detail depths, exact token counting
 //! and the `context.*` configuration.
 //!
-//! **Architecture Invariant:** `acms-core` does no I/O except reading a configuration file the
-//! caller names, and depends on no other acms crate.
+//! **Architecture Invariant:** `acms-core` does no I/O except reading configuration files (the
+//! ones the caller names, and the user's own `~/.config/acms/config.toml`), and depends on no
+//! other acms crate.
 
 mod config;
 mod depth;
 mod error;
 mod id;
+mod layers;
 mod tokens;
 
 pub use config::{
     ArceConfig, BudgetConfig, ColdConfig, ColdRetention, Config, ContextConfig,
-    CustomStrategyConfig, ExecutorConfig, FileConfig, HotConfig, IndexConfig, LlmConfig,
-    NavigatorConfig, PackerConfig, PipelineConfig, PreambleConfig, QueryConfig, ScoringConfig,
-    SemanticConfig, StrategiesConfig, TiersConfig, WarmConfig, WarmRetention,
+    CustomStrategyConfig, DEFAULT_MODEL, EmbedderKind, ExecutorConfig, FileConfig, HotConfig,
+    IndexConfig, LlmConfig, NavigatorConfig, PackerConfig, PipelineConfig, PreambleConfig,
+    QueryConfig, ScoringConfig, SemanticConfig, StrategiesConfig, TiersConfig, WarmConfig,
+    WarmRetention, valid_model_name,
 };
 pub use depth::Depth;
 pub use error::{Error, Result};
 pub use id::{ContentHash, NodeId};
+pub use layers::{CAPPED_KEYS, LoadedConfig, USER_ONLY_KEYS, user_config_path};
 pub use tokens::{ExactCounter, TiktokenCounter, TokenCounter, Tokenizer};

@@ -45,9 +45,14 @@ pub struct RunOptions {
     pub sets: Vec<u8>,
     pub peers: Vec<String>,
     pub ablations: bool,
-    /// Use the real embedding model (fetched by `scripts/fetch-model.sh`) when it loads;
-    /// `false` = acms' built-in hashing embedder (fast in debug builds).
+    /// Use a real embedding model (installed by `scripts/fetch-model.sh`); `false` = acms'
+    /// built-in hashing embedder, chosen explicitly (fast in debug builds).
     pub model: bool,
+    /// Which model (`scripts/fetch-model.sh --list`); `None` = acms' default.
+    pub model_name: Option<String>,
+    /// Also run acms without the semantic strategy (keyword + navigator) on every set and
+    /// budget: what the semantic strategy contributes.
+    pub without_semantic: bool,
     pub seed: u64,
     pub cap: usize,
     /// Progress lines on stderr.
@@ -74,6 +79,8 @@ impl RunOptions {
             peers: Vec::new(),
             ablations: false,
             model: true,
+            model_name: None,
+            without_semantic: false,
             seed: tasks::DEFAULT_SEED,
             cap: tasks::DEFAULT_CAP,
             verbose: false,
@@ -226,7 +233,9 @@ pub fn ensure_model(opts: &RunOptions) -> Option<PathBuf> {
         return None;
     }
     let script = opts.repo_root.join("scripts/fetch-model.sh");
-    match run_script(&mut Command::new(&script), "scripts/fetch-model.sh") {
+    let mut cmd = Command::new(&script);
+    cmd.args(opts.model_name.iter());
+    match run_script(&mut cmd, "scripts/fetch-model.sh") {
         Ok(out) => out.lines().last().map(|l| PathBuf::from(l.trim())),
         Err(e) => {
             eprintln!("acms-eval: {e}; using the built-in embedder");
@@ -654,8 +663,12 @@ pub fn run_corpus(opts: &RunOptions, name: &str, model_dir: Option<&Path>) -> Re
         .collect();
 
     let mut config = ContextConfig::default();
-    config.strategies.semantic_embedding.model_dir =
-        model_dir.map(|d| d.to_string_lossy().into_owned());
+    match model_dir {
+        Some(d) => {
+            config.strategies.semantic_embedding.model_dir = Some(d.to_string_lossy().into_owned())
+        }
+        None => config.strategies.semantic_embedding.embedder = acms::core::EmbedderKind::Hash,
+    }
     let index_dir = opts.work_dir.join("index").join(name);
     let mut iopts = acms::index::IndexOptions::new(&stripped);
     iopts.index_dir = index_dir.clone();
@@ -688,6 +701,25 @@ pub fn run_corpus(opts: &RunOptions, name: &str, model_dir: Option<&Path>) -> Re
             &opts.budgets,
             &mut raw,
         )?);
+    }
+    if opts.without_semantic {
+        let mut c = config.clone();
+        c.strategies.enabled.retain(|s| s != "semantic-embedding");
+        for (&set, tasks) in &by_set {
+            log(opts, format!("{name}: acms without semantic, set {set}"));
+            let mut r = run_acms(
+                &index_dir,
+                &c,
+                "acms without semantic-embedding",
+                set,
+                tasks,
+                &targets,
+                &opts.budgets,
+                &mut raw,
+            )?;
+            r.system = "acms without semantic-embedding".into();
+            rows.push(r);
+        }
     }
     if !opts.peers.is_empty() {
         let python = ensure_peer_python(opts)?;
@@ -769,16 +801,10 @@ pub fn run_corpus(opts: &RunOptions, name: &str, model_dir: Option<&Path>) -> Re
     })
 }
 
-/// The model directory acms is configured with: the fetched model, or (`opts.model` off) an
-/// empty directory, which makes acms use its built-in embedder even when `$ACMS_MODEL_DIR` is
-/// set (a configured directory wins over the variable).
+/// The model directory acms is configured with: the fetched model, or `None` (`opts.model`
+/// off, or the fetch failed), which means the built-in hashing embedder, chosen explicitly.
 pub fn model_dir_for(opts: &RunOptions) -> Result<Option<PathBuf>> {
-    if opts.model {
-        return Ok(ensure_model(opts));
-    }
-    let dir = opts.work_dir.join("no-model");
-    std::fs::create_dir_all(&dir).map_err(io(&dir))?;
-    Ok(Some(dir))
+    Ok(if opts.model { ensure_model(opts) } else { None })
 }
 
 /// Runs every requested corpus (default: the `eval` corpora of `scripts/fetch-corpus.sh`).

@@ -241,8 +241,13 @@ fn log(opts: &IssueOptions, msg: impl AsRef<str>) {
 /// The configuration acms runs with: the defaults, with the model directory when one is used.
 pub fn base_config(model_dir: Option<&Path>) -> ContextConfig {
     let mut config = ContextConfig::default();
-    config.strategies.semantic_embedding.model_dir =
-        model_dir.map(|d| d.to_string_lossy().into_owned());
+    match model_dir {
+        Some(d) => {
+            config.strategies.semantic_embedding.model_dir = Some(d.to_string_lossy().into_owned())
+        }
+        // No model: the built-in hashing embedder, which acms uses only when told to.
+        None => config.strategies.semantic_embedding.embedder = acms::core::EmbedderKind::Hash,
+    }
     config
 }
 

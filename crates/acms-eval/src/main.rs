@@ -40,9 +40,15 @@ enum Cmd {
         /// Also run the ablations (at 4k).
         #[arg(long)]
         ablations: bool,
-        /// Use the built-in embedder even when the model can be fetched.
+        /// Use the built-in hashing embedder instead of a model.
         #[arg(long)]
         no_model: bool,
+        /// The embedding model (scripts/fetch-model.sh --list; default: acms' default).
+        #[arg(long)]
+        model: Option<String>,
+        /// Also run acms without the semantic strategy on every set and budget.
+        #[arg(long)]
+        without_semantic: bool,
         /// Markdown file whose generated section is replaced ("-" = stdout only).
         #[arg(long, default_value = "docs/EVAL.md")]
         out: String,
@@ -74,6 +80,9 @@ enum Cmd {
         /// Use acms without the embedding model.
         #[arg(long)]
         no_model: bool,
+        /// The embedding model (scripts/fetch-model.sh --list; default: acms' default).
+        #[arg(long)]
+        model: Option<String>,
         /// Re-index the task trees even when an index exists.
         #[arg(long)]
         reindex: bool,
@@ -200,6 +209,7 @@ fn main() -> Result<()> {
             peers,
             ablations,
             no_model,
+            model,
             reindex,
             tag,
             out,
@@ -209,6 +219,7 @@ fn main() -> Result<()> {
             run.budgets = budgets;
             run.peers = peers;
             run.model = !no_model;
+            run.model_name = model;
             run.verbose = true;
             run.provenance = Some(provenance(&repo, ""));
             let ablations = if ablations.iter().any(|a| a == "all") {
@@ -303,6 +314,8 @@ fn main() -> Result<()> {
             peers,
             ablations,
             no_model,
+            model,
+            without_semantic,
             out,
         } => {
             let mut opts = acms_eval::RunOptions::new(&repo);
@@ -313,6 +326,8 @@ fn main() -> Result<()> {
             opts.peers = peers;
             opts.ablations = ablations;
             opts.model = !no_model;
+            opts.model_name = model;
+            opts.without_semantic = without_semantic;
             opts.verbose = true;
             if opts.ablations && !opts.budgets.contains(&acms_eval::harness::ABLATION_BUDGET) {
                 bail!("--ablations are measured at 4000 tokens: include 4000 in --budgets");

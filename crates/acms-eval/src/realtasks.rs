@@ -205,9 +205,19 @@ impl Gold {
     }
 }
 
-/// The analyzer's symbol nodes of one file of the tree: `(qualified name, kind, start, end,
-/// def line)`.
-pub fn file_symbols(root: &Path, path: &str) -> Vec<(String, NodeKind, u32, u32, String)> {
+/// A symbol of a file as the analyzer sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SymbolSpan {
+    pub qualified_name: String,
+    pub kind: NodeKind,
+    pub start_line: u32,
+    pub end_line: u32,
+    /// The declaration line, trimmed (decorators and attributes skipped).
+    pub def_line: String,
+}
+
+/// The analyzer's symbol nodes of one file of the tree.
+pub fn file_symbols(root: &Path, path: &str) -> Vec<SymbolSpan> {
     let Ok(src) = std::fs::read_to_string(root.join(path)) else {
         return Vec::new();
     };
@@ -227,13 +237,13 @@ pub fn file_symbols(root: &Path, path: &str) -> Vec<(String, NodeKind, u32, u32,
                 .find(|l| !l.is_empty() && !l.starts_with('@') && !l.starts_with("#["))
                 .unwrap_or_default()
                 .to_string();
-            (
-                n.qualified_name.clone(),
-                n.kind,
-                n.start_line,
-                n.end_line,
-                def,
-            )
+            SymbolSpan {
+                qualified_name: n.qualified_name.clone(),
+                kind: n.kind,
+                start_line: n.start_line,
+                end_line: n.end_line,
+                def_line: def,
+            }
         })
         .collect()
 }
@@ -266,7 +276,7 @@ pub fn resolve_gold(task: &IssueTask, root: &Path) -> Gold {
             }
         }
     }
-    let mut by_file: BTreeMap<&str, Vec<(String, NodeKind, u32, u32, String)>> = BTreeMap::new();
+    let mut by_file: BTreeMap<&str, Vec<SymbolSpan>> = BTreeMap::new();
     for spec in &task.gold_symbols {
         let Some((path, name)) = spec.split_once("::") else {
             gold.unresolved.push(spec.clone());
@@ -282,13 +292,16 @@ pub fn resolve_gold(task: &IssueTask, root: &Path) -> Gold {
         let symbols = by_file
             .entry(path)
             .or_insert_with(|| file_symbols(root, path));
-        match symbols.iter().find(|s| names_match(&s.0, name)) {
-            Some((_, _, start, end, def)) => gold.symbols.push(GoldSymbol {
+        match symbols
+            .iter()
+            .find(|s| names_match(&s.qualified_name, name))
+        {
+            Some(s) => gold.symbols.push(GoldSymbol {
                 spec: spec.clone(),
                 path: path.to_string(),
-                start_line: *start,
-                end_line: *end,
-                def_line: def.clone(),
+                start_line: s.start_line,
+                end_line: s.end_line,
+                def_line: s.def_line.clone(),
             }),
             None => gold.unresolved.push(spec.clone()),
         }

@@ -92,6 +92,39 @@ impl HttpClient {
     pub fn url(&self) -> &str {
         &self.url
     }
+
+    /// The model requests name.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// Posts a complete chat-completions request body (messages with tool calls, `tools`,
+    /// any provider option) and returns the response body. `model` is added when the body
+    /// has none. Errors are mapped as for [`LlmClient::chat`].
+    pub fn post_json(&self, body: &Value) -> Result<Value> {
+        let mut body = body.clone();
+        if let Value::Object(o) = &mut body {
+            o.entry("model")
+                .or_insert_with(|| Value::String(self.model.clone()));
+        }
+        let mut req = self.agent.post(&self.url);
+        if let Some(key) = &self.api_key {
+            req = req.header("Authorization", format!("Bearer {key}"));
+        }
+        let mut resp = req
+            .send_json(&body)
+            .map_err(|e| Error::Transport(e.to_string()))?;
+        let status = resp.status().as_u16();
+        let text = resp
+            .body_mut()
+            .read_to_string()
+            .map_err(|e| Error::Transport(e.to_string()))?;
+        if !(200..300).contains(&status) {
+            return Err(status_error(status, &text));
+        }
+        serde_json::from_str(&text)
+            .map_err(|e| Error::BadResponse(format!("body is not JSON: {e}")))
+    }
 }
 
 impl LlmClient for HttpClient {

@@ -9,11 +9,12 @@ use std::time::Instant;
 
 use acms_core::{ContextConfig, Depth, NodeId};
 use acms_index::{NodeChanges, NodeKind, NodeRecord, Store};
-use acms_keyword::{KeywordDoc, KeywordIndex, code_terms};
-use acms_vector::{Embedder, IndexParams, VectorIndex};
+use acms_keyword::{KeywordDoc, KeywordIndex};
+use acms_vector::Embedder;
 use serde::{Deserialize, Serialize};
 
-use crate::{Error, Result};
+use crate::Result;
+use crate::embedding::{VectorOptions, VectorReport, update_vectors};
 
 /// Where the keyword index lives inside an index directory.
 pub fn keyword_dir(index_dir: &Path) -> PathBuf {
@@ -24,8 +25,6 @@ pub fn keyword_dir(index_dir: &Path) -> PathBuf {
 pub fn vector_dir(index_dir: &Path) -> PathBuf {
     index_dir.join("vectors")
 }
-
-const VECTOR_GENERATION: &str = "generation";
 
 /// What refreshing the derived indexes did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -39,6 +38,11 @@ pub struct DerivedReport {
     /// Vectors in the index after the run (`None` when vectors are disabled).
     pub vectors: Option<usize>,
     pub vectors_rebuilt: bool,
+    /// Whether every node has its vector (false after an interrupted or skipped run: the
+    /// next run resumes where this one stopped).
+    pub vectors_complete: bool,
+    /// Why the vectors were rebuilt, or why embedding stopped (one line), if anything notable.
+    pub vectors_note: Option<String>,
     /// The embedder the vectors were built with.
     pub embedder: Option<String>,
     pub keyword_seconds: f64,
@@ -66,25 +70,6 @@ fn keyword_doc(n: &NodeRecord, texts: &[String; 4]) -> KeywordDoc {
         doc: n.doc.clone().unwrap_or_default(),
         body: body.clone(),
     }
-}
-
-/// The compact rendering a node is embedded from: kind, qualified name, signature, doc and
-/// the distinct identifiers of its body (capped), so code without a docstring still carries
-/// its vocabulary.
-pub fn embedding_text(n: &NodeRecord, full: &str) -> String {
-    let mut seen = HashSet::new();
-    let idents: Vec<String> = code_terms(full)
-        .into_iter()
-        .filter(|t| t.len() > 2 && seen.insert(t.clone()))
-        .take(64)
-        .collect();
-    let mut text = format!("{} {}\n{}\n", n.kind.name(), n.qualified_name, n.signature);
-    if let Some(doc) = &n.doc {
-        text.push_str(doc);
-        text.push('\n');
-    }
-    text.push_str(&idents.join(" "));
-    text
 }
 
 /// Nodes of `ids` grouped by file, with their renderings (one file read per file).
@@ -191,86 +176,28 @@ pub fn update_derived(
     }
     report.keyword_seconds = t.elapsed().as_secs_f64();
 
-    // Vectors.
-    let Some(embedder) = embedder else {
-        return Ok(report);
-    };
-    let t = Instant::now();
-    let vdir = vector_dir(index_dir);
-    let params = IndexParams::from_config(&config.strategies.semantic_embedding);
-    let stored_gen = std::fs::read_to_string(vdir.join(VECTOR_GENERATION))
-        .ok()
-        .and_then(|s| s.trim().parse::<u64>().ok());
-    let existing = VectorIndex::load(&vdir, params)
-        .ok()
-        .filter(|v| v.embedder_id() == embedder.id() && v.dim() == embedder.dim());
-    let (mut vectors, todo): (VectorIndex, Vec<NodeId>) = match existing {
-        Some(v) if stored_gen == Some(generation) => {
-            report.vectors = Some(v.len());
-            report.embedder = Some(embedder.id().to_string());
-            return Ok(report);
-        }
-        // Nothing changed: the vectors are current, only their generation moves on (a
-        // no-change re-index must not rewrite every vector).
-        Some(v)
-            if stored_gen.is_some_and(|g| g + 1 == generation)
-                && changes.removed.is_empty()
-                && changes.upserted.is_empty() =>
-        {
-            write_generation(&vdir, generation)?;
-            report.vectors = Some(v.len());
-            report.embedder = Some(embedder.id().to_string());
-            return Ok(report);
-        }
-        Some(mut v) if stored_gen.is_some_and(|g| g + 1 == generation) => {
-            for id in changes.removed.iter().chain(&changes.upserted) {
-                v.remove(id.0);
-            }
-            (v, changes.upserted.clone())
-        }
-        _ => {
-            report.vectors_rebuilt = true;
-            (
-                VectorIndex::for_embedder(embedder, params)?,
-                all_ids.clone(),
-            )
-        }
-    };
-    let items = rendered(&store, &nodes, &todo)?;
-    let texts: Vec<String> = items
-        .iter()
-        .map(|(n, t)| embedding_text(n, &t[Depth::Full.index()]))
-        .collect();
-    for (chunk_items, chunk_texts) in items.chunks(256).zip(texts.chunks(256)) {
-        let refs: Vec<&str> = chunk_texts.iter().map(String::as_str).collect();
-        let vecs = embedder.embed(&refs)?;
-        for ((n, _), v) in chunk_items.iter().zip(vecs) {
-            vectors.upsert(n.id.0, &v)?;
-        }
+    if let Some(embedder) = embedder {
+        let v = update_vectors(
+            index_dir,
+            changes,
+            config,
+            embedder,
+            &VectorOptions::default(),
+        )?;
+        report.record_vectors(v);
     }
-    report.embedded = texts.len();
-    vectors.save(&vdir)?;
-    write_generation(&vdir, generation)?;
-    report.vectors = Some(vectors.len());
-    report.embedder = Some(embedder.id().to_string());
-    report.embed_seconds = t.elapsed().as_secs_f64();
     Ok(report)
 }
 
-fn write_generation(dir: &Path, generation: u64) -> Result<()> {
-    let tmp = dir.join(format!("{VECTOR_GENERATION}.tmp"));
-    let path = dir.join(VECTOR_GENERATION);
-    std::fs::write(&tmp, generation.to_string())
-        .and_then(|()| std::fs::rename(&tmp, &path))
-        .map_err(|e| Error::Derived {
-            path,
-            message: e.to_string(),
-        })
-}
-
-/// The generation the vectors in `index_dir` were built for, if any.
-pub fn vector_generation(index_dir: &Path) -> Option<u64> {
-    std::fs::read_to_string(vector_dir(index_dir).join(VECTOR_GENERATION))
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
+impl DerivedReport {
+    /// Takes in what an embedding run (`update_vectors`) did.
+    pub fn record_vectors(&mut self, v: VectorReport) {
+        self.embedded = v.embedded;
+        self.vectors = v.vectors;
+        self.vectors_rebuilt = v.rebuilt;
+        self.vectors_complete = v.complete;
+        self.vectors_note = v.note;
+        self.embedder = v.embedder;
+        self.embed_seconds = v.seconds;
+    }
 }

@@ -20,6 +20,8 @@ pub const NAME: &str = "breadth-depth-navigator";
 const DECAY: f32 = 0.8;
 /// Seeds taken from the primary strategies' hits.
 const MAX_SEEDS: usize = 12;
+/// Nodes expanded per hit wanted, at most.
+const MAX_EXPANSIONS_PER_HIT: usize = 2;
 /// Neighbours followed from one node, best first: a module's thousand children are noise.
 const MAX_FANOUT: usize = 24;
 
@@ -169,12 +171,20 @@ impl Strategy for NavigatorStrategy {
             seed(h.node, h.relevance, &mut best);
         }
 
+        // Best-first, so the most relevant nodes are reached first: a few times the hits
+        // wanted is enough, and a hub (a module's thousand members) cannot make it slow.
+        let limit = hit_limit(input.budget);
+        let mut expansions = 0usize;
         let is_seed: std::collections::HashSet<NodeId> = best.keys().copied().collect();
         while let Some(Item { relevance, node }) = heap.pop() {
+            if expansions >= MAX_EXPANSIONS_PER_HIT * limit {
+                break;
+            }
             let route = best[&node].clone();
             if relevance < route.relevance || route.hops.len() >= self.max_hops {
                 continue;
             }
+            expansions += 1;
             let mut next = corpus.neighbours(node);
             next.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
             for (other, kind, confidence, outgoing) in next.into_iter().take(MAX_FANOUT) {
@@ -220,7 +230,7 @@ impl Strategy for NavigatorStrategy {
                 .total_cmp(&a.relevance)
                 .then(a.node.cmp(&b.node))
         });
-        found.truncate(hit_limit(input.budget));
+        found.truncate(limit);
         hits.extend(found);
         Ok(hits)
     }

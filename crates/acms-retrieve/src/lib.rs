@@ -13,6 +13,7 @@
 mod arce;
 mod corpus;
 mod derived;
+mod embedding;
 mod error;
 mod executor;
 mod graph;
@@ -25,7 +26,10 @@ pub mod task;
 
 pub use arce::ArceStrategy;
 pub use corpus::{Corpus, MAX_NAME_DEFINITIONS, Mention};
-pub use derived::{DerivedReport, embedding_text, keyword_dir, update_derived, vector_dir};
+pub use derived::{DerivedReport, keyword_dir, update_derived, vector_dir};
+pub use embedding::{
+    VectorOptions, VectorReport, embedding_text, update_vectors, vector_generation,
+};
 pub use error::{Error, Result};
 pub use executor::{Execution, RunStatus, StrategyExecutor, StrategyRun};
 pub use graph::NavigatorStrategy;

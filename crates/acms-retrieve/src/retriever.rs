@@ -12,7 +12,8 @@ use acms_keyword::KeywordIndex;
 use acms_llm::LlmClient;
 use acms_vector::{IndexParams, VectorIndex, load_embedder};
 
-use crate::derived::{keyword_dir, vector_dir, vector_generation};
+use crate::derived::{keyword_dir, vector_dir};
+use crate::embedding::vector_generation;
 use crate::strategy::Capped;
 use crate::{
     ArceStrategy, Corpus, Error, Execution, KeywordStrategy, NavigatorStrategy, Query, Result,
@@ -62,7 +63,8 @@ impl Retriever {
                     }
                 }
                 crate::semantic::NAME => {
-                    let (s, note) = semantic(index_dir, config, corpus.generation());
+                    let (s, note) =
+                        semantic(index_dir, config, corpus.generation(), corpus.nodes().len());
                     notes.push(note);
                     Arc::new(s)
                 }
@@ -165,50 +167,52 @@ impl Retriever {
 }
 
 /// The semantic strategy for `index_dir`, or an unavailable one saying why, plus the line
-/// that says which embedder is in use.
+/// that says which embedder is in use (and whether the vectors are complete).
 fn semantic(
     index_dir: &Path,
     config: &ContextConfig,
     generation: u64,
+    nodes: usize,
 ) -> (SemanticStrategy, String) {
+    let unavailable = |why: String| {
+        let note = format!("semantic-embedding: unavailable ({why})");
+        (SemanticStrategy::unavailable(why), note)
+    };
     let dir = vector_dir(index_dir);
-    if !dir.exists() {
-        return (
-            SemanticStrategy::unavailable("the index was built without vectors"),
-            "semantic-embedding: unavailable (index built without vectors)".into(),
+    if !dir.join(acms_vector::VECTORS_FILE).exists() {
+        return unavailable(
+            "the index has no vectors: run `acms index` with an embedding model installed \
+             (scripts/fetch-model.sh)"
+                .into(),
         );
     }
+    // The embedder comes from the user's configuration, never from the index directory:
+    // an index inside a repository is as untrusted as the repository.
+    let loaded = match load_embedder(&config.strategies.semantic_embedding) {
+        Ok(l) => l,
+        Err(e) => return unavailable(e.to_string()),
+    };
     let params = IndexParams::from_config(&config.strategies.semantic_embedding);
     let vectors = match VectorIndex::load(&dir, params) {
         Ok(v) => v,
-        Err(e) => {
-            return (
-                SemanticStrategy::unavailable(e.to_string()),
-                format!("semantic-embedding: unavailable ({e})"),
-            );
-        }
+        Err(e) => return unavailable(e.to_string()),
     };
-    let model_dir = config
-        .strategies
-        .semantic_embedding
-        .model_dir
-        .as_deref()
-        .map(Path::new);
-    let (embedder, choice) = load_embedder(model_dir);
-    if embedder.id() != vectors.embedder_id() {
-        let why = format!(
+    let embedder = loaded.embedder;
+    if embedder.id() != vectors.embedder_id() || embedder.dim() != vectors.dim() {
+        return unavailable(format!(
             "vectors were built with `{}` but the embedder now is `{}`: run `acms index` again",
             vectors.embedder_id(),
             embedder.id()
-        );
-        return (
-            SemanticStrategy::unavailable(why.clone()),
-            format!("semantic-embedding: unavailable ({why})"),
-        );
+        ));
     }
-    let mut note = choice.to_string();
+    let mut note = loaded.description;
     if vector_generation(index_dir) != Some(generation) {
-        note.push_str(" (vectors are older than the index: run `acms index` to refresh them)");
+        note = format!(
+            "semantic-embedding: incomplete ({} of {} symbols embedded; run `acms index` to \
+             finish): {note}",
+            vectors.len(),
+            nodes
+        );
     }
     (
         SemanticStrategy::new(Arc::from(embedder), Arc::new(vectors)),

@@ -13,7 +13,9 @@ use crate::{Error, Hit, Reason, Result, Strategy, StrategyInput};
 pub const NAME: &str = "semantic-embedding";
 
 /// The semantic strategy: an embedder plus the vectors built with it at index time, or the
-/// reason it is unavailable (no vectors, a corrupted file, an embedder mismatch).
+/// reason it is unavailable (no model installed, no vectors, a corrupted file, an embedder
+/// mismatch). It never substitutes another embedder: a strategy without real signal must not
+/// take budget.
 pub struct SemanticStrategy {
     state: std::result::Result<(Arc<dyn Embedder>, Arc<VectorIndex>), String>,
 }
@@ -30,19 +32,6 @@ impl SemanticStrategy {
         SemanticStrategy {
             state: Err(reason.into()),
         }
-    }
-}
-
-/// Typical cosines of (unrelated, clearly related) text pairs for an embedder: relevance
-/// maps this range onto [0, 1]. Scales differ a lot between embedders — the built-in hashing
-/// embedder's related pairs score about where a trained model's unrelated ones do — and an
-/// absolute scale (unlike BM25's relative one) lets a query that matches nothing find nothing.
-/// Measured on the `tests/data/shop` fixture and the model figures (0.24 / 0.79).
-fn calibration(embedder_id: &str) -> (f32, f32) {
-    if embedder_id.starts_with("acms-hash") {
-        (0.15, 0.5)
-    } else {
-        (0.2, 0.7)
     }
 }
 
@@ -74,7 +63,7 @@ impl Strategy for SemanticStrategy {
                 reason: "the embedder returned no vector".into(),
             })?;
         let found = vectors.search(&query, hit_limit(input.budget))?;
-        let (unrelated, related) = calibration(embedder.id());
+        let (unrelated, related) = embedder.calibration();
         Ok(found
             .into_iter()
             .filter_map(|h| {

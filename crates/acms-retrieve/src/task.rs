@@ -412,10 +412,10 @@ fn add(map: &mut BTreeMap<String, f32>, key: &str, weight: f32) {
 pub fn read(text: &str) -> TaskReading {
     let mut r = TaskReading::default();
     for line in text.lines() {
-        if let Some(f) = python_frame(line).or_else(|| at_frame(line)) {
-            if !r.frames.contains(&f) {
-                r.frames.push(f);
-            }
+        if let Some(f) = python_frame(line).or_else(|| at_frame(line))
+            && !r.frames.contains(&f)
+        {
+            r.frames.push(f);
         }
     }
     for f in &r.frames {

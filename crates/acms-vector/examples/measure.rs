@@ -3,11 +3,11 @@
 //! throughput. The criterion version is `benches/vector.rs`.
 //!
 //! `cargo run --release -p acms-vector --example measure -- [sizes] [M] [ef_construction]
-//! [ef_search]`, e.g. `-- 5000,20000 16 100 128`. Set `ACMS_MODEL_DIR` to include the model.
+//! [ef_search]`, e.g. `-- 5000,20000 16 100 128`. The model is measured by the `embed` bench.
 
 use std::time::Instant;
 
-use acms_vector::{Embedder, FastEmbedder, HashEmbedder, IndexParams, VectorIndex};
+use acms_vector::{Embedder, HashEmbedder, IndexParams, VectorIndex};
 
 #[path = "common/rng.rs"]
 mod rng;
@@ -44,18 +44,7 @@ fn main() {
         "hash embedder: {:.0} texts/s",
         refs.len() as f64 / t.elapsed().as_secs_f64()
     );
-    if let Some(dir) = std::env::var_os("ACMS_MODEL_DIR") {
-        for batch in [16, 32, 64, 128, 256] {
-            let m = FastEmbedder::with_options(std::path::Path::new(&dir), batch, None).unwrap();
-            m.embed(&refs[..32]).unwrap();
-            let t = Instant::now();
-            m.embed(&refs).unwrap();
-            println!(
-                "model batch {batch:>3}: {:.0} texts/s",
-                refs.len() as f64 / t.elapsed().as_secs_f64()
-            );
-        }
-    }
+    // The model's throughput is measured by `cargo bench -p acms-benches --bench embed`.
 
     let mut rng = Rng(7);
     let centres: Vec<Vec<f32>> = if std::env::var_os("ACMS_CLUSTERED").is_some() {

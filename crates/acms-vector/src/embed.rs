@@ -1,9 +1,10 @@
 //! The `Embedder` seam and the built-in `HashEmbedder`, plus the small vector helpers (dot,
 //! cosine, L2 normalization) everything else in the crate uses.
 //!
-//! The `HashEmbedder` needs no model file: it is what tests and machines without a model run.
-//! It captures lexical overlap only (shared words, identifier sub-words, character trigrams),
-//! not meaning; the real model lives in `fast.rs`. This module does no I/O.
+//! The `HashEmbedder` needs no model file: tests use it, and a user may choose it explicitly
+//! (`embedder = "hash"`); it is never a silent fallback for a missing model. It captures lexical
+//! overlap only (shared words, identifier sub-words, character trigrams), not meaning; the real
+//! model lives in `fast.rs`. This module does no I/O.
 
 use rayon::prelude::*;
 
@@ -17,6 +18,13 @@ pub trait Embedder: Send + Sync {
     fn id(&self) -> &str;
     /// Length of every vector this embedder returns.
     fn dim(&self) -> usize;
+    /// Typical cosines of an unrelated and of a clearly related (query, code) pair: a
+    /// strategy maps this range onto relevance [0, 1]. Scales differ a lot between embedders,
+    /// and an absolute scale (unlike BM25's relative one) lets a query that matches nothing
+    /// find nothing.
+    fn calibration(&self) -> (f32, f32) {
+        (0.2, 0.7)
+    }
     /// One vector per text, in order, each of length `dim()` and L2-normalized; a text without
     /// any feature (such as the empty string) may map to the zero vector. Implementations batch
     /// internally, so callers should pass many texts at once.
@@ -165,6 +173,12 @@ impl Embedder for HashEmbedder {
 
     fn dim(&self) -> usize {
         self.dim
+    }
+
+    /// Its related pairs score about where a trained model's unrelated ones do (measured on
+    /// the `tests/data/shop` fixture).
+    fn calibration(&self) -> (f32, f32) {
+        (0.15, 0.5)
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {

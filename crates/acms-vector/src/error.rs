@@ -34,9 +34,25 @@ pub enum Error {
     /// A vector with NaN or infinite components, or a zero vector where a direction is needed.
     #[error("invalid vector for id {id}: {reason}")]
     InvalidVector { id: u64, reason: &'static str },
-    /// A model directory that is incomplete or cannot be loaded.
-    #[error("embedding model in {dir}: {message} (run scripts/fetch-model.sh to fetch one)")]
-    Model { dir: PathBuf, message: String },
+    /// No model is installed where the configuration points: semantic search is off until one
+    /// is, the other strategies work.
+    #[error(
+        "no embedding model in {dir}: semantic search is off (keyword and graph retrieval work); \
+         run scripts/fetch-model.sh to install the default model there"
+    )]
+    NoModel { dir: PathBuf },
+    /// A model directory that is incomplete or holds a file that cannot be loaded; `file` is
+    /// the one at fault when it is known.
+    #[error(
+        "embedding model in {dir}: {}{message}; fix: re-run scripts/fetch-model.sh to restore \
+         the model (semantic search is off until then, keyword and graph retrieval work)",
+        file.as_ref().map(|f| format!("{}: ", f.display())).unwrap_or_default()
+    )]
+    Model {
+        dir: PathBuf,
+        file: Option<PathBuf>,
+        message: String,
+    },
     /// The embedding model failed on a batch of texts.
     #[error("embedding failed: {0}")]
     Embed(String),

@@ -1,16 +1,28 @@
 //! The real sentence-embedding model (`FastEmbedder`: fastembed over ONNX Runtime, loaded from
-//! a local directory) and `load_embedder`, which picks it or falls back to the `HashEmbedder`.
+//! a local directory), where that directory is found, and `load_embedder`, which builds the
+//! embedder the configuration asks for or says precisely why it cannot.
 //!
-//! The model directory is the flat one `scripts/fetch-model.sh` produces: `model.onnx`
-//! (paraphrase-MiniLM-L3-v2), the four tokenizer files and `libonnxruntime.so.<version>`.
-//! Nothing here downloads anything: a missing or broken directory means the built-in embedder,
-//! reported through `EmbedderChoice` so the caller can log one line.
+//! A model directory is what `scripts/fetch-model.sh NAME` installs: `model.onnx`, the four
+//! tokenizer files and `acms-model.json` (which ONNX output to pool, how, and the model's
+//! typical cosines). ONNX Runtime itself is `libonnxruntime.so.*`, found through
+//! `ORT_DYLIB_PATH`, else in the model directory, else in the per-user runtime directory the
+//! script fills.
+//!
+//! **Where a model comes from** (first that applies): the configuration's `model-dir` (only a
+//! user's own config file or a command-line flag can set it: see `acms_core::Config::load`),
+//! `$ACMS_MODEL_DIR`, else the per-user cache `$XDG_CACHE_HOME/acms/models/<model>` (default
+//! `~/.cache/acms/models/<model>`). Never the indexed repository, never a path relative to the
+//! current directory: the directory holds native code that acms loads.
+//!
+//! Nothing here downloads anything, and nothing falls back to the hashing embedder: a missing
+//! model is `Error::NoModel`, a broken one `Error::Model` naming the file and the fix.
 
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use acms_core::{EmbedderKind, SemanticConfig};
 use fastembed::{
     InitOptionsUserDefined, OutputKey, Pooling, TextEmbedding, TokenizerFiles,
     UserDefinedEmbeddingModel,
@@ -19,58 +31,98 @@ use fastembed::{
 use crate::embed::{Embedder, HashEmbedder};
 use crate::error::{Error, Result};
 
-/// Files a model directory must hold besides `libonnxruntime.so.*`.
-pub const MODEL_FILES: [&str; 5] = [
+/// The model's description, written by `scripts/fetch-model.sh`.
+pub const MANIFEST_FILE: &str = "acms-model.json";
+
+/// Files a model directory must hold (ONNX Runtime is looked up separately).
+pub const MODEL_FILES: [&str; 6] = [
     "model.onnx",
     "tokenizer.json",
     "config.json",
     "special_tokens_map.json",
     "tokenizer_config.json",
+    MANIFEST_FILE,
 ];
 
-/// Environment variable naming the model directory when the caller passes none.
+/// Environment variable naming a model directory (absolute) when the configuration names none.
 pub const MODEL_DIR_ENV: &str = "ACMS_MODEL_DIR";
 
-/// The ONNX output holding per-token embeddings in the paraphrase-MiniLM-L3-v2 export. Its
-/// other output, `output`, is not the sentence embedding; `461` mean-pooled over the attention
-/// mask is (verified against sentence-transformers on this model).
-const TOKEN_EMBEDDINGS_OUTPUT: &str = "461";
+/// Texts per ONNX Runtime run. The caller sorts texts by length, so a batch pads little; larger
+/// batches then amortize the per-run overhead (docs/BENCHMARKS.md, "Embedding throughput").
+pub const DEFAULT_BATCH_SIZE: usize = 32;
 
-/// Texts per ONNX Runtime run. Larger batches amortize the per-run overhead but pad every text
-/// to the longest one in the batch and work on bigger activations; 16 was the fastest of
-/// 16/32/64/128/256 on short code snippets (docs/BENCHMARKS.md), 256 (fastembed's default)
-/// the slowest.
-pub const DEFAULT_BATCH_SIZE: usize = 16;
-
-/// Token limit per text: MiniLM was trained on 128-token inputs; longer inputs cost quadratic
-/// attention time for little gain on signature + doc renderings.
-const MAX_TOKENS: usize = 256;
-
-/// fastembed running a local ONNX sentence-embedding model.
-pub struct FastEmbedder {
-    // `TextEmbedding::embed` takes `&mut self`; ONNX Runtime already spreads one run over all
-    // cores (intra-op threads), so one session behind a mutex uses the machine fully.
-    model: Mutex<TextEmbedding>,
-    id: String,
-    dim: usize,
-    batch_size: usize,
+/// The per-user cache directory of acms: `$XDG_CACHE_HOME/acms` when that variable is an
+/// absolute path, else `$HOME/.cache/acms`.
+pub fn user_cache_dir() -> Option<PathBuf> {
+    let abs = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
+    std::env::var_os("XDG_CACHE_HOME")
+        .and_then(abs)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .and_then(abs)
+                .map(|h| h.join(".cache"))
+        })
+        .map(|c| c.join("acms"))
 }
 
-impl fmt::Debug for FastEmbedder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FastEmbedder")
-            .field("id", &self.id)
-            .field("dim", &self.dim)
-            .field("batch_size", &self.batch_size)
-            .finish()
-    }
+/// Where the model cache keeps model `name`: `<user cache>/models/<name>`.
+pub fn cached_model_dir(name: &str) -> Option<PathBuf> {
+    user_cache_dir().map(|c| c.join("models").join(name))
 }
 
-fn model_err(dir: &Path, message: impl Into<String>) -> Error {
-    Error::Model {
-        dir: dir.to_path_buf(),
-        message: message.into(),
+/// Why a model directory was chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelSource {
+    /// `context.strategies.semantic-embedding.model-dir` (user config or flag).
+    Config,
+    /// `$ACMS_MODEL_DIR`.
+    Environment,
+    /// The per-user model cache.
+    Cache,
+}
+
+/// The model directory the configuration resolves to, and why; an error when no absolute
+/// directory can be named at all.
+pub fn locate_model(config: &SemanticConfig) -> Result<(PathBuf, ModelSource)> {
+    let absolute = |p: PathBuf, origin: &str| {
+        if p.is_absolute() {
+            Ok(p)
+        } else {
+            Err(Error::Config(format!(
+                "{origin} `{}` is relative: give an absolute path (a relative one would \
+                 depend on the current directory)",
+                p.display()
+            )))
+        }
+    };
+    if let Some(dir) = config.model_dir.as_deref().filter(|d| !d.is_empty()) {
+        let dir = absolute(
+            PathBuf::from(dir),
+            "context.strategies.semantic-embedding.model-dir",
+        )?;
+        return Ok((dir, ModelSource::Config));
     }
+    if let Some(dir) = std::env::var_os(MODEL_DIR_ENV).filter(|d| !d.is_empty()) {
+        return Ok((
+            absolute(PathBuf::from(dir), MODEL_DIR_ENV)?,
+            ModelSource::Environment,
+        ));
+    }
+    if !acms_core::valid_model_name(&config.model) {
+        return Err(Error::Config(format!(
+            "`{}` is not a model name",
+            config.model
+        )));
+    }
+    cached_model_dir(&config.model)
+        .map(|d| (d, ModelSource::Cache))
+        .ok_or_else(|| {
+            Error::Config(
+                "no model directory: neither XDG_CACHE_HOME nor HOME is set; set \
+                 ACMS_MODEL_DIR or context.strategies.semantic-embedding.model-dir"
+                    .into(),
+            )
+        })
 }
 
 /// The `libonnxruntime.so.*` inside `dir`, if any (highest name wins when several exist).
@@ -89,108 +141,259 @@ pub fn find_onnxruntime(dir: &Path) -> Option<PathBuf> {
     libs.pop()
 }
 
-/// Why `dir` is not a complete model directory, or `None` when it is.
-pub fn missing_model_files(dir: &Path) -> Option<String> {
-    if !dir.is_dir() {
-        return Some("directory does not exist".into());
-    }
-    let mut missing: Vec<&str> = MODEL_FILES
+/// The ONNX Runtime library for a model in `dir`: `$ORT_DYLIB_PATH`, else one in `dir`, else
+/// one in `<user cache>/runtime`.
+pub fn locate_onnxruntime(dir: &Path) -> Option<PathBuf> {
+    std::env::var_os("ORT_DYLIB_PATH")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| find_onnxruntime(dir))
+        .or_else(|| user_cache_dir().and_then(|c| find_onnxruntime(&c.join("runtime"))))
+}
+
+/// The files `dir` lacks to be a model directory (empty when complete).
+pub fn missing_model_files(dir: &Path) -> Vec<&'static str> {
+    let mut missing: Vec<&'static str> = MODEL_FILES
         .iter()
         .copied()
         .filter(|f| !dir.join(f).is_file())
         .collect();
-    if find_onnxruntime(dir).is_none() && std::env::var_os("ORT_DYLIB_PATH").is_none() {
+    if locate_onnxruntime(dir).is_none() {
         missing.push("libonnxruntime.so.*");
     }
-    (!missing.is_empty()).then(|| format!("missing {}", missing.join(", ")))
+    missing
+}
+
+/// `acms-model.json`: what acms needs to know about a model beyond its ONNX graph.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelManifest {
+    /// The model's name (its directory name in the cache).
+    pub name: String,
+    /// The ONNX output holding per-token embeddings.
+    pub output: String,
+    /// `mean` (over the attention mask) or `cls`.
+    pub pooling: String,
+    /// Typical cosine of an unrelated and of a clearly related (query, code) pair: relevance
+    /// maps this range onto [0, 1].
+    pub cosine_unrelated: f32,
+    pub cosine_related: f32,
+    /// The graph quantizes activations per run (DynamicQuantizeLinear): a text's vector would
+    /// depend on the other texts of its batch, so each text is run alone.
+    #[serde(default)]
+    pub dynamic_quantization: bool,
+}
+
+impl ModelManifest {
+    fn read(dir: &Path) -> Result<ModelManifest> {
+        let path = dir.join(MANIFEST_FILE);
+        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        let m: ModelManifest = serde_json::from_slice(&bytes)
+            .map_err(|e| model_err(dir, Some(&path), format!("not a model manifest: {e}")))?;
+        if !matches!(m.pooling.as_str(), "mean" | "cls") {
+            return Err(model_err(
+                dir,
+                Some(&path),
+                format!("pooling `{}` is not mean or cls", m.pooling),
+            ));
+        }
+        // Written so that NaN is rejected too.
+        let ordered = m.cosine_unrelated < m.cosine_related;
+        if !ordered {
+            return Err(model_err(
+                dir,
+                Some(&path),
+                "cosine_unrelated must be below cosine_related",
+            ));
+        }
+        Ok(m)
+    }
+}
+
+fn model_err(dir: &Path, file: Option<&Path>, message: impl Into<String>) -> Error {
+    Error::Model {
+        dir: dir.to_path_buf(),
+        file: file.map(Path::to_path_buf),
+        message: message.into(),
+    }
+}
+
+/// fastembed running a local ONNX sentence-embedding model.
+pub struct FastEmbedder {
+    // `TextEmbedding::embed` takes `&mut self`; ONNX Runtime already spreads one run over all
+    // cores (intra-op threads), so one session behind a mutex uses the machine fully.
+    model: Mutex<TextEmbedding>,
+    id: String,
+    dim: usize,
+    batch_size: usize,
+    calibration: (f32, f32),
+    name: String,
+}
+
+impl fmt::Debug for FastEmbedder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FastEmbedder")
+            .field("id", &self.id)
+            .field("dim", &self.dim)
+            .field("batch_size", &self.batch_size)
+            .finish()
+    }
+}
+
+/// How to run a model: token limit, batch size and ONNX Runtime threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModelOptions {
+    /// Tokens per text; longer texts are truncated.
+    pub max_tokens: usize,
+    pub batch_size: usize,
+    /// ONNX Runtime intra-op threads (`None`: one per core).
+    pub threads: Option<usize>,
+}
+
+impl Default for ModelOptions {
+    fn default() -> ModelOptions {
+        ModelOptions {
+            max_tokens: SemanticConfig::default().max_tokens,
+            batch_size: DEFAULT_BATCH_SIZE,
+            threads: None,
+        }
+    }
 }
 
 impl FastEmbedder {
-    /// Loads the model in `dir` with all cores and the default batch size.
-    ///
-    /// ONNX Runtime is loaded from `ORT_DYLIB_PATH` when set, else from the
-    /// `libonnxruntime.so.*` in `dir`. A process loads ONNX Runtime once: later calls reuse the
-    /// library the first one loaded.
+    /// Loads the model in `dir` with the default options.
     pub fn new(dir: &Path) -> Result<FastEmbedder> {
-        FastEmbedder::with_options(dir, DEFAULT_BATCH_SIZE, None)
+        FastEmbedder::with_options(dir, ModelOptions::default())
     }
 
-    /// Like `new`, with an explicit batch size and ONNX Runtime thread count (`None`: one per
-    /// core).
-    pub fn with_options(
-        dir: &Path,
-        batch_size: usize,
-        threads: Option<usize>,
-    ) -> Result<FastEmbedder> {
-        if let Some(why) = missing_model_files(dir) {
-            return Err(model_err(dir, why));
+    /// Loads the model in `dir`. Every failure is an `Error::Model` naming the file at fault
+    /// (or `Error::NoModel` when `dir` does not exist). A process loads ONNX Runtime once:
+    /// later calls reuse the library the first one loaded.
+    pub fn with_options(dir: &Path, options: ModelOptions) -> Result<FastEmbedder> {
+        if !dir.is_dir() {
+            return Err(Error::NoModel {
+                dir: dir.to_path_buf(),
+            });
         }
-        let lib = std::env::var_os("ORT_DYLIB_PATH")
-            .filter(|p| !p.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| find_onnxruntime(dir))
-            .ok_or_else(|| model_err(dir, "no libonnxruntime.so.*"))?;
-        // Without this call `ort` would look for the library on its own and panic when it is
-        // absent; `init_from` reports the failure instead. The returned environment builder is
-        // not needed: sessions use the default environment.
-        let _env = ort::init_from(&lib)
-            .map_err(|e| model_err(dir, format!("cannot load ONNX Runtime: {e}")))?;
-
+        let missing = missing_model_files(dir);
+        if !missing.is_empty() {
+            return Err(model_err(
+                dir,
+                None,
+                format!("missing {}", missing.join(", ")),
+            ));
+        }
+        let manifest = ModelManifest::read(dir)?;
         let read = |name: &str| -> Result<Vec<u8>> {
             let p = dir.join(name);
             std::fs::read(&p).map_err(|e| Error::io(p, e))
         };
-        let onnx = read("model.onnx")?;
-        // The id names the model by content, so replacing model.onnx invalidates stored
-        // vectors even when the file name stays the same.
-        let id = format!(
-            "fastembed-onnx-mean-{}",
-            &blake3::hash(&onnx).to_hex()[..16]
-        );
-        let tokenizer_files = TokenizerFiles {
-            tokenizer_file: read("tokenizer.json")?,
-            config_file: read("config.json")?,
-            special_tokens_map_file: read("special_tokens_map.json")?,
-            tokenizer_config_file: read("tokenizer_config.json")?,
-        };
-        let model = UserDefinedEmbeddingModel::new(onnx, tokenizer_files)
-            .with_pooling(Pooling::Mean)
-            .output_key_name(TOKEN_EMBEDDINGS_OUTPUT);
-        let mut options = InitOptionsUserDefined::new().with_max_length(MAX_TOKENS);
-        if let Some(t) = threads {
-            options = options.with_intra_threads(t.max(1));
+        // The tokenizer files are JSON; checking them here names the broken one, which
+        // fastembed's own error does not.
+        let mut json = Vec::new();
+        for name in [
+            "tokenizer.json",
+            "config.json",
+            "special_tokens_map.json",
+            "tokenizer_config.json",
+        ] {
+            let bytes = read(name)?;
+            if let Err(e) = serde_json::from_slice::<serde_json::Value>(&bytes) {
+                return Err(model_err(
+                    dir,
+                    Some(&dir.join(name)),
+                    format!("not valid JSON ({e})"),
+                ));
+            }
+            json.push(bytes);
         }
-        let mut model = TextEmbedding::try_new_from_user_defined(model, options)
-            .map_err(|e| model_err(dir, format!("cannot load model: {e}")))?;
+        let lib = locate_onnxruntime(dir).expect("checked by missing_model_files");
+        // Without this call `ort` would look for the library on its own and panic when it is
+        // absent; `init_from` reports the failure instead. The returned environment builder is
+        // not needed: sessions use the default environment.
+        let _env = ort::init_from(&lib)
+            .map_err(|e| model_err(dir, Some(&lib), format!("cannot load ONNX Runtime: {e}")))?;
+
+        let onnx = read("model.onnx")?;
+        // The id names the model by content and the token limit, so replacing model.onnx or
+        // changing max-tokens invalidates stored vectors even when the name stays the same.
+        let id = format!(
+            "fastembed-{}-{}-t{}",
+            manifest.name,
+            &blake3::hash(&onnx).to_hex()[..16],
+            options.max_tokens
+        );
+        let mut json = json.into_iter();
+        let mut next = || json.next().unwrap_or_default();
+        let tokenizer_files = TokenizerFiles {
+            tokenizer_file: next(),
+            config_file: next(),
+            special_tokens_map_file: next(),
+            tokenizer_config_file: next(),
+        };
+        let mut model = UserDefinedEmbeddingModel::new(onnx, tokenizer_files).with_pooling(
+            if manifest.pooling == "cls" {
+                Pooling::Cls
+            } else {
+                Pooling::Mean
+            },
+        );
+        model.output_key = Some(OutputKey::ByName(leak(&manifest.output)));
+        let mut init = InitOptionsUserDefined::new().with_max_length(options.max_tokens);
+        if let Some(t) = options.threads {
+            init = init.with_intra_threads(t.max(1));
+        }
+        let onnx_path = dir.join("model.onnx");
+        let mut session = TextEmbedding::try_new_from_user_defined(model, init).map_err(|e| {
+            model_err(
+                dir,
+                Some(&onnx_path),
+                format!("ONNX Runtime cannot load it: {e}"),
+            )
+        })?;
         // The dimension is whatever the model produces; probing once also proves the output
         // name and pooling work before anyone relies on this embedder.
-        let probe = model
-            .embed(["probe"], None)
-            .map_err(|e| model_err(dir, format!("model does not run: {e}")))?;
+        let probe = session.embed(["probe"], None).map_err(|e| {
+            model_err(
+                dir,
+                Some(&onnx_path),
+                format!("the model does not run: {e}"),
+            )
+        })?;
         let dim = probe.first().map_or(0, Vec::len);
         if dim == 0 {
-            return Err(model_err(dir, "model produced an empty embedding"));
+            return Err(model_err(
+                dir,
+                Some(&onnx_path),
+                "the model produced an empty embedding",
+            ));
         }
         Ok(FastEmbedder {
-            model: Mutex::new(model),
+            model: Mutex::new(session),
             id,
             dim,
-            batch_size: batch_size.max(1),
+            // Alone, a text's vector never depends on which texts it was embedded with (the
+            // index stays the same whether built at once or incrementally).
+            batch_size: if manifest.dynamic_quantization {
+                1
+            } else {
+                options.batch_size.max(1)
+            },
+            calibration: (manifest.cosine_unrelated, manifest.cosine_related),
+            name: manifest.name,
         })
     }
-}
 
-/// `UserDefinedEmbeddingModel` has no builder method for the output key; this keeps the
-/// construction above a single expression.
-trait OutputKeyExt {
-    fn output_key_name(self, name: &'static str) -> Self;
-}
-
-impl OutputKeyExt for UserDefinedEmbeddingModel {
-    fn output_key_name(mut self, name: &'static str) -> Self {
-        self.output_key = Some(OutputKey::ByName(name));
-        self
+    /// The model's name (from its manifest).
+    pub fn name(&self) -> &str {
+        &self.name
     }
+}
+
+/// fastembed wants the output name as `&'static str`. Models are loaded a handful of times per
+/// process, and the names are a few bytes.
+fn leak(s: &str) -> &'static str {
+    Box::leak(s.to_string().into_boxed_str())
 }
 
 impl Embedder for FastEmbedder {
@@ -200,6 +403,10 @@ impl Embedder for FastEmbedder {
 
     fn dim(&self) -> usize {
         self.dim
+    }
+
+    fn calibration(&self) -> (f32, f32) {
+        self.calibration
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
@@ -223,85 +430,56 @@ impl Embedder for FastEmbedder {
     }
 }
 
-/// Which embedder `load_embedder` chose, and why; `Display` is the one log line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum EmbedderChoice {
-    /// The real model from this directory.
-    Model { dir: PathBuf, id: String },
-    /// The built-in embedder because no model directory was configured.
-    BuiltinNoModel,
-    /// The built-in embedder because the configured directory is incomplete or failed to load;
-    /// `reason` says which (a warning worth showing).
-    BuiltinFallback { dir: PathBuf, reason: String },
+/// An embedder ready to use, and the one line that says which it is.
+pub struct LoadedEmbedder {
+    pub embedder: Box<dyn Embedder>,
+    pub description: String,
 }
 
-impl EmbedderChoice {
-    /// True when the choice deserves a warning (a model was configured but is unusable).
-    pub fn is_warning(&self) -> bool {
-        matches!(self, EmbedderChoice::BuiltinFallback { .. })
-    }
-}
-
-impl fmt::Display for EmbedderChoice {
+impl fmt::Debug for LoadedEmbedder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            EmbedderChoice::Model { dir, id } => {
-                write!(f, "embeddings: model {id} from {}", dir.display())
-            }
-            EmbedderChoice::BuiltinNoModel => write!(
-                f,
-                "embeddings: built-in hashing embedder (no model configured: set {MODEL_DIR_ENV} \
-                 or run scripts/fetch-model.sh for semantic vectors)"
-            ),
-            EmbedderChoice::BuiltinFallback { dir, reason } => write!(
-                f,
-                "warning: embeddings: built-in hashing embedder, model in {} unusable: {reason}",
-                dir.display()
-            ),
-        }
+        f.write_str(&self.description)
     }
 }
 
-/// The embedder to use: the fastembed model in `model_dir` (or, when `None`, in
-/// `$ACMS_MODEL_DIR`) when that directory is complete and loads, else the `HashEmbedder`.
-/// Never fails and never panics: a broken model directory becomes a `BuiltinFallback`.
-pub fn load_embedder(model_dir: Option<&Path>) -> (Box<dyn Embedder>, EmbedderChoice) {
-    let dir = match model_dir {
-        Some(d) => d.to_path_buf(),
-        None => match std::env::var_os(MODEL_DIR_ENV).filter(|v| !v.is_empty()) {
-            Some(d) => PathBuf::from(d),
-            None => {
-                return (
-                    Box::new(HashEmbedder::default()),
-                    EmbedderChoice::BuiltinNoModel,
-                );
-            }
-        },
-    };
-    let fallback = |reason: String| -> (Box<dyn Embedder>, EmbedderChoice) {
-        (
-            Box::new(HashEmbedder::default()),
-            EmbedderChoice::BuiltinFallback {
-                dir: dir.clone(),
-                reason,
-            },
-        )
-    };
-    if let Some(why) = missing_model_files(&dir) {
-        return fallback(why);
+/// The embedder `config` asks for: the built-in `HashEmbedder` when `embedder = "hash"`, else
+/// the fastembed model located by [`locate_model`]. Never panics (a panic in the foreign model
+/// code becomes an error); never falls back to the hashing embedder.
+pub fn load_embedder(config: &SemanticConfig) -> Result<LoadedEmbedder> {
+    if config.embedder == EmbedderKind::Hash {
+        let e = HashEmbedder::default();
+        return Ok(LoadedEmbedder {
+            description: format!(
+                "embeddings: built-in hashing embedder {} (chosen by configuration; lexical \
+                 overlap only)",
+                e.id()
+            ),
+            embedder: Box::new(e),
+        });
     }
+    let (dir, source) = locate_model(config)?;
+    let options = ModelOptions {
+        max_tokens: config.max_tokens,
+        ..ModelOptions::default()
+    };
     // ONNX Runtime and the tokenizer are foreign code fed with files we did not write; a panic
-    // in there must not take the indexer down with it.
-    match catch_unwind(AssertUnwindSafe(|| FastEmbedder::new(&dir))) {
-        Ok(Ok(model)) => {
-            let choice = EmbedderChoice::Model {
-                dir: dir.clone(),
-                id: model.id().to_string(),
-            };
-            (Box::new(model), choice)
-        }
-        Ok(Err(e)) => fallback(e.to_string()),
-        Err(_) => fallback("the model loader panicked".into()),
-    }
+    // in there must not take the caller down with it.
+    let model = catch_unwind(AssertUnwindSafe(|| {
+        FastEmbedder::with_options(&dir, options)
+    }))
+    .map_err(|_| model_err(&dir, None, "the model loader panicked"))??;
+    let why = match source {
+        ModelSource::Config => "configured model-dir",
+        ModelSource::Environment => MODEL_DIR_ENV,
+        ModelSource::Cache => "user model cache",
+    };
+    Ok(LoadedEmbedder {
+        description: format!(
+            "embeddings: model {} ({}) from {} ({why})",
+            model.name(),
+            model.id(),
+            dir.display()
+        ),
+        embedder: Box::new(model),
+    })
 }

@@ -7,9 +7,13 @@
 //! stored vectors, so scores never depend on which path answered. The graph is dumped next to
 //! the vectors and reloaded as is, never rebuilt on load.
 //!
+//! Every vector carries a `tag` (a hash of the text it was embedded from), so a caller can tell
+//! which stored vectors are still current without re-embedding anything: that is what makes an
+//! interrupted embedding run resumable.
+//!
 //! On disk (`save`/`load`): `vectors.bin` is the commit point. It holds a header (format
-//! version, embedder id, dim, count, the graph's file names and their checksums), the ids, the
-//! vectors and a blake3 checksum, and is replaced atomically. Graph files get a fresh name per
+//! version, embedder id, dim, count, the graph's file names and their checksums), the ids, their
+//! tags, the vectors and a blake3 checksum, and is replaced atomically. Graph files get a fresh name per
 //! save and are written before `vectors.bin`, so a save killed at any point leaves the previous
 //! `vectors.bin` and the graph files it names intact.
 //!
@@ -30,7 +34,8 @@ use crate::format::{self, Reader, Writer};
 /// File holding ids, vectors and the header; replacing it commits a save.
 pub const VECTORS_FILE: &str = "vectors.bin";
 const MAGIC: &[u8; 8] = b"ACMSVEC\n";
-const FORMAT_VERSION: u32 = 1;
+/// Version 2 added the per-vector tags.
+const FORMAT_VERSION: u32 = 2;
 const GRAPH_PREFIX: &str = "hnsw-";
 /// hnsw_rs never creates more layers than this (its `NB_LAYER_MAX`).
 const MAX_LAYERS: usize = 16;
@@ -123,6 +128,8 @@ pub struct VectorIndex {
     params: IndexParams,
     /// Caller id of each slot; slot `i` owns `data[i * dim..(i + 1) * dim]`.
     ids: Vec<u64>,
+    /// The caller's tag of each slot (the hash of the embedded text; 0 when untagged).
+    tags: Vec<u64>,
     slots: HashMap<u64, usize>,
     /// Unit vectors, contiguous so the exact scan streams through memory.
     data: Vec<f32>,
@@ -155,6 +162,7 @@ impl VectorIndex {
             dim,
             params,
             ids: Vec::new(),
+            tags: Vec::new(),
             slots: HashMap::new(),
             data: Vec::new(),
             graph: None,
@@ -200,6 +208,11 @@ impl VectorIndex {
         &self.ids
     }
 
+    /// The tag `id` was stored with (see `upsert_tagged`).
+    pub fn tag(&self, id: u64) -> Option<u64> {
+        self.slots.get(&id).map(|&s| self.tags[s])
+    }
+
     /// True when searches go through the HNSW graph rather than an exact scan.
     pub fn uses_graph(&self) -> bool {
         self.graph
@@ -239,14 +252,21 @@ impl VectorIndex {
     /// normalized. New ids extend an existing graph in place; replacing a vector drops the
     /// graph (call `build_graph` or `save` to rebuild it).
     pub fn upsert(&mut self, id: u64, vector: &[f32]) -> Result<()> {
+        self.upsert_tagged(id, 0, vector)
+    }
+
+    /// `upsert` that also records `tag` for `id` (the caller's hash of the embedded text).
+    pub fn upsert_tagged(&mut self, id: u64, tag: u64, vector: &[f32]) -> Result<()> {
         let v = self.check(id, vector)?;
         if let Some(&s) = self.slots.get(&id) {
             self.data[s * self.dim..(s + 1) * self.dim].copy_from_slice(&v);
+            self.tags[s] = tag;
             self.graph = None;
             return Ok(());
         }
         let s = self.ids.len();
         self.ids.push(id);
+        self.tags.push(tag);
         self.slots.insert(id, s);
         self.data.extend_from_slice(&v);
         if let Some(g) = &self.graph {
@@ -268,11 +288,13 @@ impl VectorIndex {
         if s != last {
             let moved = self.ids[last];
             self.ids[s] = moved;
+            self.tags[s] = self.tags[last];
             self.slots.insert(moved, s);
             let (head, tail) = self.data.split_at_mut(last * self.dim);
             head[s * self.dim..(s + 1) * self.dim].copy_from_slice(&tail[..self.dim]);
         }
         self.ids.pop();
+        self.tags.pop();
         self.data.truncate(last * self.dim);
         self.graph = None;
         true
@@ -373,14 +395,26 @@ impl VectorIndex {
     /// Writes the index into `dir` (created if needed), building the graph first when the
     /// size calls for one. See the module doc for why a killed save loses nothing.
     pub fn save(&mut self, dir: &Path) -> Result<()> {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         self.build_graph();
+        self.write(dir, true)
+    }
+
+    /// Writes the vectors into `dir` without building or writing a graph: a cheap checkpoint
+    /// while vectors are still being added (searches of the saved index scan exactly until a
+    /// `save` writes the graph).
+    pub fn save_checkpoint(&self, dir: &Path) -> Result<()> {
+        self.write(dir, false)
+    }
+
+    fn write(&self, dir: &Path, with_graph: bool) -> Result<()> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let graph = match &self.graph {
+            Some(_) if !with_graph => None,
             Some(g) if self.uses_graph() => Some(dump_graph(g, dir)?),
             _ => None,
         };
         let mut w = Writer::new(MAGIC, FORMAT_VERSION);
-        w.reserve(self.data.len() * 4 + self.ids.len() * 8 + 256);
+        w.reserve(self.data.len() * 4 + self.ids.len() * 16 + 256);
         w.str(&self.embedder_id);
         w.u32(u32::try_from(self.dim).map_err(|_| Error::Config("dimension too large".into()))?);
         w.u32(self.params.max_connections as u32);
@@ -400,6 +434,9 @@ impl VectorIndex {
         w.u64(self.ids.len() as u64);
         for &id in &self.ids {
             w.u64(id);
+        }
+        for &tag in &self.tags {
+            w.u64(tag);
         }
         w.u64(self.data.len() as u64);
         w.f32s(&self.data);
@@ -426,8 +463,9 @@ impl VectorIndex {
         let graph_name = r.str()?;
         let graph_sum = r.array32()?;
         let data_sum = r.array32()?;
-        let n = r.len(8)?;
+        let n = r.len(16)?;
         let ids: Vec<u64> = (0..n).map(|_| r.u64()).collect::<Result<_>>()?;
+        let tags: Vec<u64> = (0..n).map(|_| r.u64()).collect::<Result<_>>()?;
         let floats = r.len(4)?;
         if dim == 0 || floats != n * dim {
             return Err(Error::corrupt(
@@ -448,6 +486,7 @@ impl VectorIndex {
             dim,
             params,
             ids,
+            tags,
             slots,
             data,
             graph: None,

@@ -23,18 +23,50 @@
 //! println!("{}", ctx.text);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! Agents working through plans use a [`Workspace`]: it indexes the repository when needed,
+//! re-indexes changed files before every assembly (never stale), and keeps plans, phases,
+//! child plans and hot/warm/cold decision memory next to the index:
+//!
+//! ```no_run
+//! use acms::{BudgetSpec, PhaseRequest, Workspace};
+//! let mut ws = Workspace::open(std::path::Path::new("."))?;
+//! let (plan, _) = ws.start_plan("make the packer report its certified gap")?;
+//! let explore = ws.phase(plan.id, "explore", PhaseRequest {
+//!     budget: BudgetSpec::tokens(6_000),
+//!     ..PhaseRequest::default()
+//! })?;
+//! println!("{}", explore.context.text);
+//! ws.decide(plan.id, "explore", Some("the gap comes from the hull packer's LP bound"), &[])?;
+//! ws.close_plan(plan.id)?;
+//! # Ok::<(), acms::Error>(())
+//! ```
 
 use std::path::Path;
+
+mod refresh;
+mod workspace;
+
+pub use refresh::{ChangeTracker, Scan};
+pub use workspace::{
+    BudgetSpec, Context, Expanded, PhaseContext, PhaseRequest, RefreshReport, SearchHit,
+    SearchResult, Workspace, WorkspaceOptions,
+};
 
 pub use acms_assemble::{
     AssembledContext, AssemblyRequest, Budget, Diagnostics, DropReason, Engine, ManifestEntry,
     PipelineRegistry, PlanSession, Skeleton,
 };
 pub use acms_core::{Config, ContextConfig, Depth, NodeId, TokenCounter, Tokenizer};
+pub use acms_plan::{
+    Clock, Decision, DecisionId, FakeClock, FragmentRef, History, PhaseRecord, Plan, PlanId,
+    SystemClock, Tier, TierReport,
+};
 pub use acms_retrieve::{Hit, Query, Reason, Retriever, Strategy, StrategyRegistry};
 pub use {
     acms_assemble as assemble, acms_compact as compact, acms_core as core, acms_index as index,
-    acms_llm as llm, acms_pack as pack, acms_retrieve as retrieve, acms_vector as vector,
+    acms_llm as llm, acms_pack as pack, acms_plan as plan, acms_retrieve as retrieve,
+    acms_vector as vector,
 };
 
 /// Errors of the cross-crate calls.
@@ -47,6 +79,35 @@ pub enum Error {
     Retrieve(#[from] acms_retrieve::Error),
     #[error(transparent)]
     Assemble(#[from] acms_assemble::Error),
+    #[error(transparent)]
+    Plan(#[from] acms_plan::Error),
+    #[error(transparent)]
+    Config(#[from] acms_core::Error),
+    /// A budget that can never be met (0, larger than the window, too small for the text).
+    #[error("{0}")]
+    Budget(String),
+    /// A symbol id, name or line range that is not in the index.
+    #[error("{0}")]
+    UnknownSymbol(String),
+}
+
+/// Result alias for the facade.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The error and its causes on one line (`outer: inner: ...`), as the CLI prints it and the
+/// MCP server returns it.
+pub fn error_line(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut line = err.to_string();
+    let mut cur = err.source();
+    while let Some(e) = cur {
+        let s = e.to_string();
+        if !line.ends_with(&s) {
+            line.push_str(": ");
+            line.push_str(&s);
+        }
+        cur = e.source();
+    }
+    line
 }
 
 /// What [`index_repository`] did.
@@ -58,40 +119,98 @@ pub struct RepositoryIndex {
     pub derived: acms_retrieve::DerivedReport,
     /// Which embedder built the vectors (one line), if vectors were built.
     pub embedder: Option<String>,
+    /// Why no vectors were computed although they were asked for: no model installed, or
+    /// which file of it is broken, with the fix (one line). Keyword and graph retrieval work.
+    pub semantic_unavailable: Option<String>,
+}
+
+/// How [`index_repository_with`] treats embeddings.
+#[derive(Default)]
+pub struct EmbeddingOptions<'a> {
+    /// Compute embeddings (false: keyword and graph only; the semantic strategy then reports
+    /// itself unavailable).
+    pub enabled: bool,
+    /// Called once the symbols and the keyword index are committed (queries work from then
+    /// on), before the embedder is loaded.
+    pub on_searchable: Option<&'a dyn Fn()>,
+    /// Called with (texts embedded, texts to embed) after every batch.
+    pub progress: Option<&'a (dyn Fn(usize, usize) + Sync)>,
+    /// An embedder already loaded (a long-lived caller keeps one instead of loading the
+    /// model on every run); `None` loads the one the configuration names.
+    pub embedder: Option<&'a dyn acms_vector::Embedder>,
 }
 
 /// Indexes `repo` (incrementally), then refreshes the keyword index and, when `vectors`,
-/// the embeddings — with the model configured under
-/// `context.strategies.semantic-embedding.model-dir` (or `$ACMS_MODEL_DIR`), else the
-/// built-in embedder.
+/// the embeddings with the model the configuration names (see
+/// [`acms_vector::load_embedder`]). Without a model the run succeeds without vectors and says
+/// why in [`RepositoryIndex::semantic_unavailable`].
 pub fn index_repository(
     repo: &Path,
     opts: &acms_index::IndexOptions<'_>,
     vectors: bool,
 ) -> Result<RepositoryIndex, Error> {
+    index_repository_with(
+        repo,
+        opts,
+        &EmbeddingOptions {
+            enabled: vectors,
+            ..EmbeddingOptions::default()
+        },
+    )
+}
+
+/// [`index_repository`] with progress callbacks. The symbols and the keyword index are
+/// committed first, so queries (keyword and graph) work while the embeddings are computed;
+/// an embedding run that is interrupted resumes where it stopped on the next call.
+pub fn index_repository_with(
+    repo: &Path,
+    opts: &acms_index::IndexOptions<'_>,
+    embedding: &EmbeddingOptions<'_>,
+) -> Result<RepositoryIndex, Error> {
     let index = acms_index::index_repo(repo, opts)?;
-    let (embedder, choice) = if vectors {
-        let dir = opts
-            .config
-            .strategies
-            .semantic_embedding
-            .model_dir
-            .as_deref()
-            .map(Path::new);
-        let (e, c) = acms_vector::load_embedder(dir);
-        (Some(e), Some(c.to_string()))
-    } else {
-        (None, None)
-    };
-    let derived = acms_retrieve::update_derived(
-        &opts.index_dir,
-        &index.changes,
-        &opts.config,
-        embedder.as_deref(),
-    )?;
-    Ok(RepositoryIndex {
+    let mut derived =
+        acms_retrieve::update_derived(&opts.index_dir, &index.changes, &opts.config, None)?;
+    if let Some(ready) = embedding.on_searchable {
+        ready();
+    }
+    let mut report = RepositoryIndex {
         index,
-        derived,
-        embedder: choice,
-    })
+        ..RepositoryIndex::default()
+    };
+    if embedding.enabled {
+        let loaded;
+        let embedder: Result<&dyn acms_vector::Embedder, String> = match embedding.embedder {
+            Some(e) => Ok(e),
+            None => match acms_vector::load_embedder(&opts.config.strategies.semantic_embedding) {
+                Ok(l) => {
+                    loaded = l;
+                    report.embedder = Some(loaded.description.clone());
+                    Ok(loaded.embedder.as_ref())
+                }
+                Err(e) => Err(e.to_string()),
+            },
+        };
+        match embedder {
+            Ok(embedder) => {
+                let options = acms_retrieve::VectorOptions {
+                    progress: embedding.progress,
+                    ..acms_retrieve::VectorOptions::default()
+                };
+                let v = acms_retrieve::update_vectors(
+                    &opts.index_dir,
+                    &report.index.changes,
+                    &opts.config,
+                    embedder,
+                    &options,
+                )?;
+                derived.record_vectors(v);
+                if report.embedder.is_none() {
+                    report.embedder = Some(embedder.id().to_string());
+                }
+            }
+            Err(why) => report.semantic_unavailable = Some(why),
+        }
+    }
+    report.derived = derived;
+    Ok(report)
 }

@@ -82,14 +82,15 @@ impl FragmentDeduplicator for DefaultDeduplicator {
                 .then(a.node.cmp(&b.node))
         });
 
-        // Only fragments of similar size and the same kind can be copies: compare texts
-        // within those groups alone, so the common case reads no text at all.
-        let mut groups: HashMap<(String, u32), Vec<usize>> = HashMap::new();
+        // Copies (vendored, generated, pasted) keep their name and kind and have about the
+        // same size: compare texts only within such groups, so the common case — every
+        // candidate a different symbol — reads no text at all.
+        let mut groups: HashMap<(String, String, u32), Vec<usize>> = HashMap::new();
         for (i, f) in fragments.iter().enumerate() {
             if let Some(n) = ctx.corpus.node(f.node) {
                 let bucket = n.tokens_at(Depth::Full) / 16;
                 groups
-                    .entry((n.kind.name().into(), bucket))
+                    .entry((n.kind.name().into(), n.name.clone(), bucket))
                     .or_default()
                     .push(i);
             }

@@ -32,8 +32,12 @@ impl Fixture {
         Fixture { dir }
     }
 
+    /// The engine over the fixture's index. Its vectors come from the hashing embedder, which
+    /// a configuration must choose explicitly, so every test's configuration opts in here.
     pub fn engine(&self, config: &ContextConfig) -> Engine {
-        Engine::open(&self.dir.path().join(".acms"), config).unwrap()
+        let mut config = config.clone();
+        config.strategies.semantic_embedding.embedder = acms_core::EmbedderKind::Hash;
+        Engine::open(&self.dir.path().join(".acms"), &config).unwrap()
     }
 }
 

@@ -58,9 +58,15 @@ fn check_fits(name: &str, limit: usize, unit: &str) {
     assert!(size <= limit, "{name}: {size} > {limit}");
     let lines: Vec<serde_json::Value> = stderr
         .lines()
+        .filter(|l| l.starts_with('{'))
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     let result = lines.last().unwrap();
+    // The closing human line states the outcome.
+    assert!(
+        stderr.lines().last().unwrap().starts_with("acms compact: "),
+        "{stderr}"
+    );
     assert_eq!(result["event"], "result");
     // Anthropic output merges consecutive user blocks, so the read-back size may be smaller
     // than the size the compactor measured; never larger than the limit.
@@ -129,6 +135,77 @@ fn exit_codes_for_bad_input_and_no_fit() {
             .unwrap()
             .contains(r#""outcome":"irreducible""#)
     );
+    assert!(String::from_utf8_lossy(&no_fit.stderr).contains("against a hard limit of 50 tokens"));
+}
+
+#[test]
+fn new_flags_and_outcome_line() {
+    let file = data("openai_fix_failing_tests.json");
+    let dir = tempfile::tempdir().unwrap();
+    let diag = dir.path().join("d.jsonl");
+    let out = compact(
+        &[
+            "--input",
+            file.to_str().unwrap(),
+            "--hard-limit",
+            "6000",
+            "--trigger-margin",
+            "1000",
+            "--max-attempts",
+            "2",
+            "--diagnostics",
+            diag.to_str().unwrap(),
+            "--now",
+            "1764500000",
+        ],
+        None,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let text = std::fs::read_to_string(&diag).unwrap();
+    let last = text.lines().last().unwrap();
+    assert!(last.starts_with("acms compact: reduced"), "{last}");
+    assert!(last.contains("hard limit 6000, trigger 5000"), "{last}");
+    let result: serde_json::Value = text
+        .lines()
+        .filter(|l| l.contains(r#""event":"result""#))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .next()
+        .unwrap();
+    assert!(result["final_size"].as_u64().unwrap() <= 5000);
+    assert_eq!(result["unit"], "exact_tokens");
+    assert_eq!(result["max_attempts"], 2);
+    // Estimated tokens are labelled as such.
+    let est = compact(
+        &[
+            "--input",
+            file.to_str().unwrap(),
+            "--limit",
+            "5000",
+            "--unit",
+            "estimated",
+        ],
+        None,
+    );
+    assert_eq!(est.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&est.stderr).contains("estimated tokens"));
+}
+
+#[test]
+fn unchanged_input_is_written_byte_for_byte() {
+    let json = "{\"system\":[{\"type\":\"text\",\"text\":\"s\",\"cache_control\":{\"type\":\"ephemeral\"}}],\n  \"messages\":[{\"role\":\"user\",\"content\":\"hi \\ud800\",\"x\":1}]}";
+    let out = compact(&["--limit", "1000"], Some(json));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), format!("{json}\n"));
+    // With a BOM too.
+    let bom = format!("\u{feff}{json}");
+    let out = compact(&["--limit", "1000"], Some(&bom));
+    assert_eq!(out.status.code(), Some(0));
 }
 
 #[test]

@@ -1,17 +1,31 @@
 //! End-to-end tests of the `acms` binary: exit codes, output formats, and an index run
 //! killed mid-way.
 
+mod artifact;
 mod cli;
 mod compact;
 mod determinism;
 mod hostile;
 mod kill;
+mod mcp;
+mod model;
+mod plan;
+mod proxy;
 mod recovery;
 
 use std::process::{Command, Output};
 
+/// The binary, isolated from the developer's own acms configuration and model variables (the
+/// user model cache stays: tests that need another cache set `XDG_CACHE_HOME` themselves).
 pub fn acms() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_acms"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_acms"));
+    c.env(
+        "XDG_CONFIG_HOME",
+        std::env::temp_dir().join("acms-cli-tests-no-config"),
+    )
+    .env_remove("ACMS_MODEL_DIR")
+    .env_remove("ORT_DYLIB_PATH");
+    c
 }
 
 pub fn run(args: &[&str]) -> Output {
@@ -20,4 +34,20 @@ pub fn run(args: &[&str]) -> Output {
 
 pub fn fixture() -> tempfile::TempDir {
     acms_testkit::shop()
+}
+
+/// Runs `acms` and parses its stdout as JSON, failing with its stderr otherwise.
+pub fn json(args: &[&str]) -> serde_json::Value {
+    let out = run(args);
+    assert!(
+        out.status.success(),
+        "acms {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "acms {args:?}: {e}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
 }

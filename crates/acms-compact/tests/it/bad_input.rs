@@ -72,7 +72,7 @@ fn single_message_bigger_than_limit() {
         Message::tool_result("c1", filler("log", 2000)),
         Message::text(Role::User, "now summarize"),
     ];
-    let c = Compactor::new(CompactConfig::new(300), meter).unwrap();
+    let c = Compactor::new(CompactConfig::new(300), meter.clone()).unwrap();
     let out = c.compact(&Conversation::new(conv.clone())).unwrap();
     assert_valid(&Conversation::new(conv.clone()), &out, 300, &meter);
     // The latest user message itself bigger than the limit: a typed error.
@@ -111,7 +111,7 @@ fn ten_megabyte_conversation() {
     let doc = format::read(&json, None).unwrap();
     let meter = Meter::bytes();
     let limit = 200_000;
-    let out = Compactor::new(CompactConfig::new(limit), meter)
+    let out = Compactor::new(CompactConfig::new(limit), meter.clone())
         .unwrap()
         .compact(&doc.conversation)
         .unwrap();

@@ -35,7 +35,7 @@ fn check(name: &str, format: Format, summarizer: bool) -> Vec<(f64, usize, u8, O
         config.keep_recent = limit / 5;
         config.summary_reserve = limit / 5;
         config.restore_file_max = limit / 10;
-        let mut c = Compactor::new(config, meter)
+        let mut c = Compactor::new(config, meter.clone())
             .unwrap()
             .at_time(1_764_500_000.0);
         if summarizer {

@@ -4,6 +4,9 @@ mod bad_input;
 mod fixtures;
 mod privacy;
 mod props;
+mod retention;
+mod roundtrip;
+mod seam;
 mod tiers;
 
 use acms_compact::model::{Message, Role, ToolCall};

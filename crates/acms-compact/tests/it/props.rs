@@ -100,7 +100,9 @@ fn run(conv: &Conversation, limit: usize, summarizer: bool) -> Result<(), TestCa
     let mut config = CompactConfig::new(limit);
     config.keep_recent = limit / 4;
     config.summary_reserve = limit / 4;
-    let mut c = Compactor::new(config, meter).unwrap().at_time(1_000_000.0);
+    let mut c = Compactor::new(config, meter.clone())
+        .unwrap()
+        .at_time(1_000_000.0);
     if summarizer {
         c = c.with_summarizer(Box::new(DeterministicSummarizer));
     }
@@ -136,5 +138,66 @@ proptest! {
         let total = Measured::new(&conv, &Meter::tokens(Tokenizer::Cl100kBase)).total;
         let limit = ((total as f64) * frac).max(1.0) as usize;
         run(&conv, limit, summarizer)?;
+    }
+}
+
+fn run_seam(conv: &Conversation, hard: usize, margin_frac: f64) -> Result<(), TestCaseError> {
+    use acms_compact::{AssemblyPolicy, CompactionProfile, Seam};
+    let meter = Meter::tokens(Tokenizer::Cl100kBase);
+    let mut policy = AssemblyPolicy::new(hard);
+    policy.trigger_margin = ((hard as f64) * margin_frac) as usize;
+    let seam = Seam::new(
+        CompactionProfile::tiered(policy, meter.clone()).unwrap(),
+        None,
+    )
+    .unwrap();
+    let before = Measured::new(conv, &meter).total;
+    match seam.prepare(None, conv.messages.clone()) {
+        Ok(p) => {
+            let size = Measured::from_messages(p.messages.clone(), &meter).total;
+            prop_assert!(size <= hard, "{} > {}", size, hard);
+            prop_assert_eq!(size, p.diagnostics.final_size);
+            prop_assert!(p.diagnostics.sequence_valid);
+            let sum: usize = p.diagnostics.categories.iter().map(|c| c.size).sum();
+            prop_assert_eq!(sum, size);
+            if before <= policy.trigger_threshold() {
+                prop_assert!(!p.changed);
+                prop_assert_eq!(&p.messages, &conv.messages);
+            } else {
+                prop_assert!(
+                    size <= policy.trigger_threshold()
+                        || p.diagnostics.outcome == acms_compact::Outcome::PreservationFallback
+                );
+            }
+            let mut normalized = conv.messages.clone();
+            acms_compact::model::normalize(&mut normalized);
+            prop_assert!(
+                acms_compact::verify::structure(
+                    &acms_compact::verify::Reference::of(&normalized),
+                    &p.messages
+                )
+                .is_ok()
+            );
+        }
+        Err(Error::Terminated(t)) => {
+            prop_assert_eq!(t.outcome, acms_compact::Outcome::Irreducible);
+            prop_assert!(t.final_size > hard);
+            prop_assert!(required_size(conv, &meter) > hard);
+        }
+        Err(e) => prop_assert!(false, "unexpected error {e}"),
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Never forwarded over the hard limit; terminated only when required content alone is
+    /// over it; unchanged when at or under the trigger threshold.
+    #[test]
+    fn seam_never_forwards_over_the_limit(conv in conversation(), frac in 0.05f64..1.3, margin in 0.0f64..0.3) {
+        let total = Measured::new(&conv, &Meter::tokens(Tokenizer::Cl100kBase)).total;
+        let hard = ((total as f64) * frac).max(2.0) as usize;
+        run_seam(&conv, hard, margin)?;
     }
 }

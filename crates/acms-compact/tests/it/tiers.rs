@@ -1,6 +1,6 @@
 //! Each tier on small conversations, data-driven where it fits.
 
-use acms_compact::model::{Message, Role};
+use acms_compact::model::{Message, Role, is_cleared};
 use acms_compact::{
     ArtifactStore, BudgetState, BudgetTracker, CLEARED_SENTINEL, CompactConfig, Compactor,
     DeterministicSummarizer, Error, LlmSummarizer, Meter, OFFLOAD_MARKER, Outcome, Rejection,
@@ -46,41 +46,92 @@ fn fitting_conversation_is_returned_unchanged() {
     assert_eq!(out.diagnostics.tier, 0);
 }
 
+/// Indices (among tool results) of the cleared ones.
+fn cleared(out: &acms_compact::Compacted) -> Vec<usize> {
+    out.conversation
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .enumerate()
+        .filter(|(_, m)| is_cleared(&m.content))
+        .map(|(i, _)| i)
+        .collect()
+}
+
 #[test]
-fn tier1_clears_old_results_but_keeps_last_five() {
-    // 12 rounds 10 minutes apart: results older than 60 min are the first 6.
+fn tier1_clears_old_results_oldest_first_but_keeps_last_five() {
+    // 12 rounds 10 minutes apart: rounds 0..=6 are at least 60 minutes old; 7..12 are the
+    // last five.
     let conv = session(12, 40, NOW);
     let before = acms_compact::Measured::new(&conv, &tokens()).total;
     let mut c = config(before - 100);
     c.code_compaction = false;
     let out = compactor(c.clone()).compact(&conv).unwrap();
     assert_eq!(accepted(&out.diagnostics), vec![Stage::Microcompact]);
-    let results: Vec<&Message> = out
-        .conversation
-        .messages
-        .iter()
-        .filter(|m| m.role == Role::Tool)
-        .collect();
-    let cleared = results
-        .iter()
-        .filter(|m| m.content == CLEARED_SENTINEL)
-        .count();
-    // Rounds 0..=6 are at least 60 minutes old; rounds 7..12 are the last five.
-    assert_eq!(cleared, 7);
-    assert!(results[7..].iter().all(|m| m.content != CLEARED_SENTINEL));
+    // Just enough, oldest first.
+    assert_eq!(cleared(&out), vec![0]);
+    let stub = &out.conversation.messages[3].content;
+    assert!(
+        stub.starts_with(CLEARED_SENTINEL.trim_end_matches(']')),
+        "{stub}"
+    );
+    assert!(
+        stub.contains("read_file `src/mod0.py`"),
+        "names what was cleared: {stub}"
+    );
+    assert!(stub.contains("40 lines"), "{stub}");
     assert_valid(&conv, &out, before - 100, &tokens());
+
+    // A tighter limit clears every old result, never one of the last five or a recent one.
+    let tight = before * 2 / 3;
+    let mut c2 = c.clone();
+    c2.limit = tight;
+    c2.tiers = [true, false, false, false];
+    match compactor(c2).compact(&conv) {
+        Ok(out) => assert!(cleared(&out).iter().all(|&i| i <= 6)),
+        Err(Error::Irreducible { diagnostics, .. }) => {
+            assert_eq!(diagnostics.stages[0].stage, Stage::Microcompact);
+        }
+        Err(e) => panic!("{e}"),
+    }
 
     // Without timestamps every result but the last five counts as old.
     let mut untimed = conv.clone();
     untimed.messages.iter_mut().for_each(|m| m.timestamp = None);
-    let out = compactor(c).compact(&untimed).unwrap();
-    let cleared = out
+    let mut c3 = c;
+    c3.limit = before / 2;
+    c3.tiers = [true, false, false, false];
+    let n = match compactor(c3).compact(&untimed) {
+        Ok(out) => cleared(&out).len(),
+        Err(Error::Irreducible { diagnostics, .. }) => diagnostics.stages[0].messages_changed,
+        Err(e) => panic!("{e}"),
+    };
+    assert_eq!(n, 7);
+}
+
+#[test]
+fn tier1_ledger_keeps_the_facts_of_cleared_results() {
+    let mut conv = session(10, 30, NOW);
+    conv.messages[3].content = format!(
+        "Traceback (most recent call last):\n  File \"src/mod0.py\", line 3, in load\nKeyError: 'db_url'\n{}FAILED tests/test_cfg.py::test_load - KeyError\n",
+        crate::filler("log", 30)
+    );
+    let before = acms_compact::Measured::new(&conv, &tokens()).total;
+    let mut c = config(before * 3 / 4);
+    c.code_compaction = false;
+    c.tiers = [true, false, false, false];
+    let out = compactor(c).compact(&conv).unwrap();
+    let ledger = out
         .conversation
         .messages
         .iter()
-        .filter(|m| m.content == CLEARED_SENTINEL)
-        .count();
-    assert_eq!(cleared, 7);
+        .find(|m| m.content.starts_with("[Session ledger"))
+        .expect("a ledger");
+    for fact in ["KeyError: 'db_url'", "src/mod0.py:3 in load", "test_load"] {
+        assert!(ledger.content.contains(fact), "{fact}: {}", ledger.content);
+    }
+    assert!(!ledger.is_user_request());
+    assert_valid(&conv, &out, before * 3 / 4, &tokens());
 }
 
 #[test]
@@ -102,7 +153,7 @@ fn tier1_offloads_large_results_to_artifacts() {
     // The reference resolves to the original body.
     let digest = &out.diagnostics.artifacts[0].digest;
     let store = ArtifactStore::new(dir.path());
-    assert_eq!(store.get(digest).unwrap(), original_body.as_bytes());
+    assert_eq!(store.get_digest(digest).unwrap(), original_body.as_bytes());
     assert_eq!(out.diagnostics.artifacts.len(), 3);
 }
 
@@ -180,7 +231,6 @@ fn tier2_summarizes_and_restores_files() {
     for section in [
         "## User requests (verbatim)",
         "## Files touched",
-        "## Errors and fixes",
         "## Tool usage",
         "## Current state",
     ] {
@@ -294,7 +344,7 @@ fn tier4_peels_oldest_rounds() {
     // The newest rounds survive, in order, and the oldest are gone.
     assert_eq!(msgs.last(), conv.messages.last());
     assert!(!msgs.contains(&conv.messages[1]));
-    assert_valid(&conv, &out, before / 2, &tokens());
+    assert_valid(&conv, &out, before * 3 / 4, &tokens());
 }
 
 #[test]
@@ -399,12 +449,12 @@ fn bytes_unit() {
     let conv = session(10, 30, NOW);
     let m = Meter::bytes();
     let before = acms_compact::Measured::new(&conv, &m).total;
-    let out = Compactor::new(config(before / 2), m)
+    let out = Compactor::new(config(before / 2), m.clone())
         .unwrap()
         .at_time(NOW)
         .compact(&conv)
         .unwrap();
-    assert_eq!(out.diagnostics.unit, acms_compact::Unit::Bytes);
+    assert_eq!(out.diagnostics.unit, acms_compact::Unit::Utf8Bytes);
     assert_valid(&conv, &out, before / 2, &m);
 }
 

@@ -1,5 +1,6 @@
 //! Integration tests of `acms-retrieve` on the `tests/data/shop` fixture repository.
 
+mod embedding;
 mod executor;
 mod strategies;
 
@@ -40,12 +41,20 @@ impl Fixture {
     pub fn retriever(&self) -> Retriever {
         Retriever::open(
             &self.index_dir(),
-            &ContextConfig::default(),
+            &hash_config(),
             &StrategyRegistry::new(),
             None,
         )
         .unwrap()
     }
+}
+
+/// The default configuration with the hashing embedder the fixture's vectors were built with
+/// (it is never chosen implicitly).
+pub fn hash_config() -> ContextConfig {
+    let mut config = ContextConfig::default();
+    config.strategies.semantic_embedding.embedder = acms_core::EmbedderKind::Hash;
+    config
 }
 
 /// Qualified names of `strategy`'s hits, best first.

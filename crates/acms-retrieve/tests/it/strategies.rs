@@ -117,7 +117,11 @@ fn an_index_without_vectors_makes_semantic_unavailable_only() {
             _ => assert!(matches!(run.status, RunStatus::Ok { .. }), "{run:?}"),
         }
     }
-    assert!(r.notes().iter().any(|n| n.contains("without vectors")));
+    assert!(
+        r.notes().iter().any(|n| n.contains("no vectors")),
+        "{:?}",
+        r.notes()
+    );
 }
 
 #[test]

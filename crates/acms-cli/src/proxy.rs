@@ -1,0 +1,90 @@
+//! `acms proxy --listen 127.0.0.1:PORT --upstream URL --limit N`: an OpenAI-compatible
+//! chat-completions endpoint that bounds every request with the provider seam before
+//! forwarding it to URL (see `acms-proxy`). Point an agent's base URL at
+//! `http://127.0.0.1:PORT/v1`. A request that cannot be bounded is answered with the
+//! provider-style `context_length_exceeded` error and never forwarded.
+//!
+//! Prints one line when it listens (`acms proxy: listening on http://ADDR/v1 ...`, with the
+//! port actually bound when PORT is 0) and runs until interrupted.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use acms::compact::{ArtifactStore, AssemblyPolicy, CompactionProfile};
+
+use crate::compact::{TokenizerArg, UnitArg, meter};
+
+/// Serve an OpenAI-compatible proxy that bounds every request.
+#[derive(clap::Args, Debug)]
+pub struct ProxyArgs {
+    /// Address to listen on (loopback unless --allow-remote).
+    #[arg(long, default_value = "127.0.0.1:8787")]
+    pub listen: SocketAddr,
+    /// Upstream base URL that replaces the proxy's `/v1` (e.g. https://api.openai.com/v1).
+    #[arg(long)]
+    pub upstream: String,
+    /// Hard limit of every forwarded request, in --unit.
+    #[arg(long = "limit", visible_alias = "hard-limit")]
+    pub limit: usize,
+    /// Reduction starts above `limit - trigger-margin` and aims at or under it
+    /// (default: 5% of the limit).
+    #[arg(long)]
+    pub trigger_margin: Option<usize>,
+    /// Reducer proposals per request before the preservation-only fallback.
+    #[arg(long, default_value_t = 3)]
+    pub max_attempts: usize,
+    /// What the limit counts.
+    #[arg(long, value_enum, default_value_t = UnitArg::Tokens)]
+    pub unit: UnitArg,
+    /// Tokenizer for --unit tokens.
+    #[arg(long, value_enum, default_value_t = TokenizerArg::O200k)]
+    pub tokenizer: TokenizerArg,
+    /// Offload large old tool results to this content-addressed artifact directory.
+    #[arg(long)]
+    pub artifacts: Option<PathBuf>,
+    /// Allow listening on a non-loopback address (the proxy forwards API keys).
+    #[arg(long)]
+    pub allow_remote: bool,
+}
+
+pub fn run(args: &ProxyArgs) -> anyhow::Result<ExitCode> {
+    let mut policy = AssemblyPolicy::new(args.limit);
+    if let Some(m) = args.trigger_margin {
+        policy.trigger_margin = m;
+    }
+    policy.max_attempts = args.max_attempts;
+    let meter = meter(args.unit, args.tokenizer);
+    let mut profile = CompactionProfile::tiered(policy, meter)?;
+    if let Some(dir) = &args.artifacts {
+        profile = profile.with_artifacts(Arc::new(ArtifactStore::new(dir)));
+    }
+    let config = acms_proxy::ProxyConfig {
+        listen: args.listen,
+        upstream: args.upstream.clone(),
+        profile,
+        allow_remote: args.allow_remote,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let listener = acms_proxy::bind(&config).await?;
+        let state = acms_proxy::ProxyState::new(&config)?;
+        let addr = listener.local_addr()?;
+        eprintln!(
+            "acms proxy: listening on http://{addr}/v1, forwarding to {} with a hard limit of {} {} (trigger {})",
+            config.upstream,
+            policy.hard_limit,
+            config.profile.meter.unit(),
+            policy.trigger_threshold()
+        );
+        acms_proxy::serve(listener, state, async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,348 @@
+//! `acms mcp` driven as a child process: by rmcp's client (tools, schemas, a plan with a
+//! child, expand, search, compact, tool errors carrying the CLI's messages), and by hand
+//! for malformed requests, unknown tools and the client closing stdin.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::Stdio;
+
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::transport::TokioChildProcess;
+use serde_json::{Value, json};
+
+use crate::{fixture, run};
+
+const TOOLS: [&str; 10] = [
+    "compact",
+    "context",
+    "expand",
+    "plan_child",
+    "plan_close",
+    "plan_decide",
+    "plan_history",
+    "plan_phase",
+    "plan_start",
+    "search",
+];
+
+fn args(v: Value) -> rmcp::model::JsonObject {
+    v.as_object().cloned().expect("an object")
+}
+
+fn text(r: &CallToolResult) -> String {
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn data(r: &CallToolResult) -> Value {
+    match &r.structured_content {
+        Some(v) => v.clone(),
+        None => serde_json::from_str(&text(r)).expect("JSON content"),
+    }
+}
+
+#[test]
+fn an_rmcp_client_lists_the_tools_and_drives_a_plan() {
+    let repo = fixture();
+    let root = repo.path().to_str().unwrap().to_string();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_acms"));
+        cmd.args(["mcp", "--repo", &root]);
+        let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+        let info = client.peer_info().expect("server info");
+        assert_eq!(
+            info.server_info.as_ref().map(|i| i.name.as_str()),
+            Some("acms")
+        );
+
+        let tools = client.list_all_tools().await.unwrap();
+        let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        names.sort();
+        assert_eq!(names, TOOLS);
+        for t in &tools {
+            let d = t.description.as_deref().unwrap_or_default();
+            assert!(
+                !d.is_empty() && !d.contains('\n'),
+                "{}: one-line description",
+                t.name
+            );
+            assert_eq!(
+                t.input_schema.get("type"),
+                Some(&json!("object")),
+                "{}",
+                t.name
+            );
+        }
+        let context = tools.iter().find(|t| t.name == "context").unwrap();
+        let props = context.input_schema["properties"].as_object().unwrap();
+        for p in ["task", "budget", "window", "files", "symbols"] {
+            assert!(props.contains_key(p), "context schema lacks {p}: {props:?}");
+        }
+
+        let call = |name: &'static str, a: Value| {
+            let client = &client;
+            async move {
+                client
+                    .call_tool(CallToolRequestParams::new(name).with_arguments(args(a)))
+                    .await
+                    .unwrap()
+            }
+        };
+        let r = call(
+            "context",
+            json!({"task": "compute the sales tax", "budget": 1200}),
+        )
+        .await;
+        assert_ne!(r.is_error, Some(true), "{}", text(&r));
+        assert!(text(&r).contains("def sales_tax"), "{}", text(&r));
+        let d = data(&r);
+        assert!(d["tokens"].as_u64().unwrap() <= 1200);
+        let node = d["manifest"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == "shop.pricing.sales_tax")
+            .expect("sales_tax in the manifest")["node"]
+            .as_str()
+            .unwrap()
+            .to_string();
+
+        let r = call("expand", json!({"target": node, "budget": 300})).await;
+        assert!(text(&r).contains("return round(amount * rate, 2)"));
+        let r = call("search", json!({"query": "sales tax", "limit": 5})).await;
+        let hits = data(&r)["hits"].as_array().unwrap().clone();
+        assert!(!hits.is_empty() && hits.len() <= 5);
+        assert!(hits[0]["reason"].is_object());
+
+        let r = call(
+            "plan_start",
+            json!({"task": "charge the card for the cart"}),
+        )
+        .await;
+        let plan = data(&r)["plan"]["id"].as_str().unwrap().to_string();
+        let r = call(
+            "plan_phase",
+            json!({"plan": plan, "phase": "explore", "window": 8192, "tool_definitions": 2000}),
+        )
+        .await;
+        assert_ne!(r.is_error, Some(true), "{}", text(&r));
+        let d = data(&r);
+        assert_eq!(d["budget"], 8192 - 4096 - 2000);
+        assert!(text(&r).contains("def charge_card"));
+        let r = call(
+            "plan_decide",
+            json!({"plan": plan, "phase": "explore", "notes": "charge only positive totals"}),
+        )
+        .await;
+        assert_eq!(data(&r)["decision"]["tier"], "hot");
+        let r = call(
+            "plan_child",
+            json!({"parent": plan, "task": "refund a failed charge"}),
+        )
+        .await;
+        let child = data(&r)["plan"]["id"].as_str().unwrap().to_string();
+        let r = call(
+            "plan_phase",
+            json!({"plan": child, "phase": "explore", "budget": 2000}),
+        )
+        .await;
+        assert!(data(&r)["inherited_tokens"].as_u64().unwrap() > 0);
+        let r = call("plan_history", json!({"plan": plan})).await;
+        let h = data(&r)["history"].clone();
+        assert_eq!(h["children"][0], child);
+        assert_eq!(h["decisions"].as_array().unwrap().len(), 1);
+        let r = call("plan_close", json!({"plan": plan})).await;
+        assert!(data(&r)["plan"]["closed"].is_number());
+
+        let conversation = json!([
+            {"role": "system", "content": "You are terse."},
+            {"role": "user", "content": "hello ".repeat(400)},
+            {"role": "assistant", "content": "hi"},
+            {"role": "user", "content": "what now?"}
+        ]);
+        let r = call(
+            "compact",
+            json!({"conversation": conversation, "limit": 200}),
+        )
+        .await;
+        assert_ne!(r.is_error, Some(true), "{}", text(&r));
+        let d = data(&r);
+        assert_eq!(d["outcome"], "fits");
+        assert!(d["size"].as_u64().unwrap() <= 200);
+        assert!(d["conversation"].is_array());
+
+        // Tool errors carry the CLI's one-line message.
+        let r = call("plan_phase", json!({"plan": "p42", "phase": "explore"})).await;
+        assert_eq!(r.is_error, Some(true));
+        let cli = run(&[
+            "plan",
+            "phase",
+            "--repo",
+            repo.path().to_str().unwrap(),
+            "p42",
+            "explore",
+        ]);
+        let cli = String::from_utf8_lossy(&cli.stderr);
+        assert_eq!(format!("error: {}", text(&r)), cli.trim());
+        let r = call("context", json!({"task": "x", "budget": 0})).await;
+        assert_eq!(r.is_error, Some(true));
+        assert!(text(&r).starts_with("a budget of 0 tokens"));
+        let r = call("context", json!({"budget": 100})).await;
+        assert_eq!(r.is_error, Some(true), "missing task is a tool error");
+
+        // An unknown tool is a protocol error; the server keeps serving.
+        let e = client
+            .call_tool(CallToolRequestParams::new("no_such_tool").with_arguments(args(json!({}))))
+            .await;
+        assert!(e.is_err());
+        let r = call("plan_history", json!({"plan": plan})).await;
+        assert_ne!(r.is_error, Some(true));
+        client.cancel().await.unwrap();
+    });
+}
+
+/// A server started by hand, with line access to its stdin and stdout.
+struct Raw {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    stdout: BufReader<std::process::ChildStdout>,
+    /// Messages read but not asked for yet (responses may come in any order).
+    pending: Vec<Value>,
+}
+
+impl Raw {
+    fn start(root: &str) -> Raw {
+        let mut child = crate::acms()
+            .args(["mcp", "--repo", root])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Raw {
+            child,
+            stdin,
+            stdout,
+            pending: Vec::new(),
+        }
+    }
+
+    fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The next message on stdout; every line must be a JSON-RPC message.
+    fn recv(&mut self) -> Value {
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        let v: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout is not a protocol message ({e}): {line:?}"));
+        assert_eq!(v["jsonrpc"], "2.0", "{v}");
+        v
+    }
+
+    /// The response with `id`, and every message without an id seen so far.
+    fn until(&mut self, id: u64) -> (Vec<Value>, Value) {
+        loop {
+            if let Some(i) = self.pending.iter().position(|v| v["id"] == json!(id)) {
+                let found = self.pending.remove(i);
+                let (unrelated, rest): (Vec<Value>, Vec<Value>) = self
+                    .pending
+                    .drain(..)
+                    .partition(|v| v.get("id").is_none_or(Value::is_null));
+                self.pending = rest;
+                return (unrelated, found);
+            }
+            let v = self.recv();
+            self.pending.push(v);
+        }
+    }
+
+    fn initialize(&mut self) {
+        self.send(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"}}})
+            .to_string(),
+        );
+        let (_, init) = self.until(1);
+        assert!(init["result"]["serverInfo"]["name"] == "acms", "{init}");
+        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    }
+
+    fn close_and_wait(mut self) -> (std::process::ExitStatus, String) {
+        drop(self.stdin.take());
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut self.stdout, &mut rest).unwrap();
+        (self.child.wait().unwrap(), rest)
+    }
+}
+
+#[test]
+fn malformed_requests_and_unknown_tools_get_protocol_errors_and_the_server_keeps_serving() {
+    let repo = fixture();
+    let mut s = Raw::start(repo.path().to_str().unwrap());
+    s.initialize();
+    s.send("this is not json {");
+    s.send(r#"{"not": "a jsonrpc message"}"#);
+    s.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}"#);
+    s.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"context","arguments":{"task":"sales tax","budget":"many"}}}"#);
+    s.send(r#"{"jsonrpc":"2.0","id":4,"method":"no/such/method","params":{}}"#);
+    s.send(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"context","arguments":{"task":"sales tax","budget":1000}}}"#);
+    let mut unrelated = Vec::new();
+    let mut until = |s: &mut Raw, id| {
+        let (u, v) = s.until(id);
+        unrelated.extend(u);
+        v
+    };
+    let unknown = until(&mut s, 2);
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    let bad_args = until(&mut s, 3);
+    assert_eq!(bad_args["result"]["isError"], true, "{bad_args}");
+    let no_method = until(&mut s, 4);
+    assert!(no_method["error"]["code"].is_number(), "{no_method}");
+    let ok = until(&mut s, 5);
+    assert!(
+        unrelated.iter().any(|m| m["error"]["code"] == -32600),
+        "the wrong-shaped message gets an Invalid Request error: {unrelated:?}"
+    );
+    assert_eq!(ok["result"]["isError"], false, "{ok}");
+    assert!(
+        ok["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("sales_tax")
+    );
+    let (status, rest) = s.close_and_wait();
+    assert_eq!(status.code(), Some(0));
+    for line in rest.lines().filter(|l| !l.trim().is_empty()) {
+        let v: Value = serde_json::from_str(line).expect("only protocol messages on stdout");
+        assert_eq!(v["jsonrpc"], "2.0");
+    }
+}
+
+#[test]
+fn the_server_exits_0_when_the_client_closes_stdin() {
+    let repo = fixture();
+    let root = repo.path().to_str().unwrap();
+    // Before initializing ...
+    let (status, rest) = Raw::start(root).close_and_wait();
+    assert_eq!(status.code(), Some(0));
+    assert!(rest.is_empty(), "{rest}");
+    // ... and in the middle of a session.
+    let mut s = Raw::start(root);
+    s.initialize();
+    let (status, _) = s.close_and_wait();
+    assert_eq!(status.code(), Some(0));
+}

@@ -1,0 +1,219 @@
+//! Where `acms` finds its embedding model, and where it must not: a repository's own
+//! `acms.toml` never chooses the model directory (it holds native code acms loads).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::{acms, fixture};
+
+/// The real model directory (installed by `scripts/fetch-model.sh`, a no-op when present).
+fn real_model() -> PathBuf {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/fetch-model.sh");
+    let out = Command::new("bash")
+        .arg(script)
+        .env_remove("ACMS_MODEL_DIR")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
+
+fn run_in(cache: &Path, args: &[&str]) -> Output {
+    acms()
+        .env("XDG_CACHE_HOME", cache)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A shared library whose constructor creates `marker` when it is loaded (built with the
+/// system C compiler), or, without one, a file that is no library at all.
+fn booby_trapped_library(path: &Path, marker: &Path) {
+    let src = path.with_extension("c");
+    std::fs::write(
+        &src,
+        format!(
+            "#include <stdio.h>\n__attribute__((constructor)) static void trap(void) {{ \
+             FILE *f = fopen(\"{}\", \"w\"); if (f) fclose(f); }}\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let built = Command::new("cc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(path)
+        .arg(&src)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !built {
+        std::fs::write(path, b"\x7fELF not really").unwrap();
+    }
+    std::fs::remove_file(&src).unwrap();
+}
+
+#[test]
+fn a_repository_config_cannot_make_acms_load_its_library() {
+    let repo = fixture();
+    let root = repo.path();
+    let trap = root.join(".m");
+    std::fs::create_dir(&trap).unwrap();
+    for f in [
+        "model.onnx",
+        "tokenizer.json",
+        "config.json",
+        "special_tokens_map.json",
+        "tokenizer_config.json",
+    ] {
+        std::fs::write(trap.join(f), b"{}").unwrap();
+    }
+    std::fs::write(
+        trap.join("acms-model.json"),
+        br#"{"name": "m", "output": "o", "pooling": "mean", "cosine_unrelated": 0.1, "cosine_related": 0.5}"#,
+    )
+    .unwrap();
+    let marker = root.join("constructor-ran");
+    booby_trapped_library(&trap.join("libonnxruntime.so.1.99.0"), &marker);
+    // An absolute path: a relative one is refused anyway, so this is the case that matters.
+    std::fs::write(
+        root.join("acms.toml"),
+        format!(
+            "[context.strategies.semantic-embedding]\nmodel-dir = \"{}\"\n\
+             [context.llm]\nbase-url = \"http://127.0.0.1:9/\"\n",
+            trap.display()
+        ),
+    )
+    .unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let out = run_in(
+        cache.path(),
+        &["index", root.to_str().unwrap(), "--format", "json"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!marker.exists(), "acms loaded the repository's library");
+    let err = text(&out.stderr);
+    assert!(err.contains("model-dir` ignored"), "{err}");
+    assert!(err.contains("context.llm` ignored"), "{err}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let why = report["semantic_unavailable"].as_str().unwrap_or_default();
+    assert!(
+        why.contains(&cache.path().display().to_string()),
+        "the model is looked for in the user's cache only: {why}"
+    );
+    let trap_path = trap.display().to_string();
+    assert!(
+        !why.contains(&trap_path) && !err.contains(&trap_path),
+        "{why}\n{err}"
+    );
+
+    // Nor does a query from inside the repository pick it up.
+    let index = root.join(".acms");
+    let out = run_in(
+        cache.path(),
+        &[
+            "query",
+            "--index",
+            index.to_str().unwrap(),
+            "--budget",
+            "500",
+            "sales tax",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!marker.exists(), "acms loaded the repository's library");
+}
+
+#[test]
+fn the_model_is_found_in_the_user_cache_without_any_variable() {
+    let real = real_model();
+    let cache = tempfile::tempdir().unwrap();
+    let models = cache.path().join("acms/models");
+    std::fs::create_dir_all(&models).unwrap();
+    let name = real.file_name().unwrap();
+    std::os::unix::fs::symlink(&real, models.join(name)).unwrap();
+    let runtime = real.parent().unwrap().parent().unwrap().join("runtime");
+    std::os::unix::fs::symlink(&runtime, cache.path().join("acms/runtime")).unwrap();
+
+    let repo = fixture();
+    let root = repo.path().to_str().unwrap();
+    let out = run_in(cache.path(), &["index", root]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("(user model cache)")
+            && stdout.contains(&cache.path().display().to_string()),
+        "{stdout}"
+    );
+    let index = format!("{root}/.acms");
+    let out = run_in(
+        cache.path(),
+        &[
+            "query",
+            "--index",
+            &index,
+            "--budget",
+            "800",
+            "--format",
+            "json",
+            "apply a discount",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let ctx: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = ctx["diagnostics"].to_string();
+    assert!(
+        !runs.contains("unavailable") && !runs.contains("incomplete"),
+        "the semantic strategy runs: {runs}"
+    );
+}
+
+#[test]
+fn without_a_model_index_says_so_once_and_semantic_is_unavailable() {
+    let cache = tempfile::tempdir().unwrap();
+    let repo = fixture();
+    let root = repo.path().to_str().unwrap();
+    let out = run_in(cache.path(), &["index", root]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert_eq!(err.matches("no embedding model").count(), 1, "{err}");
+    assert!(err.contains("scripts/fetch-model.sh"), "{err}");
+    assert!(
+        !text(&out.stdout).contains("hashing"),
+        "no silent substitute"
+    );
+
+    let index = format!("{root}/.acms");
+    let out = run_in(
+        cache.path(),
+        &[
+            "query",
+            "--index",
+            &index,
+            "--budget",
+            "800",
+            "--format",
+            "json",
+            "sales tax",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let ctx: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let notes = ctx["diagnostics"]["notes"].to_string();
+    assert!(notes.contains("semantic-embedding: unavailable"), "{notes}");
+    assert!(
+        ctx["context"].as_str().unwrap().contains("sales_tax"),
+        "keyword still works"
+    );
+
+    // The hashing embedder only when asked for.
+    let out = run_in(cache.path(), &["index", root, "--embedder", "hash"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("built-in hashing embedder"));
+}

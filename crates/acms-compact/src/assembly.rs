@@ -1,0 +1,577 @@
+//! Bounded assembly for one provider call: from a fresh snapshot of the call's messages,
+//! produce a message set within the hard limit, or terminate with a typed outcome. Nothing
+//! a reducer proposes is trusted.
+//!
+//! 1. **Snapshot** the messages (with the history's version) and measure them in the unit
+//!    the [`Meter`] declares.
+//! 2. **Evict rehydrated bodies** back to their references: those this run did not
+//!    rehydrate, those already delivered or held by a concurrent call of the run (see
+//!    [`crate::lease`]), and all of them when the snapshot is over the trigger threshold.
+//! 3. At or under the trigger threshold (`hard_limit - trigger_margin`) the snapshot is
+//!    forwarded as is: [`Outcome::WithinLimit`].
+//! 4. **Offload** large tool results to the artifact store (when one is configured).
+//! 5. Ask the [`Reducer`] for a proposal, at most `max_attempts` times; each proposal is
+//!    measured here and verified independently (strictly smaller, system / pinned / latest
+//!    user content unchanged, tool pairs intact, order kept). The first accepted state at or
+//!    under the threshold is [`Outcome::Reduced`].
+//! 6. Otherwise the **preservation-only fallback**: required content plus the most recent
+//!    optional context that fits, nothing reducer-made ([`Outcome::PreservationFallback`]),
+//!    or [`Outcome::Irreducible`] when required content alone exceeds the hard limit.
+//! 7. A history that changes under a proposal invalidates it and the assembly restarts from
+//!    a fresh snapshot; when that uses up the attempt budget the outcome is
+//!    [`Outcome::ConcurrentMutationLimit`].
+//!
+//! Termination is never forwarded: the caller gets [`TerminatedAssembly`].
+
+use std::sync::Arc;
+
+use crate::artifact::{
+    ArtifactAttribution, ArtifactOperation, ArtifactOutcome, ArtifactStore, REFERENCE_BYTES,
+};
+use crate::compactor::{History, OFFLOAD_MARKER};
+use crate::diagnostics::{self, Outcome, Rejection};
+use crate::error::Terminated;
+use crate::events::{AssemblyDiagnostics, AssemblyStage, Verdict};
+use crate::lease::{CallLeases, EVICTED_MARKER, evicted_text, rehydrated_digest};
+use crate::measure::{Measured, Meter, SizeCache};
+use crate::model::{
+    Conversation, Message, Role, calls_by_id, groups, is_cleared, latest_user, normalize,
+};
+use crate::verify::{Reference, sequence, structure};
+use crate::{Error, Result};
+
+/// The limits one assembly enforces. Sizes are in the meter's unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AssemblyPolicy {
+    /// Never forwarded above this.
+    pub hard_limit: usize,
+    /// Reduction starts above `hard_limit - trigger_margin` and aims at or under it.
+    pub trigger_margin: usize,
+    /// Reducer proposals (and restarts after a mutation) per assembly.
+    pub max_attempts: usize,
+    /// Tool results of at least this many bytes are offloaded (with an artifact store).
+    pub offload_min_bytes: usize,
+    /// This many most recent tool results are never offloaded.
+    pub keep_recent_results: usize,
+}
+
+impl AssemblyPolicy {
+    /// Defaults for `hard_limit`: a 5% trigger margin, three attempts, offload from 16 KiB,
+    /// the last five results kept.
+    pub fn new(hard_limit: usize) -> AssemblyPolicy {
+        AssemblyPolicy {
+            hard_limit,
+            trigger_margin: hard_limit / 20,
+            max_attempts: 3,
+            offload_min_bytes: 16 * 1024,
+            keep_recent_results: 5,
+        }
+    }
+
+    /// `hard_limit - trigger_margin`.
+    pub fn trigger_threshold(&self) -> usize {
+        self.hard_limit.saturating_sub(self.trigger_margin)
+    }
+
+    /// Checks the settings.
+    pub fn validate(&self) -> Result<()> {
+        if self.hard_limit == 0 {
+            return Err(Error::Config("the hard limit must be positive".into()));
+        }
+        if self.trigger_margin >= self.hard_limit {
+            return Err(Error::Config(format!(
+                "the trigger margin ({}) must be below the hard limit ({})",
+                self.trigger_margin, self.hard_limit
+            )));
+        }
+        if self.max_attempts == 0 {
+            return Err(Error::Config("max attempts must be at least 1".into()));
+        }
+        Ok(())
+    }
+}
+
+/// What a reducer is asked for: a smaller version of `messages`, at most `target`.
+#[derive(Debug)]
+pub struct ReduceRequest<'a> {
+    /// The current state (the snapshot after eviction, offload and accepted proposals).
+    pub messages: &'a [Message],
+    /// Their sizes, measured by the assembler.
+    pub sizes: &'a [usize],
+    pub total: usize,
+    /// The trigger threshold: the size to reach.
+    pub target: usize,
+    pub hard_limit: usize,
+    /// 1 for the first attempt of this assembly.
+    pub attempt: usize,
+    pub max_attempts: usize,
+}
+
+/// Why a reducer produced no proposal. A category, never text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ReducerError {
+    #[error("the reducer failed")]
+    Failed,
+    #[error("the reducer has nothing more to propose")]
+    Exhausted,
+}
+
+/// A reducer proposes a smaller message set. Its output is advice: the assembler measures
+/// and verifies every proposal and may reject it.
+pub trait Reducer: Send + Sync {
+    fn propose(
+        &self,
+        request: &ReduceRequest<'_>,
+    ) -> std::result::Result<Vec<Message>, ReducerError>;
+}
+
+/// A successful assembly: the messages to forward.
+#[derive(Debug)]
+pub struct Bounded {
+    pub messages: Vec<Message>,
+    pub sizes: Vec<usize>,
+    /// False when the snapshot is forwarded exactly as it was given.
+    pub changed: bool,
+    pub diagnostics: Arc<AssemblyDiagnostics>,
+}
+
+/// A terminated assembly: what the caller learns ([`Terminated`]) and the diagnostics the
+/// terminated event carries.
+#[derive(Debug)]
+pub struct TerminatedAssembly {
+    pub terminated: Terminated,
+    pub diagnostics: Arc<AssemblyDiagnostics>,
+}
+
+/// A fixed message set as a history that never changes (one provider call's messages).
+#[derive(Debug)]
+pub struct FixedHistory(pub Vec<Message>);
+
+impl History for FixedHistory {
+    fn version(&self) -> u64 {
+        0
+    }
+    fn snapshot(&self) -> (u64, Conversation) {
+        (0, Conversation::new(self.0.clone()))
+    }
+}
+
+/// The assembler: policy, meter, reducer, size cache and an optional artifact store.
+pub struct Assembler {
+    policy: AssemblyPolicy,
+    meter: Meter,
+    reducer: Arc<dyn Reducer>,
+    artifacts: Option<Arc<ArtifactStore>>,
+    cache: SizeCache,
+}
+
+impl std::fmt::Debug for Assembler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Assembler")
+            .field("policy", &self.policy)
+            .field("unit", &self.meter.unit())
+            .field("artifacts", &self.artifacts.is_some())
+            .finish()
+    }
+}
+
+/// Mutable record of one assembly.
+struct Record {
+    stages: Vec<AssemblyStage>,
+    artifacts: Vec<ArtifactAttribution>,
+    attempts: usize,
+    restarts: usize,
+    original: Option<(usize, usize)>,
+}
+
+impl Assembler {
+    /// An assembler; fails on invalid settings.
+    pub fn new(
+        policy: AssemblyPolicy,
+        meter: Meter,
+        reducer: Arc<dyn Reducer>,
+    ) -> Result<Assembler> {
+        policy.validate()?;
+        Ok(Assembler {
+            policy,
+            meter,
+            reducer,
+            artifacts: None,
+            cache: SizeCache::default(),
+        })
+    }
+
+    /// Offloads large tool results to `store` when over the trigger.
+    pub fn with_artifacts(mut self, store: Arc<ArtifactStore>) -> Assembler {
+        self.artifacts = Some(store);
+        self
+    }
+
+    pub fn policy(&self) -> &AssemblyPolicy {
+        &self.policy
+    }
+
+    pub fn meter(&self) -> &Meter {
+        &self.meter
+    }
+
+    /// Sizes of `messages` (cached by content).
+    pub fn measure(&self, messages: &[Message]) -> Vec<usize> {
+        self.cache.measure(messages, &self.meter)
+    }
+
+    /// Assembles one call's `messages` (a snapshot that cannot change).
+    pub fn assemble(
+        &self,
+        messages: Vec<Message>,
+        leases: Option<&mut CallLeases>,
+    ) -> std::result::Result<Bounded, TerminatedAssembly> {
+        let mut once = Some(messages);
+        self.run(&mut || (0, once.take().unwrap_or_default()), &|| 0, leases)
+    }
+
+    /// Assembles from `history`, restarting on a fresh snapshot when it changes under an
+    /// attempt.
+    pub fn assemble_history(
+        &self,
+        history: &dyn History,
+        leases: Option<&mut CallLeases>,
+    ) -> std::result::Result<Bounded, TerminatedAssembly> {
+        self.run(
+            &mut || {
+                let (v, c) = history.snapshot();
+                (v, c.messages)
+            },
+            &|| history.version(),
+            leases,
+        )
+    }
+
+    fn run(
+        &self,
+        snapshot: &mut dyn FnMut() -> (u64, Vec<Message>),
+        version: &dyn Fn() -> u64,
+        mut leases: Option<&mut CallLeases>,
+    ) -> std::result::Result<Bounded, TerminatedAssembly> {
+        let threshold = self.policy.trigger_threshold();
+        let hard = self.policy.hard_limit;
+        let max = self.policy.max_attempts;
+        let mut rec = Record {
+            stages: Vec::new(),
+            artifacts: Vec::new(),
+            attempts: 0,
+            restarts: 0,
+            original: None,
+        };
+        loop {
+            let (snap_version, mut messages) = snapshot();
+            normalize(&mut messages);
+            let sizes = self.measure(&messages);
+            let snap = Measured::from_parts(messages, sizes);
+            rec.original
+                .get_or_insert((snap.total, snap.messages.len()));
+            rec.stages.push(AssemblyStage::Snapshot {
+                messages: snap.messages.len(),
+                size: snap.total,
+            });
+            let over = snap.total > threshold;
+            let (mut cur, evicted) = self.evict(&snap, over, leases.as_deref_mut());
+            if evicted > 0 {
+                rec.stages.push(AssemblyStage::EvictRehydrated { evicted });
+            }
+            let reference = Reference::of(&cur.messages);
+            let base = cur.clone();
+            if cur.total > threshold
+                && let Some(p) = self.offload(&cur, &mut rec)
+            {
+                rec.stages.push(AssemblyStage::Offload {
+                    offloaded: rec
+                        .artifacts
+                        .iter()
+                        .filter(|a| a.output_bytes.is_some())
+                        .count(),
+                    size_after: p.total,
+                });
+                if crate::verify::verify(&reference, cur.total, &p).is_ok() {
+                    cur = p;
+                }
+            }
+            let after_offload = cur.clone();
+            let mut invalidated = false;
+            while cur.total > threshold && rec.attempts < max {
+                rec.attempts += 1;
+                let proposal = self.reducer.propose(&ReduceRequest {
+                    messages: &cur.messages,
+                    sizes: &cur.sizes,
+                    total: cur.total,
+                    target: threshold,
+                    hard_limit: hard,
+                    attempt: rec.attempts,
+                    max_attempts: max,
+                });
+                if version() != snap_version {
+                    rec.stages.push(AssemblyStage::Reducer {
+                        attempt: rec.attempts,
+                        size_after: cur.total,
+                        verdict: Verdict::Invalidated,
+                    });
+                    invalidated = true;
+                    break;
+                }
+                let verdict = match proposal {
+                    Err(_) => Err(Rejection::ReducerFailed),
+                    Ok(p) => {
+                        let sizes = self.measure(&p);
+                        let p = Measured::from_parts(p, sizes);
+                        crate::verify::verify(&reference, cur.total, &p)
+                            .and_then(|()| sequence(&base.messages, &p.messages))
+                            .map(|()| p)
+                    }
+                };
+                match verdict {
+                    Ok(p) => {
+                        rec.stages.push(AssemblyStage::Reducer {
+                            attempt: rec.attempts,
+                            size_after: p.total,
+                            verdict: Verdict::Accepted,
+                        });
+                        cur = p;
+                    }
+                    Err(rejection) => rec.stages.push(AssemblyStage::Reducer {
+                        attempt: rec.attempts,
+                        size_after: cur.total,
+                        verdict: Verdict::Rejected { rejection },
+                    }),
+                }
+            }
+            if invalidated {
+                if rec.attempts >= max {
+                    return Err(self.terminate(Outcome::ConcurrentMutationLimit, cur, rec));
+                }
+                rec.restarts += 1;
+                continue;
+            }
+            let (outcome, out) = if cur.total <= threshold {
+                let changed = cur.messages.len() != snap.messages.len()
+                    || cur.total != snap.total
+                    || evicted > 0
+                    || cur.messages != snap.messages;
+                (
+                    if changed {
+                        Outcome::Reduced
+                    } else {
+                        Outcome::WithinLimit
+                    },
+                    cur,
+                )
+            } else {
+                let (fb, required) = self.fallback(&after_offload, threshold, hard);
+                rec.stages.push(AssemblyStage::PreservationFallback {
+                    size_after: fb.total,
+                });
+                if required > hard {
+                    return Err(self.terminate(Outcome::Irreducible, fb, rec));
+                }
+                (Outcome::PreservationFallback, fb)
+            };
+            // The result is stale if the history moved on meanwhile: start again (a restart
+            // costs an attempt, so this loop is bounded).
+            if version() != snap_version {
+                rec.attempts += 1;
+                if rec.attempts >= max {
+                    return Err(self.terminate(Outcome::ConcurrentMutationLimit, out, rec));
+                }
+                rec.restarts += 1;
+                continue;
+            }
+            let sequence_valid = structure(&reference, &out.messages).is_ok()
+                && sequence(&base.messages, &out.messages).is_ok();
+            let changed = outcome != Outcome::WithinLimit;
+            let diagnostics = Arc::new(self.diagnostics(outcome, &out, rec, sequence_valid));
+            return Ok(Bounded {
+                messages: out.messages,
+                sizes: out.sizes,
+                changed,
+                diagnostics,
+            });
+        }
+    }
+
+    fn diagnostics(
+        &self,
+        outcome: Outcome,
+        out: &Measured,
+        rec: Record,
+        sequence_valid: bool,
+    ) -> AssemblyDiagnostics {
+        let calls = calls_by_id(&out.messages);
+        let (original_size, original_messages) =
+            rec.original.unwrap_or((out.total, out.messages.len()));
+        AssemblyDiagnostics {
+            outcome,
+            unit: self.meter.unit(),
+            tokenizer: self.meter.tokenizer(),
+            original_size,
+            final_size: out.total,
+            trigger_threshold: self.policy.trigger_threshold(),
+            hard_limit: self.policy.hard_limit,
+            attempts: rec.attempts,
+            max_attempts: self.policy.max_attempts,
+            restarts: rec.restarts,
+            original_messages,
+            final_messages: out.messages.len(),
+            stages: rec.stages,
+            categories: diagnostics::categories(&out.messages, &out.sizes, &calls),
+            sequence_valid,
+            artifacts: rec.artifacts,
+        }
+    }
+
+    fn terminate(&self, outcome: Outcome, at: Measured, mut rec: Record) -> TerminatedAssembly {
+        rec.stages.push(AssemblyStage::Terminate);
+        let d = self.diagnostics(outcome, &at, rec, false);
+        TerminatedAssembly {
+            terminated: Terminated {
+                outcome,
+                final_size: d.final_size,
+                hard_limit: d.hard_limit,
+                unit: d.unit,
+            },
+            diagnostics: Arc::new(d),
+        }
+    }
+
+    /// Replaces rehydrated bodies that may not be delivered with this call by their
+    /// references; reserves a lease for each one kept.
+    fn evict(
+        &self,
+        snap: &Measured,
+        over: bool,
+        mut leases: Option<&mut CallLeases>,
+    ) -> (Measured, usize) {
+        let mut out: Option<Measured> = None;
+        let mut evicted = 0;
+        for (i, m) in snap.messages.iter().enumerate() {
+            let Some(digest) = rehydrated_digest(m) else {
+                continue;
+            };
+            let keep = !over && leases.as_deref_mut().is_some_and(|l| l.reserve(digest));
+            if keep {
+                continue;
+            }
+            let body_bytes = m.content.split_once('\n').map_or(0, |(_, b)| b.len());
+            let o = out.get_or_insert_with(|| snap.clone());
+            o.messages[i].content = evicted_text(digest, body_bytes);
+            evicted += 1;
+        }
+        match out {
+            Some(mut o) => {
+                o.sizes = self.measure(&o.messages);
+                o.total = o.sizes.iter().sum();
+                (o, evicted)
+            }
+            None => (snap.clone(), 0),
+        }
+    }
+
+    /// Offloads large tool results outside the recent ones; `None` when nothing moved.
+    fn offload(&self, cur: &Measured, rec: &mut Record) -> Option<Measured> {
+        let store = self.artifacts.as_ref()?;
+        let results: Vec<usize> = (0..cur.messages.len())
+            .filter(|&i| cur.messages[i].role == Role::Tool && !cur.messages[i].pinned)
+            .collect();
+        let keep = self.policy.keep_recent_results.min(results.len());
+        let mut out = cur.messages.clone();
+        let mut moved = 0;
+        for &i in &results[..results.len() - keep] {
+            let m = &cur.messages[i];
+            if m.content.len() < self.policy.offload_min_bytes
+                || m.content.starts_with(OFFLOAD_MARKER)
+                || m.content.starts_with(EVICTED_MARKER)
+                || is_cleared(&m.content)
+            {
+                continue;
+            }
+            match store.put_reporting(m.content.as_bytes()) {
+                Ok((r, outcome)) => {
+                    let head: Vec<String> = m
+                        .content
+                        .lines()
+                        .take(5)
+                        .map(|l| l.chars().take(200).collect())
+                        .collect();
+                    out[i].content = format!(
+                        "{OFFLOAD_MARKER}{} ({} bytes, {} lines); first lines:]\n{}",
+                        r.uri(),
+                        r.bytes,
+                        m.content.lines().count(),
+                        head.join("\n")
+                    );
+                    moved += 1;
+                    rec.artifacts.push(ArtifactAttribution {
+                        operation: ArtifactOperation::Offload,
+                        outcome,
+                        input_bytes: m.content.len(),
+                        output_bytes: Some(REFERENCE_BYTES),
+                    });
+                }
+                Err(_) => rec.artifacts.push(ArtifactAttribution {
+                    operation: ArtifactOperation::Offload,
+                    outcome: ArtifactOutcome::Failed,
+                    input_bytes: m.content.len(),
+                    output_bytes: None,
+                }),
+            }
+        }
+        if moved == 0 {
+            return None;
+        }
+        let sizes = self.measure(&out);
+        Some(Measured::from_parts(out, sizes))
+    }
+
+    /// The preservation-only fallback: required groups (system, pinned, latest user
+    /// request), plus the most recent optional groups that fit under `target` (under `hard`
+    /// when required content alone is over `target`). Returns it with the required size.
+    fn fallback(&self, cur: &Measured, target: usize, hard: usize) -> (Measured, usize) {
+        let msgs = &cur.messages;
+        let gs = groups(msgs);
+        let latest = latest_user(msgs);
+        let required: Vec<bool> = gs
+            .iter()
+            .map(|g| {
+                g.clone()
+                    .any(|i| msgs[i].role.is_system() || msgs[i].pinned || Some(i) == latest)
+            })
+            .collect();
+        let size = |g: usize| -> usize { cur.sizes[gs[g].clone()].iter().sum() };
+        let required_size: usize = (0..gs.len()).filter(|&g| required[g]).map(size).sum();
+        let budget = if required_size <= target {
+            target
+        } else {
+            hard
+        };
+        let mut keep = required.clone();
+        let mut total = required_size;
+        if required_size <= hard {
+            for g in (0..gs.len()).rev().filter(|&g| !required[g]) {
+                if total + size(g) > budget {
+                    break;
+                }
+                total += size(g);
+                keep[g] = true;
+            }
+        }
+        let mut out = Vec::new();
+        let mut sizes = Vec::new();
+        for (g, range) in gs.iter().enumerate() {
+            if keep[g] {
+                out.extend(msgs[range.clone()].iter().cloned());
+                sizes.extend_from_slice(&cur.sizes[range.clone()]);
+            }
+        }
+        (Measured::from_parts(out, sizes), required_size)
+    }
+}

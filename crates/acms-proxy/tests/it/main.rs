@@ -1,0 +1,5 @@
+//! Integration tests of acms-proxy: a fake OpenAI-compatible upstream on loopback, the
+//! proxy in front of it, and many concurrent long tool-using conversations.
+
+mod e2e;
+pub mod support;

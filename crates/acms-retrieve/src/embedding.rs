@@ -1,0 +1,319 @@
+//! The vector half of the derived indexes (`<index>/vectors/`): which nodes need a vector, the
+//! compact text each is embedded from, and the embedding run itself.
+//!
+//! An embedding run is **resumable**: every stored vector carries a hash of the text it was
+//! embedded from, so a run compares the store's nodes against the stored vectors and embeds
+//! only what is missing or changed. It embeds in batches sorted by text length (little
+//! padding), saves a checkpoint every few seconds, and marks the vectors complete (the
+//! `generation` file = the store's generation) only at the end. A run killed at any point
+//! leaves the last checkpoint, and the next run continues from there; meanwhile queries use
+//! the vectors that exist and say the semantic strategy is incomplete.
+//!
+//! One process embeds into an index at a time (`VectorLock`); a second one skips embedding and
+//! says so. A changed embedder (another model, another dimension, another token limit) means
+//! every vector is recomputed, and the report says why. The keyword index is not touched here.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use acms_core::{ContextConfig, Depth, NodeId};
+use acms_index::{NodeChanges, NodeRecord, Store};
+use acms_vector::{Embedder, IndexParams, VectorIndex, VectorLock};
+use serde::{Deserialize, Serialize};
+
+use crate::derived::vector_dir;
+use crate::{Error, Result};
+
+/// The file in the vectors directory holding the store generation the vectors are complete
+/// for.
+const VECTOR_GENERATION: &str = "generation";
+
+/// Texts handed to the embedder per call (it batches further inside); progress is reported
+/// after each call.
+const EMBED_CHUNK: usize = 128;
+
+/// How an embedding run reports progress and how often it checkpoints.
+pub struct VectorOptions<'a> {
+    /// Called with (texts embedded so far, texts to embed in this run) after every batch.
+    pub progress: Option<&'a (dyn Fn(usize, usize) + Sync)>,
+    /// A checkpoint is saved when this long has passed since the last one.
+    pub checkpoint_every: Duration,
+}
+
+impl Default for VectorOptions<'_> {
+    fn default() -> Self {
+        VectorOptions {
+            progress: None,
+            checkpoint_every: Duration::from_secs(10),
+        }
+    }
+}
+
+/// What an embedding run did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct VectorReport {
+    /// Texts embedded in this run.
+    pub embedded: usize,
+    /// Texts this run had to embed (equal to `embedded` when it completed).
+    pub pending: usize,
+    /// Vectors stored after the run.
+    pub vectors: Option<usize>,
+    /// Whether the run started again from no vectors (first run, another embedder, damage).
+    pub rebuilt: bool,
+    /// Whether every node has its vector now.
+    pub complete: bool,
+    /// Why the vectors were rebuilt, or why the run embedded nothing (one line).
+    pub note: Option<String>,
+    /// The embedder's id.
+    pub embedder: Option<String>,
+    pub seconds: f64,
+}
+
+/// Characters of a doc comment / docstring kept in an embedding text.
+const EMBED_DOC_CHARS: usize = 500;
+/// Characters of the body (after the signature, without the doc) kept in an embedding text.
+const EMBED_BODY_CHARS: usize = 500;
+
+/// The compact text a node is embedded from: qualified name, signature, the head of its doc
+/// and the head of its body (blank lines, indentation and the doc's own lines dropped). The
+/// model truncates it further to `max-tokens`; bounding it here keeps tokenizing cheap for a
+/// module or class whose full text is a whole file.
+pub fn embedding_text(n: &NodeRecord, full: &str) -> String {
+    let mut text = String::with_capacity(EMBED_DOC_CHARS + EMBED_BODY_CHARS + 200);
+    text.push_str(&n.qualified_name);
+    text.push('\n');
+    text.push_str(n.signature.trim());
+    text.push('\n');
+    let doc = n.doc.as_deref().unwrap_or("").trim();
+    push_bounded(&mut text, doc, EMBED_DOC_CHARS);
+    if !doc.is_empty() {
+        text.push('\n');
+    }
+    let signature_lines = n.signature.lines().count().max(1);
+    let mut body = 0;
+    for line in full.lines().skip(signature_lines) {
+        let line = line.trim();
+        // A line of the docstring itself (or its quotes) adds nothing the doc did not.
+        if line.len() < 2 || (!doc.is_empty() && (doc.contains(line) || is_quote(line))) {
+            continue;
+        }
+        if body >= EMBED_BODY_CHARS {
+            break;
+        }
+        if body > 0 {
+            text.push(' ');
+        }
+        body += push_bounded(&mut text, line, EMBED_BODY_CHARS - body);
+    }
+    text
+}
+
+fn is_quote(line: &str) -> bool {
+    matches!(line, "\"\"\"" | "\'\'\'" | "/**" | "*/" | "*")
+}
+
+/// Appends at most `max` characters of `s` (cut at a char boundary); returns how many bytes.
+fn push_bounded(out: &mut String, s: &str, max: usize) -> usize {
+    let cut = s.char_indices().nth(max).map_or(s.len(), |(i, _)| i);
+    out.push_str(&s[..cut]);
+    cut
+}
+
+/// The tag stored with a vector: a hash of the text it was embedded from.
+fn text_tag(text: &str) -> u64 {
+    let h = blake3::hash(text.as_bytes());
+    u64::from_le_bytes(h.as_bytes()[..8].try_into().expect("8 bytes"))
+}
+
+/// One node to embed.
+struct Todo {
+    id: u64,
+    tag: u64,
+    text: String,
+}
+
+/// Brings the vectors of `index_dir` up to date with its store using `embedder`: see the
+/// module documentation. A second process embedding into the same index meanwhile makes this
+/// run return at once with `complete == false` and a note saying so.
+pub fn update_vectors(
+    index_dir: &Path,
+    changes: &NodeChanges,
+    config: &ContextConfig,
+    embedder: &dyn Embedder,
+    options: &VectorOptions<'_>,
+) -> Result<VectorReport> {
+    let started = Instant::now();
+    let vdir = vector_dir(index_dir);
+    let params = IndexParams::from_config(&config.strategies.semantic_embedding);
+    let mut report = VectorReport {
+        embedder: Some(embedder.id().to_string()),
+        ..VectorReport::default()
+    };
+    let Some(_lock) = VectorLock::try_acquire(index_dir)? else {
+        report.note = Some(
+            "another acms process is embedding into this index: it finishes the vectors (if it \
+             was stopped, the next `acms index` resumes them)"
+                .into(),
+        );
+        report.vectors = VectorIndex::load(&vdir, params).ok().map(|v| v.len());
+        return Ok(report);
+    };
+    let store = Store::open(index_dir)?;
+    let generation = store.meta()?.generation;
+    let stored_generation = vector_generation(index_dir);
+
+    let fresh = || VectorIndex::for_embedder(embedder, params);
+    let (mut vectors, reused) = match VectorIndex::load(&vdir, params) {
+        Ok(v) if v.embedder_id() == embedder.id() && v.dim() == embedder.dim() => (v, true),
+        Ok(v) => {
+            report.note = Some(if v.dim() == embedder.dim() {
+                format!(
+                    "the embedder changed from {} to {}: re-embedding every symbol",
+                    v.embedder_id(),
+                    embedder.id()
+                )
+            } else {
+                format!(
+                    "the embedder changed from {} (dimension {}) to {} (dimension {}): \
+                     re-embedding every symbol",
+                    v.embedder_id(),
+                    v.dim(),
+                    embedder.id(),
+                    embedder.dim()
+                )
+            });
+            (fresh()?, false)
+        }
+        Err(acms_vector::Error::Io { source, .. })
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            (fresh()?, false)
+        }
+        Err(e) => {
+            report.note = Some(format!("{e}: re-embedding every symbol"));
+            (fresh()?, false)
+        }
+    };
+    report.rebuilt = !reused;
+    if reused && stored_generation == Some(generation) {
+        report.complete = true;
+        report.vectors = Some(vectors.len());
+        return Ok(report);
+    }
+    if !reused {
+        // New vectors must never sit next to an old "complete" mark, whenever this run stops.
+        remove_generation(&vdir)?;
+    }
+    // In step: the vectors were complete for the previous run, so only its changes matter.
+    let in_step = reused && stored_generation.is_some_and(|g| g + 1 == generation);
+    if in_step && changes.removed.is_empty() && changes.upserted.is_empty() {
+        write_generation(&vdir, generation)?;
+        report.complete = true;
+        report.vectors = Some(vectors.len());
+        return Ok(report);
+    }
+
+    let nodes: HashMap<NodeId, NodeRecord> =
+        store.nodes()?.into_iter().map(|n| (n.id, n)).collect();
+    vectors.retain(|id| nodes.contains_key(&NodeId(id)));
+    let upserted: HashSet<NodeId> = changes.upserted.iter().copied().collect();
+    let mut paths: Vec<&str> = nodes
+        .values()
+        .filter(|n| !in_step || upserted.contains(&n.id))
+        .map(|n| n.path.as_str())
+        .collect();
+    paths.sort_unstable();
+    paths.dedup();
+    // Only the compact texts of nodes that need a vector are kept: a file's renderings are
+    // dropped as soon as its texts are made, so memory stays small on large repositories.
+    let mut todo = Vec::new();
+    for path in paths {
+        for (id, texts) in store.file_renderings(path)? {
+            let Some(n) = nodes.get(&id) else { continue };
+            if in_step && !upserted.contains(&id) {
+                continue;
+            }
+            let text = embedding_text(n, &texts[Depth::Full.index()]);
+            let tag = text_tag(&text);
+            if vectors.tag(id.0) != Some(tag) {
+                todo.push(Todo {
+                    id: id.0,
+                    tag,
+                    text,
+                });
+            }
+        }
+    }
+    drop(nodes);
+    // Similar lengths in a batch mean little padding; ties by id keep batches deterministic.
+    todo.sort_unstable_by(|a, b| a.text.len().cmp(&b.text.len()).then(a.id.cmp(&b.id)));
+    report.pending = todo.len();
+
+    let mut last_checkpoint = Instant::now();
+    for chunk in todo.chunks(EMBED_CHUNK) {
+        let texts: Vec<&str> = chunk.iter().map(|t| t.text.as_str()).collect();
+        let embedded = match embedder.embed(&texts) {
+            Ok(v) => v,
+            Err(e) => {
+                // Keep what was done: the next run resumes after it.
+                vectors.save_checkpoint(&vdir)?;
+                return Err(e.into());
+            }
+        };
+        for (t, v) in chunk.iter().zip(&embedded) {
+            match vectors.upsert_tagged(t.id, t.tag, v) {
+                Ok(()) => {}
+                // A text without any feature (the hashing embedder's zero vector) has no
+                // direction to search by; it simply gets no vector.
+                Err(acms_vector::Error::InvalidVector { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        report.embedded += chunk.len();
+        if let Some(progress) = options.progress {
+            progress(report.embedded, report.pending);
+        }
+        if last_checkpoint.elapsed() >= options.checkpoint_every {
+            vectors.save_checkpoint(&vdir)?;
+            last_checkpoint = Instant::now();
+        }
+    }
+    vectors.save(&vdir)?;
+    write_generation(&vdir, generation)?;
+    report.complete = true;
+    report.vectors = Some(vectors.len());
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+fn write_generation(dir: &Path, generation: u64) -> Result<()> {
+    let tmp = dir.join(format!("{VECTOR_GENERATION}.tmp"));
+    let path = dir.join(VECTOR_GENERATION);
+    std::fs::create_dir_all(dir)
+        .and_then(|()| std::fs::write(&tmp, generation.to_string()))
+        .and_then(|()| std::fs::rename(&tmp, &path))
+        .map_err(|e| Error::Derived {
+            path,
+            message: e.to_string(),
+        })
+}
+
+fn remove_generation(dir: &Path) -> Result<()> {
+    let path = dir.join(VECTOR_GENERATION);
+    match std::fs::remove_file(&path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::Derived {
+            path,
+            message: e.to_string(),
+        }),
+    }
+}
+
+/// The store generation the vectors in `index_dir` are complete for, if any.
+pub fn vector_generation(index_dir: &Path) -> Option<u64> {
+    std::fs::read_to_string(vector_dir(index_dir).join(VECTOR_GENERATION))
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+}
