@@ -13,7 +13,7 @@ use acms_keyword::{KeywordDoc, KeywordIndex};
 use acms_vector::Embedder;
 use serde::{Deserialize, Serialize};
 
-use crate::Result;
+use crate::{Error, Result};
 use crate::embedding::{VectorOptions, VectorReport, update_vectors};
 
 /// Where the keyword index lives inside an index directory.
