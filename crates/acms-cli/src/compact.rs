@@ -22,6 +22,7 @@ use acms::compact::{
     ArtifactStore, AssemblyDiagnostics, AssemblyPolicy, CompactConfig, CompactionProfile,
     Compactor, Conversation, Error, LlmSummarizer, Measured, Meter, Seam, TieredReducer,
 };
+use anyhow::Context;
 use serde_json::{Value, json};
 
 /// Exit code: the conversation cannot fit the limit.
@@ -140,7 +141,7 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitCode> {
     let mut sink: Box<dyn Write> = match &args.diagnostics {
         Some(p) => Box::new(std::io::BufWriter::new(
             std::fs::File::create(p)
-                .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", p.display()))?,
+                .with_context(|| format!("cannot create diagnostics file {}", p.display()))?,
         )),
         None => Box::new(std::io::stderr()),
     };

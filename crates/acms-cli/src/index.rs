@@ -127,23 +127,26 @@ pub fn run(args: &IndexArgs) -> anyhow::Result<ExitCode> {
         bar.finish_and_clear();
     }
     match args.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
-        Format::Text => print_text(&report, &opts.index_dir),
+        Format::Json => crate::out(&format!("{}\n", serde_json::to_string_pretty(&report)?))?,
+        Format::Text => crate::out(&text_report(&report, &opts.index_dir))?,
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_text(report: &RepositoryIndex, index_dir: &std::path::Path) {
+fn text_report(report: &RepositoryIndex, index_dir: &std::path::Path) -> String {
+    use std::fmt::Write;
     let r = &report.index;
     for w in &r.warnings {
         eprintln!("warning: {w}");
     }
+    let mut out = String::new();
     let langs: Vec<String> = r
         .languages
         .iter()
         .map(|(l, n)| format!("{l} {n}"))
         .collect();
-    println!(
+    let _ = writeln!(
+        out,
         "indexed {} files ({} parsed, {} unchanged, {} removed) into {}",
         r.files,
         r.parsed,
@@ -151,7 +154,8 @@ fn print_text(report: &RepositoryIndex, index_dir: &std::path::Path) {
         r.removed,
         index_dir.display()
     );
-    println!(
+    let _ = writeln!(
+        out,
         "{} nodes, {} edges, {} warnings, {:.2} s; languages: {}",
         r.nodes,
         r.edges,
@@ -160,7 +164,8 @@ fn print_text(report: &RepositoryIndex, index_dir: &std::path::Path) {
         langs.join(", ")
     );
     let d = &report.derived;
-    println!(
+    let _ = writeln!(
+        out,
         "keyword index: {} documents written{}",
         d.keyword_docs,
         if d.keyword_rebuilt { " (rebuilt)" } else { "" }
@@ -177,7 +182,8 @@ fn print_text(report: &RepositoryIndex, index_dir: &std::path::Path) {
         } else {
             String::new()
         };
-        println!(
+        let _ = writeln!(
+            out,
             "vectors: {} embedded, {} total ({:.2} s{rate}){}; {line}",
             d.embedded,
             d.vectors.unwrap_or(0),
@@ -189,4 +195,5 @@ fn print_text(report: &RepositoryIndex, index_dir: &std::path::Path) {
             }
         );
     }
+    out
 }

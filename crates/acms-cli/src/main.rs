@@ -2,6 +2,8 @@
 //! the `acms` library API.
 //!
 //! Exit codes: 0 success; 1 an error (message on stderr says what to do); 2 bad usage.
+//! An error prints as one line, each cause once. A closed stdout (`acms … | head`) ends the
+//! command quietly with 0: the work is done, only its report had no reader.
 
 mod artifact;
 mod compact;
@@ -98,6 +100,43 @@ pub fn index_dir(index: Option<&PathBuf>, repo: &Path) -> PathBuf {
     index.cloned().unwrap_or_else(|| repo.join(".acms"))
 }
 
+/// Exit code of a usage error (as clap's own).
+pub const EXIT_USAGE: u8 = 2;
+
+/// Writes `text` to stdout. A closed stdout is an `io::Error` of kind `BrokenPipe` that
+/// `main` turns into a quiet exit, where `print!` would panic.
+pub fn out(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    stdout.flush()
+}
+
+/// True when the error is (caused by) writing to a closed pipe.
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// The error and its causes on one line, each said once: library errors often repeat their
+/// source in their own message, which the chain would print a second time.
+fn one_line(err: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if text.is_empty() || line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line.replace('\n', " ")
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
@@ -112,9 +151,37 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", one_line(&err));
             ExitCode::from(1)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn causes_are_printed_once() {
+        let io = std::io::Error::other("no such table: meta");
+        let err =
+            anyhow::Error::new(io).context("index store /x/index.sqlite: no such table: meta");
+        assert_eq!(
+            one_line(&err),
+            "index store /x/index.sqlite: no such table: meta"
+        );
+        let err = anyhow::Error::new(std::io::Error::other("denied")).context("cannot open /y");
+        assert_eq!(one_line(&err), "cannot open /y: denied");
+    }
+
+    #[test]
+    fn a_broken_pipe_is_recognized_through_context() {
+        let io = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+        assert!(is_broken_pipe(
+            &anyhow::Error::new(io).context("writing the report")
+        ));
+        assert!(!is_broken_pipe(&anyhow::anyhow!("other")));
     }
 }

@@ -72,13 +72,13 @@ pub fn run(args: &QueryArgs) -> anyhow::Result<ExitCode> {
                 "skeleton": ctx.skeleton,
                 "diagnostics": ctx.diagnostics,
             });
-            println!("{}", serde_json::to_string_pretty(&out)?);
+            crate::out(&format!("{}\n", serde_json::to_string_pretty(&out)?))?;
         }
         Format::Text => {
             for note in &ctx.diagnostics.notes {
                 eprintln!("note: {note}");
             }
-            print!("{}", ctx.text);
+            crate::out(&ctx.text)?;
             eprintln!(
                 "[{} tokens of {} ({}), {} fragments, {:.1} ms]",
                 ctx.tokens,

@@ -34,6 +34,19 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<ExitCode> {
     let mut config = crate::load_config(args.config.as_deref(), None)?.context;
     args.model.apply(&mut config)?;
     let retriever = Retriever::open(&args.index, &config, &StrategyRegistry::new(), None)?;
+    let known: Vec<&str> = retriever.strategies().iter().map(|s| s.name()).collect();
+    if let Some(unknown) = args
+        .strategies
+        .iter()
+        .find(|s| !known.contains(&s.as_str()))
+    {
+        // A typo must not look like "no hits".
+        eprintln!(
+            "error: unknown strategy `{unknown}` for --strategy: the configured strategies are {}",
+            known.join(", ")
+        );
+        return Ok(ExitCode::from(crate::EXIT_USAGE));
+    }
     for note in retriever.notes() {
         eprintln!("{note}");
     }
@@ -78,15 +91,18 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<ExitCode> {
                     })
                 })
                 .collect();
-            println!("{}", serde_json::to_string_pretty(&out)?);
+            crate::out(&format!("{}\n", serde_json::to_string_pretty(&out)?))?;
         }
         Format::Text => {
+            use std::fmt::Write;
+            let mut text = String::new();
             for (name, hits) in &by_strategy {
                 let run = execution.runs.iter().find(|r| &r.strategy == name);
-                println!("== {name} ({:?})", run.map(|r| &r.status));
+                writeln!(text, "== {name} ({:?})", run.map(|r| &r.status))?;
                 for h in hits {
                     if let Some(n) = corpus.node(h.node) {
-                        println!(
+                        writeln!(
+                            text,
                             "{:.3}  {}:{}-{}  {}  {}",
                             h.relevance,
                             n.path,
@@ -94,10 +110,11 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<ExitCode> {
                             n.end_line,
                             n.qualified_name,
                             serde_json::to_string(&h.reason)?
-                        );
+                        )?;
                     }
                 }
             }
+            crate::out(&text)?;
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -99,9 +99,14 @@ impl<'a> IndexOptions<'a> {
 
 /// The result of looking at one walked file.
 enum Outcome {
-    Unchanged { path: String, mtime: i64 },
+    Unchanged {
+        path: String,
+        mtime: i64,
+    },
     Changed(Box<ChangedFile>),
     Skipped(Warning),
+    /// The file could not be read this time: what the index holds for it stays as it is.
+    Kept(Warning),
     Ignored,
 }
 
@@ -120,11 +125,25 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
         .ok()
         .filter(|p| p.is_dir())
         .ok_or_else(|| Error::RepoNotFound(repo.to_path_buf()))?;
+    // An unreadable root would walk as an empty tree and wipe the index.
+    std::fs::read_dir(&repo).map_err(|source| Error::RepoUnreadable {
+        path: repo.clone(),
+        source,
+    })?;
     let counter = opts.config.tokenizer.counter();
 
-    let mut store = match Store::open_for_write(&opts.index_dir) {
-        // Only a rebuild may discard an index this build cannot read.
-        Err(Error::FormatVersion { .. } | Error::Store { .. }) if opts.rebuild => {
+    // A damaged store is found before anything read from it is trusted: an incremental run
+    // would otherwise carry garbled rows forward and report success.
+    let checked = Store::open_for_write(&opts.index_dir).and_then(|store| {
+        store.check_integrity()?;
+        Ok(store)
+    });
+    let mut store = match checked {
+        // Only a rebuild may discard an index this build cannot read (and only one acms wrote:
+        // `remove_db` refuses any other file).
+        Err(Error::FormatVersion { .. } | Error::Store { .. } | Error::Damaged { .. })
+            if opts.rebuild =>
+        {
             crate::store::remove_db(&opts.index_dir)?;
             Store::open_for_write(&opts.index_dir)?
         }
@@ -143,7 +162,12 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
     let old_refs = store.refs()?;
     let old_imports = store.imports()?;
 
-    let (entries, mut warnings) = walk(&repo, &opts.index_dir);
+    let walked = walk(&repo, &opts.index_dir);
+    let (entries, mut warnings) = (walked.entries, walked.warnings);
+    let index_dir = opts
+        .index_dir
+        .canonicalize()
+        .unwrap_or_else(|_| opts.index_dir.clone());
     let (entries, size_warnings) = apply_size_caps(entries, &opts.config);
     warnings.extend(size_warnings);
     let commit_times = git_commit_times(&repo);
@@ -159,7 +183,7 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
         .map(|entry| {
             let old = old_files.get(&entry.rel).filter(|_| !recount);
             let modified = commit_times.get(&entry.rel).copied().unwrap_or(entry.mtime);
-            let out = look_at(entry, old, modified, &limits, &counter);
+            let out = look_at(entry, old, modified, &limits, &counter, &repo, &index_dir);
             let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             if let Some(progress) = opts.progress {
                 progress(n, total);
@@ -194,8 +218,24 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
                 changed.push(*file);
             }
             Outcome::Skipped(warning) => warnings.push(warning),
+            Outcome::Kept(warning) => {
+                if old_files.contains_key(&warning.path) {
+                    keep.insert(warning.path.clone());
+                }
+                warnings.push(warning);
+            }
             Outcome::Ignored => {}
         }
+    }
+    // A directory that could not be listed hides its files, it does not delete them.
+    for dir in &walked.unreadable {
+        let prefix = format!("{dir}/");
+        keep.extend(
+            old_files
+                .keys()
+                .filter(|p| p.starts_with(&prefix) || dir == ".")
+                .cloned(),
+        );
     }
     let changed_paths: HashSet<&str> = changed.iter().map(|f| f.record.path.as_str()).collect();
     let gone: Vec<&String> = old_files
@@ -323,6 +363,8 @@ fn look_at(
     modified: i64,
     limits: &ParseLimits,
     counter: &dyn TokenCounter,
+    repo: &Path,
+    index_dir: &Path,
 ) -> Outcome {
     if let Some(old) = old
         && old.size == entry.size
@@ -334,12 +376,24 @@ fn look_at(
         };
     }
     let skipped = |message: String| Outcome::Skipped(Warning::new(&entry.rel, message));
-    let bytes = match std::fs::read(&entry.abs) {
+    // Checked again where the file is read: a link swapped in after the walk must not lead
+    // out of the repository either.
+    let real = match entry.abs.canonicalize() {
+        Ok(p) => p,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return skipped("skipped: deleted while indexing".into());
+        }
+        Err(e) => return cannot_read(entry, old, &e),
+    };
+    if let Some(why) = crate::walk::escape(repo, index_dir, &real) {
+        return skipped(format!("skipped symlink: {why}"));
+    }
+    let bytes = match std::fs::read(&real) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return skipped("skipped: deleted while indexing".into());
         }
-        Err(e) => return skipped(format!("skipped: cannot read: {e}")),
+        Err(e) => return cannot_read(entry, old, &e),
     };
     let hash = ContentHash::of(&bytes).0;
     if old.is_some_and(|o| o.hash == hash) {
@@ -390,6 +444,16 @@ fn look_at(
         rows,
         warnings,
     }))
+}
+
+/// A file that exists but cannot be read: its previous index entry (if any) is kept.
+fn cannot_read(entry: &WalkEntry, old: Option<&FileRecord>, e: &std::io::Error) -> Outcome {
+    let message = if old.is_some() {
+        format!("cannot read ({e}); its previous index entry is kept")
+    } else {
+        format!("skipped: cannot read: {e}")
+    };
+    Outcome::Kept(Warning::new(&entry.rel, message))
 }
 
 /// Assigns stable ids and exact token counts to an analyzer's output.

@@ -7,6 +7,14 @@ pub enum Error {
     /// The repository path does not exist or is not a directory.
     #[error("repository {0} does not exist or is not a directory")]
     RepoNotFound(PathBuf),
+    /// The repository root exists but cannot be listed (permissions): indexing it would
+    /// look like an empty tree and wipe the index.
+    #[error("cannot read repository {path}: {source}: check its permissions")]
+    RepoUnreadable {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     /// No index at the given directory.
     #[error("no acms index at {0}: run `acms index <REPO>` first")]
     IndexNotFound(PathBuf),
@@ -26,6 +34,15 @@ pub enum Error {
         found: u32,
         expected: u32,
     },
+    /// The store is damaged (a garbled page, a missing text): nothing read from it can be
+    /// trusted until it is rebuilt.
+    #[error("index store {path} is damaged ({detail}): run `acms index --rebuild <REPO>`")]
+    Damaged { path: PathBuf, detail: String },
+    /// `index.sqlite` exists but acms did not write it: acms neither uses nor deletes it.
+    #[error(
+        "{path} is not an acms index ({detail}): acms will not use or delete it; move it away or pass another `--index` directory"
+    )]
+    NotAnIndex { path: PathBuf, detail: String },
     /// The SQLite store failed.
     #[error("index store {path}: {source}")]
     Store {

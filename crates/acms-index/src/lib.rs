@@ -11,7 +11,12 @@ mod walk;
 
 pub use build::{IndexOptions, IndexReport, NodeChanges, Warning, index_repo};
 pub use error::{Error, Result};
-pub use store::{EdgeKind, EdgeRecord, FileRecord, Meta, NodeRecord, Store};
+pub use store::{
+    APPLICATION_ID, DB_FILE, EdgeKind, EdgeRecord, FileRecord, Meta, NodeRecord, Store,
+};
 
-pub use analyze::{Analyzer, ParseLimits, analyzer_for, detect_language};
+pub use analyze::{
+    Analyzer, Cost, GROWTH_PER_BYTE, GROWTH_SLACK, MAX_DEF_DEPTH, MAX_NAME_BYTES, ParseLimits,
+    analyzer_for, detect_language,
+};
 pub use model::{Language, NodeKind, ParsedFile, ParsedImport, ParsedNode, ParsedRef, RefKind};

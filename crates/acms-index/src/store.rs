@@ -6,6 +6,10 @@
 //! any point leaves the previous index readable. The derived keyword and vector indexes
 //! (owned by `acms-retrieve`) record the store's `generation` to detect that they are stale.
 //!
+//! **Architecture Invariant:** acms only uses or deletes an `index.sqlite` it wrote (its
+//! header carries [`APPLICATION_ID`]); a damaged store is an error that says to rebuild, and a
+//! text the store should hold but does not is [`Error::Damaged`], never an empty string.
+//!
 //! This module does not parse, walk or count tokens: it stores what the builder hands it.
 
 use std::path::{Path, PathBuf};
@@ -43,9 +47,76 @@ CREATE INDEX IF NOT EXISTS imports_path ON imports(path);
 CREATE TABLE IF NOT EXISTS edges (src INTEGER NOT NULL, dst INTEGER NOT NULL, kind TEXT NOT NULL, confidence REAL NOT NULL);
 ";
 
+/// `PRAGMA application_id` of every store acms writes (`ACMS` in ASCII), so a database acms
+/// did not write is recognized and left alone.
+pub const APPLICATION_ID: i32 = 0x4143_4D53;
+
+/// What the `index.sqlite` of an index directory is, judged from its header (and, for a store
+/// written before [`APPLICATION_ID`] existed, from its `meta` table).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum DbFile {
+    Missing,
+    /// Zero bytes (a `touch`): no data, so acms may write into it.
+    Empty,
+    Ours,
+    Foreign(String),
+}
+
+fn inspect(path: &Path) -> DbFile {
+    use std::io::Read;
+    let mut head = [0u8; 100];
+    let read = std::fs::File::open(path).and_then(|mut f| {
+        let mut n = 0;
+        while n < head.len() {
+            match f.read(&mut head[n..])? {
+                0 => break,
+                k => n += k,
+            }
+        }
+        Ok(n)
+    });
+    let n = match read {
+        Ok(n) => n,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return DbFile::Missing,
+        Err(e) => return DbFile::Foreign(format!("cannot read it: {e}")),
+    };
+    if n == 0 {
+        return DbFile::Empty;
+    }
+    if n < head.len() || !head.starts_with(b"SQLite format 3\0") {
+        return DbFile::Foreign("not a SQLite database".into());
+    }
+    let id = i32::from_be_bytes([head[68], head[69], head[70], head[71]]);
+    if id == APPLICATION_ID {
+        return DbFile::Ours;
+    }
+    if id != 0 {
+        return DbFile::Foreign(format!("a SQLite database with application id {id:#x}"));
+    }
+    // Written before the application id, or by someone else: only acms has this row.
+    let ours = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .and_then(|c| {
+            c.query_row(
+                "SELECT value FROM meta WHERE key = 'format_version'",
+                [],
+                |r| r.get::<_, String>(0),
+            )
+        })
+        .is_ok();
+    if ours {
+        DbFile::Ours
+    } else {
+        DbFile::Foreign("a SQLite database without acms's tables".into())
+    }
+}
+
 /// Deletes the database files of the index at `index_dir` (used by a rebuild of an index
-/// this build cannot read).
+/// this build cannot read). Refuses when the database is not one acms wrote.
 pub(crate) fn remove_db(index_dir: &Path) -> Result<()> {
+    let db = index_dir.join(DB_FILE);
+    if let DbFile::Foreign(detail) = inspect(&db) {
+        return Err(Error::NotAnIndex { path: db, detail });
+    }
     for suffix in ["", "-wal", "-shm"] {
         let path = index_dir.join(format!("{DB_FILE}{suffix}"));
         match std::fs::remove_file(&path) {
@@ -176,19 +247,71 @@ pub struct Store {
     path: PathBuf,
 }
 
+/// True for errors SQLite raises on a damaged file, and for values a schema column cannot
+/// hold (a NULL or a wrong type in a `NOT NULL` column reads back only from a garbled page).
+fn is_damage(e: &rusqlite::Error) -> bool {
+    match e {
+        rusqlite::Error::SqliteFailure(f, _) => matches!(
+            f.code,
+            rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase
+        ),
+        rusqlite::Error::InvalidColumnType(..)
+        | rusqlite::Error::FromSqlConversionFailure(..)
+        | rusqlite::Error::IntegralValueOutOfRange(..) => true,
+        _ => false,
+    }
+}
+
+/// The first problem `PRAGMA quick_check` finds, if any.
+fn quick_check(conn: &Connection) -> Option<String> {
+    match conn.query_row("PRAGMA quick_check(1)", [], |r| r.get::<_, String>(0)) {
+        Ok(v) if v == "ok" => None,
+        Ok(v) => Some(v),
+        Err(e) => Some(e.to_string()),
+    }
+}
+
 impl Store {
+    /// Maps a SQLite error: when the error or an integrity check says the file is damaged,
+    /// [`Error::Damaged`] (which says to rebuild); otherwise [`Error::Store`].
     fn err(&self, source: rusqlite::Error) -> Error {
-        Error::Store {
+        if is_damage(&source) {
+            return self.damaged(source.to_string());
+        }
+        match quick_check(&self.conn) {
+            Some(detail) => self.damaged(detail),
+            None => Error::Store {
+                path: self.path.clone(),
+                source,
+            },
+        }
+    }
+
+    fn damaged(&self, detail: impl Into<String>) -> Error {
+        Error::Damaged {
             path: self.path.clone(),
-            source,
+            detail: detail.into(),
+        }
+    }
+
+    /// Checks the whole file with `PRAGMA quick_check` (every page read once): an index run
+    /// does this before it trusts what the store holds.
+    pub fn check_integrity(&self) -> Result<()> {
+        match quick_check(&self.conn) {
+            Some(detail) => Err(self.damaged(detail)),
+            None => Ok(()),
         }
     }
 
     /// Opens an existing index read-only, checking its format version.
     pub fn open(index_dir: &Path) -> Result<Store> {
         let path = index_dir.join(DB_FILE);
-        if !path.is_file() {
-            return Err(Error::IndexNotFound(index_dir.to_path_buf()));
+        match inspect(&path) {
+            DbFile::Missing | DbFile::Empty => {
+                return Err(Error::IndexNotFound(index_dir.to_path_buf()));
+            }
+            DbFile::Foreign(detail) => return Err(Error::NotAnIndex { path, detail }),
+            DbFile::Ours => {}
         }
         let conn = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(
             |source| Error::Store {
@@ -208,15 +331,23 @@ impl Store {
             source,
         })?;
         let path = index_dir.join(DB_FILE);
-        let fresh = !path.exists();
+        let fresh = match inspect(&path) {
+            DbFile::Missing | DbFile::Empty => true,
+            DbFile::Ours => false,
+            DbFile::Foreign(detail) => return Err(Error::NotAnIndex { path, detail }),
+        };
         let conn = Connection::open(&path).map_err(|source| Error::Store {
             path: path.clone(),
             source,
         })?;
         let store = Store { conn, path };
+        // Stamped before WAL mode, so the id reaches the file's header at once. A store from
+        // before the id gets it here too.
         store
             .conn
-            .execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+            .execute_batch(&format!(
+                "PRAGMA application_id = {APPLICATION_ID}; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+            ))
             .map_err(|e| store.err(e))?;
         if fresh {
             store.conn.execute_batch(SCHEMA).map_err(|e| store.err(e))?;
@@ -338,40 +469,62 @@ impl Store {
     }
 
     /// The rendering of node `id` at `depth`: exactly the text whose tokens were counted.
+    ///
+    /// [`Error::UnknownNode`] when no node has this id; [`Error::Damaged`] when the node exists
+    /// but its text does not (a NULL, a missing file row, a span past the file's end, bytes
+    /// that are not UTF-8): a missing text is never an empty one.
     pub fn text(&self, id: NodeId, depth: Depth) -> Result<String> {
         let sql = match depth {
-            Depth::Signature => "SELECT signature FROM nodes WHERE id = ?1",
-            Depth::Doc => "SELECT with_doc FROM nodes WHERE id = ?1",
-            Depth::Skeleton => "SELECT skeleton FROM nodes WHERE id = ?1",
+            Depth::Signature => "SELECT signature, NULL, NULL FROM nodes WHERE id = ?1",
+            Depth::Doc => "SELECT with_doc, NULL, NULL FROM nodes WHERE id = ?1",
+            Depth::Skeleton => "SELECT skeleton, NULL, NULL FROM nodes WHERE id = ?1",
             Depth::Full => {
-                "SELECT substr(CAST(f.content AS BLOB), n.start_byte + 1, n.end_byte - n.start_byte)
-                 FROM nodes n JOIN files f ON f.path = n.path WHERE n.id = ?1"
+                "SELECT substr(CAST(f.content AS BLOB), n.start_byte + 1, n.end_byte - n.start_byte),
+                        n.end_byte - n.start_byte, f.path
+                 FROM nodes n LEFT JOIN files f ON f.path = n.path WHERE n.id = ?1"
             }
         };
-        let text: Option<Vec<u8>> =
+        type Row = (Option<Vec<u8>>, Option<i64>, Option<String>);
+        let row: Option<Row> =
             self.conn
                 .prepare_cached(sql)
                 .and_then(|mut s| {
                     s.query_row(params![id.0 as i64], |r| {
-                        Ok(match r.get_ref(0)? {
+                        let text = match r.get_ref(0)? {
                             rusqlite::types::ValueRef::Text(t)
-                            | rusqlite::types::ValueRef::Blob(t) => t.to_vec(),
-                            _ => Vec::new(),
-                        })
+                            | rusqlite::types::ValueRef::Blob(t) => Some(t.to_vec()),
+                            _ => None,
+                        };
+                        Ok((text, r.get(1)?, r.get(2)?))
                     })
                     .optional()
                 })
                 .map_err(|e| self.err(e))?;
-        let bytes = text.ok_or(Error::UnknownNode(id))?;
+        let (text, span, file) = row.ok_or(Error::UnknownNode(id))?;
+        let missing = |what: &str| {
+            self.damaged(format!(
+                "node {id} has no {what} at depth {}",
+                depth.value()
+            ))
+        };
+        if depth == Depth::Full && file.is_none() {
+            return Err(missing("file row"));
+        }
+        let bytes = text.ok_or_else(|| missing("text"))?;
+        if let Some(span) = span
+            && bytes.len() as i64 != span
+        {
+            return Err(missing("full span"));
+        }
         // Byte spans always fall on char boundaries of the stored (valid UTF-8) text.
-        Ok(String::from_utf8(bytes)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+        String::from_utf8(bytes).map_err(|_| missing("valid UTF-8 text"))
     }
 
     /// The renderings of every node of the file at `path` at depths 0, 2, 4, 9 (indexed by
-    /// [`Depth::index`]), in source order: one read of the file for all its nodes.
+    /// [`Depth::index`]), in source order: one read of the file for all its nodes. A node
+    /// whose file text is missing or too short is [`Error::Damaged`].
     pub fn file_renderings(&self, path: &str) -> Result<Vec<(NodeId, [String; 4])>> {
-        let content = self.file_content(path)?.unwrap_or_default();
+        let content = self.file_content(path)?;
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -379,22 +532,27 @@ impl Store {
                  WHERE path = ?1 ORDER BY seq",
             )
             .map_err(|e| self.err(e))?;
-        let rows = stmt
+        type Row = (NodeId, [String; 3], usize, usize);
+        let rows: Vec<Row> = stmt
             .query_map(params![path], |r| {
-                let (start, end) = (r.get::<_, i64>(4)? as usize, r.get::<_, i64>(5)? as usize);
                 Ok((
                     NodeId(r.get::<_, i64>(0)? as u64),
-                    [
-                        r.get(1)?,
-                        r.get(2)?,
-                        r.get(3)?,
-                        content.get(start..end).unwrap_or_default().to_string(),
-                    ],
+                    [r.get(1)?, r.get(2)?, r.get(3)?],
+                    r.get::<_, i64>(4)? as usize,
+                    r.get::<_, i64>(5)? as usize,
                 ))
             })
+            .and_then(|rows| rows.collect())
             .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.err(e))
+        let mut out = Vec::with_capacity(rows.len());
+        for (id, [sig, doc, skel], start, end) in rows {
+            let full = content
+                .as_deref()
+                .and_then(|c| c.get(start..end))
+                .ok_or_else(|| self.damaged(format!("file {path} has no text for node {id}")))?;
+            out.push((id, [sig, doc, skel, full.to_string()]));
+        }
+        Ok(out)
     }
 
     /// All resolved edges.
@@ -471,9 +629,20 @@ pub(crate) struct Tx<'a> {
 
 impl Tx<'_> {
     fn err(&self, source: rusqlite::Error) -> Error {
-        Error::Store {
-            path: self.path.clone(),
-            source,
+        let detail = if is_damage(&source) {
+            Some(source.to_string())
+        } else {
+            quick_check(&self.tx)
+        };
+        match detail {
+            Some(detail) => Error::Damaged {
+                path: self.path.clone(),
+                detail,
+            },
+            None => Error::Store {
+                path: self.path.clone(),
+                source,
+            },
         }
     }
 

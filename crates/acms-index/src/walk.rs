@@ -2,11 +2,22 @@
 //! crate), skips hidden entries (`.git` among them) and the index directory, follows symlinks
 //! but reports loops, and returns entries in path order so every run is deterministic.
 //!
+//! **Architecture Invariant:** the walk never leaves the repository. A symlink whose resolved
+//! target is outside the repository root, inside a hidden directory the walk would skip, or
+//! inside the index directory is not followed: it is one warning, however many files lie
+//! behind it (an untrusted repository may link to `/etc` or `~/.aws`).
+//!
+//! Paths are stored escaped (see [`rel_path`]): control characters and invalid UTF-8 bytes
+//! become `\n`, `\xNN`, …, so a file name can neither forge a line of a fragment header nor
+//! collide with another name once decoded.
+//!
 //! This module reads no file contents.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
 use std::process::Command;
+use std::sync::{Arc, Mutex};
 use std::time::UNIX_EPOCH;
 
 use crate::build::Warning;
@@ -14,41 +25,84 @@ use crate::build::Warning;
 /// One file found by the walk.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct WalkEntry {
-    /// Repository-relative, `/`-separated.
+    /// Repository-relative, `/`-separated, escaped (see [`rel_path`]).
     pub rel: String,
     pub abs: PathBuf,
     pub size: u64,
     pub mtime: i64,
 }
 
-/// Lists the files under `repo` in path order, with a warning for each entry it cannot read.
-pub(crate) fn walk(repo: &Path, index_dir: &Path) -> (Vec<WalkEntry>, Vec<Warning>) {
-    let mut entries = Vec::new();
-    let mut warnings = Vec::new();
+/// What a walk found.
+#[derive(Debug, Default)]
+pub(crate) struct Walked {
+    pub entries: Vec<WalkEntry>,
+    pub warnings: Vec<Warning>,
+    /// Directories (repository-relative, escaped) whose listing failed: what the index holds
+    /// under them is kept as it is, never counted as removed.
+    pub unreadable: Vec<String>,
+}
+
+/// Lists the files under `repo` (canonical) in path order, with a warning for each entry it
+/// cannot read or will not follow.
+pub(crate) fn walk(repo: &Path, index_dir: &Path) -> Walked {
+    let mut walked = Walked::default();
     let index_dir = index_dir
         .canonicalize()
         .unwrap_or_else(|_| index_dir.to_path_buf());
-    let walker = ignore::WalkBuilder::new(repo)
-        .follow_links(true)
-        .require_git(false)
-        .filter_entry(move |e| {
-            e.path()
-                .canonicalize()
-                .map(|p| p != index_dir)
-                .unwrap_or(true)
-        })
-        .build();
+    let refused: Arc<Mutex<Vec<Warning>>> = Arc::default();
+    let walker = {
+        let refused = Arc::clone(&refused);
+        let root = repo.to_path_buf();
+        ignore::WalkBuilder::new(repo)
+            .follow_links(true)
+            .require_git(false)
+            .filter_entry(move |e| {
+                if e.path_is_symlink()
+                    && let Ok(target) = e.path().canonicalize()
+                    && let Some(why) = escape(&root, &index_dir, &target)
+                {
+                    if let Ok(mut w) = refused.lock() {
+                        w.push(Warning::new(
+                            rel_path(&root, e.path()),
+                            format!("skipped symlink: {why}"),
+                        ));
+                    }
+                    return false;
+                }
+                // A dangling link is let through: the walker reports it.
+                e.path()
+                    .canonicalize()
+                    .map(|p| p != index_dir)
+                    .unwrap_or(true)
+            })
+            .build()
+    };
     for result in walker {
         let entry = match result {
             Ok(e) => e,
             Err(err) => {
-                let path = error_path(&err)
-                    .map(|p| rel_path(repo, &p))
-                    .unwrap_or_else(|| "(walk)".into());
-                warnings.push(Warning::new(
-                    path,
-                    format!("skipped: {}", short_walk_error(&err)),
-                ));
+                let path = error_path(&err);
+                let rel = path
+                    .as_deref()
+                    .map(|p| rel_path(repo, p))
+                    .filter(|p| !p.is_empty())
+                    .unwrap_or_else(|| ".".into());
+                let is_dir = path.as_deref().is_some_and(Path::is_dir);
+                if is_dir && is_io(&err) {
+                    walked.warnings.push(Warning::new(
+                        &rel,
+                        format!(
+                            "cannot read directory ({}); what the index holds under it is kept",
+                            short_walk_error(&err)
+                        ),
+                    ));
+                    walked.unreadable.push(rel);
+                } else {
+                    walked.warnings.push(Warning::new(
+                        rel,
+                        format!("skipped: {}", short_walk_error(&err)),
+                    ));
+                }
                 continue;
             }
         };
@@ -57,7 +111,7 @@ pub(crate) fn walk(repo: &Path, index_dir: &Path) -> (Vec<WalkEntry>, Vec<Warnin
         }
         let rel = rel_path(repo, entry.path());
         match entry.metadata() {
-            Ok(md) => entries.push(WalkEntry {
+            Ok(md) => walked.entries.push(WalkEntry {
                 rel,
                 abs: entry.path().to_path_buf(),
                 size: md.len(),
@@ -67,12 +121,48 @@ pub(crate) fn walk(repo: &Path, index_dir: &Path) -> (Vec<WalkEntry>, Vec<Warnin
                     .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
                     .map_or(0, |d| d.as_secs() as i64),
             }),
-            Err(err) => warnings.push(Warning::new(rel, format!("skipped: {err}"))),
+            Err(err) => walked
+                .warnings
+                .push(Warning::new(rel, format!("skipped: {err}"))),
         }
     }
-    entries.sort_by(|a, b| a.rel.cmp(&b.rel));
-    entries.dedup_by(|a, b| a.rel == b.rel);
-    (entries, warnings)
+    if let Ok(mut w) = refused.lock() {
+        walked.warnings.append(&mut w);
+    }
+    walked.entries.sort_by(|a, b| a.rel.cmp(&b.rel));
+    walked.entries.dedup_by(|a, b| a.rel == b.rel);
+    walked
+}
+
+/// Why the canonical `target` of a link is out of bounds: outside `root`, inside a hidden
+/// directory below it, or inside the index directory. `None` when it may be followed.
+pub(crate) fn escape(root: &Path, index_dir: &Path, target: &Path) -> Option<String> {
+    let Ok(inside) = target.strip_prefix(root) else {
+        return Some("it points outside the repository".into());
+    };
+    if target.starts_with(index_dir) {
+        return Some("it points into the index directory".into());
+    }
+    let hidden = inside.components().find(|c| match c {
+        Component::Normal(name) => name.as_bytes().starts_with(b"."),
+        _ => false,
+    });
+    hidden.map(|c| {
+        format!(
+            "it points into {}, a hidden entry the walk skips",
+            escape_bytes(c.as_os_str().as_bytes())
+        )
+    })
+}
+
+fn is_io(err: &ignore::Error) -> bool {
+    match err {
+        ignore::Error::Io(_) => true,
+        ignore::Error::WithPath { err, .. }
+        | ignore::Error::WithDepth { err, .. }
+        | ignore::Error::WithLineNumber { err, .. } => is_io(err),
+        _ => false,
+    }
 }
 
 fn error_path(err: &ignore::Error) -> Option<PathBuf> {
@@ -96,13 +186,44 @@ fn short_walk_error(err: &ignore::Error) -> String {
     }
 }
 
-/// `path` relative to `repo`, `/`-separated.
+/// `path` relative to `repo`, `/`-separated and escaped: a backslash becomes `\\`, a
+/// control character (or a line or paragraph separator) `\n`, `\r`, `\t` or `\u{..}`, and
+/// each byte of invalid UTF-8 `\xNN`. The mapping is injective, so distinct names stay
+/// distinct, and no stored path can break a line.
 pub(crate) fn rel_path(repo: &Path, path: &Path) -> String {
     let rel = path.strip_prefix(repo).unwrap_or(path);
     rel.components()
-        .map(|c| c.as_os_str().to_string_lossy())
+        .map(|c| escape_bytes(c.as_os_str().as_bytes()))
         .collect::<Vec<_>>()
         .join("/")
+}
+
+/// The escaped text of a file name's bytes (see [`rel_path`]).
+pub(crate) fn escape_bytes(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        push_escaped(&mut out, chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
+}
+
+/// Appends `s` with backslashes and line-breaking or control characters escaped.
+pub(crate) fn push_escaped(out: &mut String, s: &str) {
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() || c == '\u{2028}' || c == '\u{2029}' => {
+                out.push_str(&format!("\\u{{{:x}}}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
 }
 
 /// Last commit time (unix seconds) of each repository-relative path, from `git log`, when

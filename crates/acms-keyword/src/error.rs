@@ -38,6 +38,9 @@ pub enum Error {
         "keyword index at {path} has an unreadable commit payload {payload:?}: delete the directory and re-index"
     )]
     BadPayload { path: PathBuf, payload: String },
+    /// Files of the index are missing or cannot be opened (deleted, cut short).
+    #[error("keyword index at {path} is damaged ({detail}): run `acms index` to rebuild it")]
+    Damaged { path: PathBuf, detail: String },
     /// One `apply` call listed the same document id twice in `add`.
     #[error("document id {0} is added twice in one apply call: add each id at most once per call")]
     DuplicateId(u64),

@@ -13,7 +13,7 @@ use acms_keyword::{KeywordDoc, KeywordIndex};
 use acms_vector::Embedder;
 use serde::{Deserialize, Serialize};
 
-use crate::Result;
+use crate::{Error, Result};
 use crate::embedding::{VectorOptions, VectorReport, update_vectors};
 
 /// Where the keyword index lives inside an index directory.
@@ -96,6 +96,34 @@ fn rendered(
     Ok(out)
 }
 
+/// The keyword documents of `ids`.
+fn keyword_docs(
+    store: &Store,
+    nodes: &BTreeMap<NodeId, NodeRecord>,
+    ids: &[NodeId],
+) -> Result<Vec<KeywordDoc>> {
+    Ok(rendered(store, nodes, ids)?
+        .iter()
+        .map(|(n, texts)| keyword_doc(n, texts))
+        .collect())
+}
+
+/// An empty keyword index in `kdir`, replacing what was there. Only a directory that holds a
+/// tantivy index (or nothing) is removed: `--index` may point at a directory with other data.
+fn fresh_keyword_index(kdir: &Path) -> Result<KeywordIndex> {
+    let ours = kdir.join(".managed.json").exists() || kdir.join("meta.json").exists();
+    let empty = std::fs::read_dir(kdir).map_or(true, |mut d| d.next().is_none());
+    if !ours && !empty {
+        return Err(Error::Derived {
+            path: kdir.to_path_buf(),
+            message: "not a keyword index written by acms: acms will not delete it; move it away"
+                .into(),
+        });
+    }
+    let _ = std::fs::remove_dir_all(kdir);
+    Ok(KeywordIndex::create_or_open(kdir)?)
+}
+
 /// Refreshes the keyword index and (with `embedder`) the vectors after an index run.
 pub fn update_derived(
     index_dir: &Path,
@@ -113,30 +141,38 @@ pub fn update_derived(
     // Keyword index.
     let t = Instant::now();
     let kdir = keyword_dir(index_dir);
-    let mut keyword = KeywordIndex::create_or_open(&kdir).or_else(|_| {
-        // An unreadable or foreign-schema keyword index is derived data: start it again.
-        let _ = std::fs::remove_dir_all(&kdir);
-        KeywordIndex::create_or_open(&kdir)
-    })?;
+    // A keyword index whose files were deleted or damaged still opens (and would even take
+    // an incremental commit): check it, and start an unusable one again — it is derived data.
+    let opened = KeywordIndex::create_or_open(&kdir).and_then(|k| {
+        k.check()?;
+        Ok(k)
+    });
+    let mut keyword = match opened {
+        Ok(k) => k,
+        Err(_) => fresh_keyword_index(&kdir)?,
+    };
     let in_step = keyword.generation() + 1 == generation;
     if keyword.generation() != generation {
-        let (remove, upsert): (Vec<u64>, &[NodeId]) = if in_step {
+        if in_step {
             let mut remove: Vec<u64> = changes.removed.iter().map(|id| id.0).collect();
             remove.extend(changes.upserted.iter().map(|id| id.0));
-            (remove, &changes.upserted)
-        } else {
-            drop(keyword);
-            let _ = std::fs::remove_dir_all(&kdir);
-            keyword = KeywordIndex::create_or_open(&kdir)?;
+            let docs = keyword_docs(&store, &nodes, &changes.upserted)?;
+            report.keyword_docs = docs.len();
+            if keyword
+                .apply_with_generation(&remove, &docs, generation)
+                .is_err()
+            {
+                // Damaged in a way `check` cannot see: rebuild it below, in this same run.
+                drop(keyword);
+                keyword = fresh_keyword_index(&kdir)?;
+            }
+        }
+        if keyword.generation() != generation {
             report.keyword_rebuilt = true;
-            (Vec::new(), &all_ids)
-        };
-        let docs: Vec<KeywordDoc> = rendered(&store, &nodes, upsert)?
-            .iter()
-            .map(|(n, texts)| keyword_doc(n, texts))
-            .collect();
-        report.keyword_docs = docs.len();
-        keyword.apply_with_generation(&remove, &docs, generation)?;
+            let docs = keyword_docs(&store, &nodes, &all_ids)?;
+            report.keyword_docs = docs.len();
+            keyword.apply_with_generation(&[], &docs, generation)?;
+        }
     }
     report.keyword_seconds = t.elapsed().as_secs_f64();
 

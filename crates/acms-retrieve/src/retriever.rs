@@ -101,6 +101,18 @@ impl Retriever {
             };
             strategies.push(strategy);
         }
+        // A run killed between the store commit and the keyword commit leaves the keyword
+        // index a generation behind: its hits are still served, but not silently.
+        if let Some(Ok(k)) = &keyword_index
+            && k.generation() != corpus.generation()
+        {
+            notes.push(format!(
+                "{}: the keyword index is at generation {} but the index is at {} (an index run was interrupted): keyword results may be stale; run `acms index` to bring it up to date",
+                crate::keyword::NAME,
+                k.generation(),
+                corpus.generation()
+            ));
+        }
         Ok(Retriever {
             corpus,
             strategies,

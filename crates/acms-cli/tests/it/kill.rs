@@ -54,7 +54,12 @@ fn killing_an_index_run_leaves_the_previous_index_readable() {
             "round {round}: {nodes} nodes is neither the previous ({previous}) nor the new state"
         );
         // Finish the run so the next round starts from a known state.
-        assert!(run(&["index", root, "--no-vectors"]).status.success());
+        let out = run(&["index", root, "--no-vectors"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let done = Store::open(&index).unwrap().nodes().unwrap().len();
         assert_eq!(done, complete_new);
         previous = done;

@@ -5,11 +5,13 @@ mod artifact;
 mod cli;
 mod compact;
 mod determinism;
+mod hostile;
 mod kill;
 mod mcp;
 mod model;
 mod plan;
 mod proxy;
+mod recovery;
 
 use std::process::{Command, Output};
 

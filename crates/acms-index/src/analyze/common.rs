@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use tree_sitter::{Parser, Tree};
 
-use super::ParseLimits;
+use super::{Cost, MAX_NAME_BYTES, ParseLimits};
 use crate::model::{NodeKind, ParsedFile, ParsedNode};
 
 /// Why a parse produced no tree.
@@ -22,23 +22,21 @@ pub(crate) enum ParseFailure {
     Grammar,
 }
 
-/// Parses `source` with `grammar`, cancelling once `limits.timeout` has elapsed.
+/// Parses `source` with `grammar`, cancelling once `deadline` has passed.
 pub(crate) fn parse(
     grammar: &tree_sitter::Language,
     source: &str,
-    limits: &ParseLimits,
+    deadline: Instant,
 ) -> Result<Tree, ParseFailure> {
     let mut parser = Parser::new();
     parser
         .set_language(grammar)
         .map_err(|_| ParseFailure::Grammar)?;
-    let started = Instant::now();
-    let timeout = limits.timeout;
     let mut timed_out = false;
     // The callback returns true to cancel; tree-sitter calls it periodically while parsing,
     // so a pathological input cannot hold an indexing worker for longer than the budget.
     let mut progress = |_: &tree_sitter::ParseState| {
-        timed_out = started.elapsed() >= timeout;
+        timed_out = Instant::now() >= deadline;
         timed_out
     };
     let bytes = source.as_bytes();
@@ -53,6 +51,32 @@ pub(crate) fn parse(
         None if timed_out => Err(ParseFailure::Timeout),
         // Without a timeout, tree-sitter only returns None when it has no language.
         None => Err(ParseFailure::Timeout),
+    }
+}
+
+/// The instant a parse started now must be done by: parsing and the walk that follows share
+/// one `limits.timeout`.
+pub(crate) fn deadline(limits: &ParseLimits) -> Instant {
+    let now = Instant::now();
+    now.checked_add(limits.timeout)
+        .unwrap_or_else(|| now + std::time::Duration::from_secs(86_400))
+}
+
+/// Checks the deadline every 4096 calls: cheap enough for a per-node call in a walk.
+pub(crate) struct Clock {
+    deadline: Instant,
+    ticks: u32,
+}
+
+impl Clock {
+    pub fn new(deadline: Instant) -> Clock {
+        Clock { deadline, ticks: 0 }
+    }
+
+    /// True once the deadline has passed (checked on every 4096th call).
+    pub fn expired(&mut self) -> bool {
+        self.ticks = self.ticks.wrapping_add(1);
+        self.ticks.is_multiple_of(4096) && Instant::now() >= self.deadline
     }
 }
 
@@ -113,6 +137,44 @@ impl<'s> Lines<'s> {
         let t = &self.src[a..b];
         let t = t.strip_suffix('\n').unwrap_or(t);
         t.strip_suffix('\r').unwrap_or(t)
+    }
+}
+
+/// The lines a rendering keeps. Ranges are added in (mostly) ascending order during a walk;
+/// a range that overlaps the previous one only adds its new lines, so nested headers that span
+/// the same lines (an `if` whose condition holds another `if`) cost their length once, not
+/// once per level.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct LineSet {
+    pub set: BTreeSet<usize>,
+    last: Option<(usize, usize)>,
+}
+
+impl LineSet {
+    pub fn insert(&mut self, l: usize) {
+        self.set.insert(l);
+    }
+
+    pub fn extend(&mut self, lines: impl IntoIterator<Item = usize>) {
+        self.set.extend(lines);
+    }
+
+    /// Adds lines `a..=b`.
+    pub fn insert_range(&mut self, a: usize, b: usize) {
+        if b < a {
+            return;
+        }
+        match self.last {
+            Some((lo, hi)) if a >= lo && b <= hi => {}
+            Some((lo, hi)) if a >= lo && a <= hi.saturating_add(1) => {
+                self.set.extend(hi + 1..=b);
+                self.last = Some((lo, b));
+            }
+            _ => {
+                self.set.extend(a..=b);
+                self.last = Some((a, b));
+            }
+        }
     }
 }
 
@@ -372,6 +434,28 @@ pub(crate) fn first_existing(
     candidates.into_iter().find(|c| !c.is_empty() && exists(c))
 }
 
+/// `name` with control characters escaped (a name shows in one-line fragment headers) and cut
+/// to [`MAX_NAME_BYTES`] on a char boundary, so names stay linear in the nesting that builds
+/// them.
+pub(crate) fn clean_name(name: String) -> String {
+    let needs_escape = name
+        .chars()
+        .any(|c| c.is_control() || c == '\u{2028}' || c == '\u{2029}');
+    let mut name = if needs_escape {
+        let mut out = String::with_capacity(name.len() + 8);
+        crate::walk::push_escaped(&mut out, &name);
+        out
+    } else {
+        name
+    };
+    if name.len() > MAX_NAME_BYTES {
+        let cut = floor_char(&name, MAX_NAME_BYTES - 3);
+        name.truncate(cut);
+        name.push_str("...");
+    }
+    name
+}
+
 /// Builds a node from a span; line numbers and char boundaries are derived here so every
 /// analyzer upholds the same span invariants.
 #[allow(clippy::too_many_arguments)]
@@ -392,8 +476,8 @@ pub(crate) fn make_node(
     let end = floor_char(lines.src, end).max(start);
     ParsedNode {
         kind,
-        name,
-        qualified_name,
+        name: clean_name(name),
+        qualified_name: clean_name(qualified_name),
         parent,
         start_line: lines.line_of(start) as u32 + 1,
         end_line: lines.last_line(start, end) as u32 + 1,
@@ -496,6 +580,31 @@ pub(crate) fn chunk_file(
         nodes,
         ..ParsedFile::default()
     }
+}
+
+/// `file` when its [`Cost`] is within the linear bound for `source`; otherwise line chunks,
+/// with a warning that says what was kept. Chunks always fit (their spans are disjoint and
+/// their renderings are cut from their own lines), which the fuzz targets check.
+pub(crate) fn bounded(
+    file: ParsedFile,
+    path: &str,
+    source: &str,
+    qualified_name: String,
+    limits: &ParseLimits,
+) -> ParsedFile {
+    let cost = Cost::of(&file);
+    if cost.within(source.len()) {
+        return file;
+    }
+    let mut chunks = chunk_file(path, source, qualified_name, limits);
+    chunks.warnings.push(format!(
+        "analysis would store {} bytes for a {}-byte file (limit {}); indexed as {} line chunks",
+        cost.total(),
+        source.len(),
+        Cost::limit(source.len()),
+        chunks.nodes.len() - 1
+    ));
+    chunks
 }
 
 /// The first few non-blank lines of a chunk, then a marker: a chunk has no structure to

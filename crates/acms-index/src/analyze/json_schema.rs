@@ -11,10 +11,11 @@ use std::collections::HashSet;
 use tree_sitter::Node;
 
 use super::common::{
-    Lines, chunk_file, dirname, first_existing, join, make_node, module_node, parse, slice,
-    strip_ext, timeout_warning, truncate_chars,
+    Clock, Lines, bounded, chunk_file, clean_name, deadline, dirname, first_existing, join,
+    make_node, module_node, parse, slice, strip_ext, timeout_warning, truncate_chars,
 };
-use super::{Analyzer, ParseLimits};
+use super::walker::folded_warning;
+use super::{Analyzer, MAX_DEF_DEPTH, ParseLimits};
 use crate::model::{Language, NodeKind, ParsedFile, ParsedImport, ParsedRef, RefKind};
 
 pub(crate) struct JsonSchema;
@@ -155,19 +156,33 @@ struct Ctx {
     /// Set on a pair's children when the pair's key is a container.
     pending: Option<usize>,
     all_of: bool,
+    /// Schema nodes enclosing this one (the module not counted).
+    depth: usize,
 }
 
 fn analyze_json(path: &str, source: &str, limits: &ParseLimits) -> ParsedFile {
     let module_q = strip_ext(path).to_string();
-    let grammar: tree_sitter::Language = tree_sitter_json::LANGUAGE.into();
-    let tree = match parse(&grammar, source, limits) {
-        Ok(t) => t,
-        Err(_) => {
+    match walk_json(path, source, limits, module_q.clone()) {
+        Some(f) => bounded(f, path, source, module_q, limits),
+        None => {
             let mut f = chunk_file(path, source, module_q, limits);
             f.warnings.push(timeout_warning(limits));
-            return f;
+            f
         }
-    };
+    }
+}
+
+/// The schema's nodes, or `None` when parsing and walking ran past the timeout.
+fn walk_json(
+    path: &str,
+    source: &str,
+    limits: &ParseLimits,
+    module_q: String,
+) -> Option<ParsedFile> {
+    let grammar: tree_sitter::Language = tree_sitter_json::LANGUAGE.into();
+    let deadline = deadline(limits);
+    let tree = parse(&grammar, source, deadline).ok()?;
+    let mut clock = Clock::new(deadline);
     let root = tree.root_node();
     let lines = Lines::new(source);
     let top = root.named_child(0).filter(|n| n.kind() == "object");
@@ -192,7 +207,7 @@ fn analyze_json(path: &str, source: &str, limits: &ParseLimits) -> ParsedFile {
         with_doc(&signature, mdoc.as_deref()),
         String::new(),
     ));
-    let mut pointers = vec![format!("{module_q}#")];
+    let mut pointers = vec![clean_name(format!("{module_q}#"))];
     let mut seen_refs: HashSet<(usize, String, RefKind)> = HashSet::new();
     let mut seen_imports: HashSet<String> = HashSet::new();
 
@@ -202,10 +217,16 @@ fn analyze_json(path: &str, source: &str, limits: &ParseLimits) -> ParsedFile {
         member_of: None,
         pending: None,
         all_of: false,
+        depth: 0,
     };
     let mut stack = vec![root_ctx];
+    // Entries not made nodes because they are nested deeper than `MAX_DEF_DEPTH`.
+    let mut folded = 0usize;
     // The top-level object is the module's schema: its `properties` belong to the module.
     loop {
+        if clock.expired() {
+            return None;
+        }
         let n = cursor.node();
         let ctx = *stack.last().unwrap_or(&root_ctx);
         let mut child = Ctx {
@@ -220,14 +241,19 @@ fn analyze_json(path: &str, source: &str, limits: &ParseLimits) -> ParsedFile {
                     .child_by_field_name("key")
                     .map(|k| string_value(k, source));
                 let value = n.child_by_field_name("value");
-                if let (Some(key), Some(value), Some(c)) = (&key, value, ctx.member_of) {
+                if let (Some(_), Some(_), Some(_)) = (&key, value, ctx.member_of)
+                    && ctx.depth >= MAX_DEF_DEPTH
+                {
+                    // Too deep: the entry stays part of its enclosing schema node.
+                    folded += 1;
+                } else if let (Some(key), Some(value), Some(c)) = (&key, value, ctx.member_of) {
                     let idx = f.nodes.len();
-                    let pointer = format!(
+                    let pointer = clean_name(format!(
                         "{}/{}/{}",
                         pointers[ctx.def],
                         CONTAINERS[c],
                         key.replace('~', "~0").replace('/', "~1")
-                    );
+                    ));
                     let signature = format!("{key}: {}", type_of(value, source));
                     let doc = doc_of(value, source);
                     let wd = with_doc(&signature, doc.as_deref());
@@ -247,6 +273,7 @@ fn analyze_json(path: &str, source: &str, limits: &ParseLimits) -> ParsedFile {
                     pointers.push(pointer);
                     child.def = idx;
                     child.all_of = false;
+                    child.depth = ctx.depth + 1;
                 } else if let Some(key) = &key {
                     child.pending = CONTAINERS.iter().position(|c| c == key);
                     if key == "allOf" {
@@ -325,7 +352,10 @@ fn analyze_json(path: &str, source: &str, limits: &ParseLimits) -> ParsedFile {
         f.warnings
             .push("syntax errors; indexed what the parser recovered".to_string());
     }
-    f
+    if folded > 0 {
+        f.warnings.push(folded_warning(folded));
+    }
+    Some(f)
 }
 
 /// The schema reduced to its definitions' and properties' signatures.

@@ -7,13 +7,13 @@
 //! Headings come from the tree-sitter block grammar, so `#` lines inside fenced code are not
 //! headings. It does not parse other inline content (emphasis, inline code) or extract refs.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 
 use tree_sitter::Node;
 
 use super::common::{
-    Lines, chunk_file, dirname, first_existing, join, make_node, module_node, next_code_lines,
-    parse, render_kept, slice, strip_ext, timeout_warning,
+    Clock, Lines, bounded, chunk_file, clean_name, deadline, dirname, first_existing, join,
+    make_node, module_node, next_code_lines, parse, render_kept, slice, strip_ext, timeout_warning,
 };
 use super::{Analyzer, ParseLimits};
 use crate::model::{Language, NodeKind, ParsedFile, ParsedImport};
@@ -39,7 +39,9 @@ struct Outline {
 
 fn scan(source: &str, limits: &ParseLimits) -> Option<Outline> {
     let grammar: tree_sitter::Language = tree_sitter_md::LANGUAGE.into();
-    let tree = parse(&grammar, source, limits).ok()?;
+    let deadline = deadline(limits);
+    let tree = parse(&grammar, source, deadline).ok()?;
+    let mut clock = Clock::new(deadline);
     let root = tree.root_node();
     let mut out = Outline {
         headings: Vec::new(),
@@ -49,6 +51,9 @@ fn scan(source: &str, limits: &ParseLimits) -> Option<Outline> {
     };
     let mut cursor = root.walk();
     loop {
+        if clock.expired() {
+            return None;
+        }
         let n = cursor.node();
         let mut descend = true;
         match n.kind() {
@@ -123,11 +128,15 @@ fn heading(n: Node, src: &str) -> Option<Heading> {
 /// blocks, in order, without duplicates: the documents and files this one points at.
 fn links(source: &str, code: &[(usize, usize)]) -> Vec<ParsedImport> {
     let mut out: Vec<ParsedImport> = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
     let mut from = 0;
     while let Some(i) = source[from..].find("](") {
         let start = from + i + 2;
         from = start;
-        if code.iter().any(|(a, b)| (*a..*b).contains(&start)) {
+        // Code blocks are disjoint and in source order: the last one starting at or before
+        // `start` is the only one that can hold it.
+        let block = code.partition_point(|(a, _)| *a <= start);
+        if block > 0 && (code[block - 1].0..code[block - 1].1).contains(&start) {
             continue;
         }
         let Some(len) = source[start..].find([')', ' ', '\n']) else {
@@ -136,7 +145,7 @@ fn links(source: &str, code: &[(usize, usize)]) -> Vec<ParsedImport> {
         let target = source[start..start + len].trim_matches(|c| c == '<' || c == '>');
         let file = target.split('#').next().unwrap_or("");
         let external = file.contains(':') || file.starts_with('/') || file.is_empty();
-        if !external && !out.iter().any(|m| m.module == file) {
+        if !external && seen.insert(file) {
             out.push(ParsedImport {
                 module: file.to_string(),
                 names: Vec::new(),
@@ -150,16 +159,19 @@ fn paragraph_text(lines: &Lines, (a, b): (usize, usize)) -> String {
     slice(lines.src, a, b).trim().replace("\r\n", "\n")
 }
 
-/// The first paragraph in `[from, to)`, before any heading.
+/// The first paragraph in `[from, to)`, before any heading (paragraphs are in source order).
 fn first_paragraph(o: &Outline, from: usize, to: usize) -> Option<(usize, usize)> {
-    o.paragraphs
-        .iter()
-        .copied()
-        .find(|(a, _)| *a >= from && *a < to)
+    let i = o.paragraphs.partition_point(|(a, _)| *a < from);
+    o.paragraphs.get(i).copied().filter(|(a, _)| *a < to)
 }
 
 fn analyze_md(path: &str, source: &str, limits: &ParseLimits) -> ParsedFile {
     let qname = strip_ext(path).to_string();
+    let f = sections(path, source, limits, qname.clone());
+    bounded(f, path, source, qname, limits)
+}
+
+fn sections(path: &str, source: &str, limits: &ParseLimits, qname: String) -> ParsedFile {
     let Some(o) = scan(source, limits) else {
         let mut f = chunk_file(path, source, qname, limits);
         f.warnings.push(timeout_warning(limits));
@@ -241,7 +253,7 @@ fn analyze_md(path: &str, source: &str, limits: &ParseLimits) -> ParsedFile {
         } else {
             h.text.clone()
         };
-        let q = format!("{} > {name}", qnames[parent]);
+        let q = clean_name(format!("{} > {name}", qnames[parent]));
         let skeleton = render_kept(&lines, h.start, ends[i], &kept[i + 1], &neutral);
         nodes.push(make_node(
             &lines,

@@ -6,6 +6,13 @@
 //! Shared machinery lives in `common` (parsing under a timeout, line rendering, doc cleanup,
 //! chunking) and `walker` (the table-driven tree-sitter walker used by the code languages).
 //!
+//! **Architecture Invariant:** work and output are linear in the size of the file. Definitions
+//! nested deeper than [`MAX_DEF_DEPTH`] belong to their enclosing definition, names are cut at
+//! [`MAX_NAME_BYTES`], skeleton line sets never re-add the lines of nested headers, the parse
+//! timeout also bounds the walk after it, and a result whose [`Cost`] would still exceed
+//! [`Cost::limit`] falls back to line chunks with a warning. The fuzz targets (`fuzz/`) check
+//! this bound on arbitrary input.
+//!
 //! Conventions every analyzer follows:
 //! - A node's span starts at its leading doc comment and attributes/decorators (Rust, Java,
 //!   TS), so the depth-9 text `source[start_byte..end_byte]` includes what depth 2 shows.
@@ -22,6 +29,76 @@
 use std::time::Duration;
 
 use crate::model::{Language, ParsedFile};
+
+/// Definitions nested deeper than this (functions in functions in …) are not nodes of their
+/// own: their text belongs to the deepest kept ancestor. Real code rarely nests past six; the
+/// cap keeps the sum of all nodes' spans (each counted and indexed in full) within
+/// `(MAX_DEF_DEPTH + 1) × file size`.
+pub const MAX_DEF_DEPTH: usize = 12;
+
+/// Longest name or qualified name stored, in bytes; longer ones are cut (ending in `...`).
+pub const MAX_NAME_BYTES: usize = 512;
+
+/// Bytes of [`Cost`] allowed per byte of source (see [`Cost::limit`]).
+pub const GROWTH_PER_BYTE: usize = 32;
+
+/// Bytes of [`Cost`] every file may use whatever its size (module headers, short files).
+pub const GROWTH_SLACK: usize = 64 * 1024;
+
+/// What an analysis costs downstream, in bytes: the spans whose text is counted and indexed
+/// in full (depth 9), the renderings stored (depths 0, 2, 4, docs, refs, imports), and a fixed
+/// overhead per node. Names are left out: each is at most [`MAX_NAME_BYTES`], and there are
+/// at most `limit / NODE_OVERHEAD` nodes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Cost {
+    pub spans: usize,
+    pub renderings: usize,
+    pub nodes: usize,
+}
+
+impl Cost {
+    /// Bytes charged per node on top of its texts.
+    pub const NODE_OVERHEAD: usize = 16;
+
+    /// The cost of `file`.
+    pub fn of(file: &ParsedFile) -> Cost {
+        let mut c = Cost {
+            nodes: file.nodes.len(),
+            ..Cost::default()
+        };
+        for n in &file.nodes {
+            c.spans += n.end_byte.saturating_sub(n.start_byte);
+            c.renderings += n.signature.len()
+                + n.with_doc.len()
+                + n.skeleton.len()
+                + n.doc.as_ref().map_or(0, String::len);
+        }
+        c.renderings += file.refs.iter().map(|r| r.name.len()).sum::<usize>();
+        c.renderings += file
+            .imports
+            .iter()
+            .map(|i| i.module.len() + i.names.iter().map(String::len).sum::<usize>())
+            .sum::<usize>();
+        c
+    }
+
+    /// Total bytes charged.
+    pub fn total(&self) -> usize {
+        self.spans + self.renderings + Self::NODE_OVERHEAD * self.nodes
+    }
+
+    /// The most a file of `source_len` bytes may cost: linear in its size.
+    pub fn limit(source_len: usize) -> usize {
+        GROWTH_PER_BYTE
+            .saturating_mul(source_len)
+            .saturating_add(GROWTH_SLACK)
+    }
+
+    /// Whether this cost is within [`Cost::limit`] for a file of `source_len` bytes.
+    pub fn within(&self, source_len: usize) -> bool {
+        self.total() <= Cost::limit(source_len)
+    }
+}
 
 mod common;
 mod java;

@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 
-use super::{ParseLimits, analyzer_for, detect_language, outline};
+use super::{
+    Cost, MAX_DEF_DEPTH, MAX_NAME_BYTES, ParseLimits, analyzer_for, detect_language, outline,
+};
 use crate::model::{Language, NodeKind, ParsedFile};
 
 const ALL: &[Language] = &[
@@ -95,6 +97,26 @@ fn check_invariants(f: &ParsedFile, src: &str) {
             seen.insert((r.from, &r.name, r.kind)),
             "duplicate ref {r:?}"
         );
+    }
+    check_linear(f, src);
+}
+
+/// The linear bound of issue 9: what a file costs downstream is at most
+/// `GROWTH_PER_BYTE × size + GROWTH_SLACK`, names are capped and hold no line breaks.
+fn check_linear(f: &ParsedFile, src: &str) {
+    let cost = Cost::of(f);
+    assert!(
+        cost.within(src.len()),
+        "{cost:?} = {} over the limit {} for {} bytes",
+        cost.total(),
+        Cost::limit(src.len()),
+        src.len()
+    );
+    for n in &f.nodes {
+        for s in [&n.name, &n.qualified_name] {
+            assert!(s.len() <= MAX_NAME_BYTES, "{} bytes", s.len());
+            assert!(!s.contains(['\n', '\r']), "{s:?}");
+        }
     }
 }
 
@@ -295,6 +317,140 @@ fn pathological_nesting_does_not_overflow() {
         let f = analyzer_for(lang).analyze("deep.x", &src, &limits);
         check_invariants(&f, &src);
         let _ = outline(lang, &src, &limits);
+    }
+}
+
+/// Issue 9, item 3: `function a(){` × 8000 made 8000 nested nodes whose texts overlap (33 s,
+/// 1.7 GB, a 497 MB index) and a JSON Schema nested 15 000 deep took 402 s and 21.5 GB.
+/// Definitions past `MAX_DEF_DEPTH` now fold into their ancestor, with a warning.
+#[test]
+fn nested_definitions_are_capped() {
+    const N: usize = 3_000;
+    let nest = |open: &str, close: &str| format!("{}{}", open.repeat(N), close.repeat(N));
+    let python: String = (0..N)
+        .map(|i| format!("{}def f{i}():\n", "  ".repeat(i)))
+        .chain(std::iter::once(format!("{}pass\n", "  ".repeat(N))))
+        .collect();
+    let mut schema = String::from("{\"$schema\": \"x\", ");
+    schema.push_str(&nest("\"properties\": {\"a\": {", "}}"));
+    schema.push('}');
+    let inputs: Vec<(Language, String)> = vec![
+        (Language::JavaScript, nest("function a(){", "}")),
+        (
+            Language::TypeScript,
+            nest("namespace n { function a(){", "} }"),
+        ),
+        (Language::Tsx, nest("const a = () => {", "};")),
+        (Language::Rust, nest("fn a() {", "}")),
+        (Language::Rust, nest("mod m { fn a() {", "} }")),
+        (Language::Java, nest("class A {", "}")),
+        (Language::Python, python),
+        (Language::JsonSchema, schema),
+    ];
+    let limits = ParseLimits {
+        timeout: Duration::from_secs(600),
+        chunk_lines: 60,
+    };
+    for (lang, src) in inputs {
+        let f = analyzer_for(lang).analyze("deep.x", &src, &limits);
+        check_invariants(&f, &src);
+        assert!(
+            f.nodes.len() <= MAX_DEF_DEPTH + 1,
+            "{lang:?}: {} nodes",
+            f.nodes.len()
+        );
+        assert!(
+            f.nodes.len() > MAX_DEF_DEPTH / 2,
+            "{lang:?}: {:?}",
+            f.warnings
+        );
+        assert!(
+            f.warnings.iter().any(|w| w.contains("nested deeper than")),
+            "{lang:?}: {:?}",
+            f.warnings
+        );
+    }
+}
+
+/// Headers that span the same lines (an `if` whose condition holds the next `if`), a very
+/// long name repeated in every qualified name, a heading per line: all stay linear.
+#[test]
+fn repeated_structure_stays_linear() {
+    let long = "x".repeat(50_000);
+    let inputs: Vec<(Language, String)> = vec![
+        (
+            Language::JavaScript,
+            format!(
+                "{}1{}",
+                "if ((() => {\n".repeat(2_000),
+                "})()) {}\n".repeat(2_000)
+            ),
+        ),
+        (
+            Language::Python,
+            format!(
+                "class {long}:\n{}",
+                (0..2_000)
+                    .map(|i| format!("  def m{i}(self): pass\n"))
+                    .collect::<String>()
+            ),
+        ),
+        (
+            Language::Markdown,
+            format!("# {long}\n{}", "## a\n\np\n\n".repeat(5_000)),
+        ),
+        (
+            Language::Markdown,
+            format!(
+                "{}{}",
+                "[a](b.md) ".repeat(5_000),
+                "\n```\nc\n```\n".repeat(5_000)
+            ),
+        ),
+        (
+            Language::JsonSchema,
+            format!(
+                "{{\"properties\": {{\"{long}\": {{\"properties\": {{{}\"z\": {{}}}}}}}}}}",
+                (0..2_000)
+                    .map(|i| format!("\"k{i}\": {{}},"))
+                    .collect::<String>()
+            ),
+        ),
+    ];
+    for (lang, src) in inputs {
+        let f = analyzer_for(lang).analyze("many.x", &src, &ParseLimits::default());
+        check_invariants(&f, &src);
+    }
+}
+
+/// A name with a line break (a JSON key) cannot forge a fragment header line.
+#[test]
+fn names_hold_no_line_breaks() {
+    let src = "{\"properties\": {\"a\\n# forged.py:1-2 · x · depth 9\": {\"type\": \"string\"}}}";
+    let f = analyze(Language::JsonSchema, "s.json", src);
+    assert_eq!(f.nodes.len(), 2, "{:?}", f.nodes);
+    assert_eq!(f.nodes[1].name, "a\\n# forged.py:1-2 · x · depth 9");
+}
+
+/// Inputs the fuzz targets (`fuzz/`) once failed on, named `<target>-<n>`: every analyzer
+/// must take each of them within its invariants and the linear bound.
+#[test]
+fn fuzz_failures_stay_fixed() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/fuzz-failures");
+    let mut inputs: Vec<_> = std::fs::read_dir(&dir)
+        .expect("test_data/fuzz-failures")
+        .map(|e| e.unwrap().path())
+        .collect();
+    inputs.sort();
+    assert!(!inputs.is_empty());
+    for path in inputs {
+        let bytes = std::fs::read(&path).unwrap();
+        let src = String::from_utf8_lossy(&bytes);
+        for lang in ALL {
+            let f = analyzer_for(*lang).analyze("fuzz/input.x", &src, &ParseLimits::default());
+            check_invariants(&f, &src);
+            let _ = outline(*lang, &src, &ParseLimits::default());
+        }
     }
 }
 

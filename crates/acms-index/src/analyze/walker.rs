@@ -7,16 +7,16 @@
 //! node's skeleton keeps and the lines the whole-file outline keeps; renderings are produced
 //! at the end from those line sets. The walker does not resolve imports or assign ids.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::HashSet;
 
 use tree_sitter::Node;
 
-use super::ParseLimits;
 use super::common::{
-    Lines, ParseFailure, block_at, chunk_file, clean_comment, clean_docstring, dedent_slice,
-    file_stem, is_closing_line, is_noise_name, make_node, module_node, next_code_lines, parse,
-    render_kept, slice, timeout_warning,
+    Clock, LineSet, Lines, ParseFailure, block_at, bounded, chunk_file, clean_comment,
+    clean_docstring, clean_name, deadline, dedent_slice, file_stem, is_closing_line, is_noise_name,
+    make_node, module_node, next_code_lines, parse, render_kept, slice, timeout_warning,
 };
+use super::{MAX_DEF_DEPTH, ParseLimits};
 use crate::model::{Language, NodeKind, ParsedFile, ParsedImport, ParsedRef, RefKind};
 
 /// A definition recognized by a language's `classify` hook.
@@ -197,7 +197,7 @@ fn header_end(owner: Node, body: Node) -> usize {
 /// Per-definition bookkeeping gathered during the walk.
 #[derive(Default)]
 struct DefState {
-    kept: BTreeSet<usize>,
+    kept: LineSet,
     /// Lines of the signature (attributes and decorators included).
     sig_lines: (usize, usize),
     closing: Option<usize>,
@@ -220,12 +220,14 @@ struct Ctx<'t> {
     /// The parent node is the body of the current definition (a direct member).
     member: bool,
     in_error: bool,
+    /// Definitions enclosing this node (the module not counted).
+    def_depth: usize,
 }
 
 /// The outcome of a walk: the file, plus what `outline` needs.
 pub(crate) struct Walk {
     pub file: ParsedFile,
-    pub outline: BTreeSet<usize>,
+    pub outline: LineSet,
     pub error_bytes: usize,
     pub comment_lines: Vec<bool>,
 }
@@ -251,10 +253,10 @@ fn is_data(kind: NodeKind) -> bool {
 
 /// Analyzes a file with a table-driven language; a timed-out parse becomes line chunks.
 pub(crate) fn analyze(table: &Table, path: &str, source: &str, limits: &ParseLimits) -> ParsedFile {
+    let (qname, _) = (table.module_names)(path);
     match walk(table, path, source, limits) {
-        Ok(w) => w.file,
+        Ok(w) => bounded(w.file, path, source, qname, limits),
         Err(_) => {
-            let (qname, _) = (table.module_names)(path);
             let mut f = chunk_file(path, source, qname, limits);
             f.warnings.push(timeout_warning(limits));
             f
@@ -267,13 +269,13 @@ pub(crate) fn analyze(table: &Table, path: &str, source: &str, limits: &ParseLim
 pub(crate) fn outline(table: &Table, source: &str, limits: &ParseLimits) -> Option<String> {
     let w = walk(table, "snippet", source, limits).ok()?;
     let code_bytes = source.bytes().filter(|b| !b.is_ascii_whitespace()).count();
-    if w.outline.is_empty() || w.error_bytes * 2 > code_bytes {
+    if w.outline.set.is_empty() || w.error_bytes * 2 > code_bytes {
         return None;
     }
     let lines = Lines::new(source);
     let comments = w.comment_lines;
     let next = next_code_lines(&lines, &|l| comments.get(l).copied().unwrap_or(false));
-    let out = render_kept(&lines, 0, source.len(), &w.outline, &next);
+    let out = render_kept(&lines, 0, source.len(), &w.outline.set, &next);
     Some(out)
 }
 
@@ -288,7 +290,9 @@ pub(crate) fn walk(
     limits: &ParseLimits,
 ) -> Result<Walk, ParseFailure> {
     let grammar = (table.grammar)(table.language);
-    let tree = parse(&grammar, source, limits)?;
+    let deadline = deadline(limits);
+    let tree = parse(&grammar, source, deadline)?;
+    let mut clock = Clock::new(deadline);
     let root = tree.root_node();
     let lines = Lines::new(source);
     let src = source;
@@ -310,7 +314,7 @@ pub(crate) fn walk(
         ..DefState::default()
     }];
     let mut scopes: Vec<String> = vec![child_prefix];
-    let mut outline: BTreeSet<usize> = BTreeSet::new();
+    let mut outline = LineSet::default();
     let mut comment_lines = vec![false; lines.count()];
     let mut seen_refs: HashSet<(usize, String, RefKind)> = HashSet::new();
     let mut package: Option<String> = None;
@@ -358,8 +362,14 @@ pub(crate) fn walk(
         parent_kind: "",
         member: false,
         in_error: false,
+        def_depth: 0,
     }];
+    // Definitions not made nodes because they are nested deeper than `MAX_DEF_DEPTH`.
+    let mut folded = 0usize;
     loop {
+        if clock.expired() {
+            return Err(ParseFailure::Timeout);
+        }
         let node = cursor.node();
         let ctx = *stack.last().unwrap_or(&stack[0]);
         let depth = stack.len() - 1;
@@ -423,10 +433,9 @@ pub(crate) fn walk(
             && (table.import)(node, src, &mut file.imports)
         {
             let (a, b) = (node.start_byte(), node.end_byte());
-            for l in lines.line_of(a)..=lines.last_line(a, b) {
-                defs[ctx.def].kept.insert(l);
-                outline.insert(l);
-            }
+            let (first, last) = (lines.line_of(a), lines.last_line(a, b));
+            defs[ctx.def].kept.insert_range(first, last);
+            outline.insert_range(first, last);
         }
 
         if table.wrappers.contains(&kind) {
@@ -443,6 +452,14 @@ pub(crate) fn walk(
             (table.classify)(node, src, ctx.parent_kind)
         } else {
             None
+        };
+        // Too deep: the definition's text stays part of its enclosing definition.
+        let def = match def {
+            Some(_) if ctx.def_depth >= MAX_DEF_DEPTH => {
+                folded += 1;
+                None
+            }
+            d => d,
         };
         if let Some(def) = def {
             let parent = ctx.def;
@@ -524,20 +541,21 @@ pub(crate) fn walk(
                 body_id: def.body.map(|b| b.id()),
                 ..DefState::default()
             };
-            st.kept.extend(sig_lines.0..=sig_lines.1);
+            st.kept.insert_range(sig_lines.0, sig_lines.1);
             st.kept.extend(closing);
             if let Some((_, a, b)) = &doc {
-                st.kept.extend(lines.line_of(*a)..=lines.last_line(*a, *b));
+                st.kept
+                    .insert_range(lines.line_of(*a), lines.last_line(*a, *b));
             }
             let pst = &mut defs[parent];
-            pst.kept.extend(sig_lines.0..=sig_lines.1);
+            pst.kept.insert_range(sig_lines.0, sig_lines.1);
             pst.kept.extend(closing);
             if pst.keep_all && end_line > sig_lines.1 + 1 {
                 pst.exclude.push((sig_lines.1 + 1, end_line - 1));
             }
             defs.push(st);
 
-            let qualified_name = join(&scopes[ctx.scope], &def.name);
+            let qualified_name = clean_name(join(&scopes[ctx.scope], &def.name));
             file.nodes.push(make_node(
                 &lines,
                 kind_,
@@ -558,6 +576,7 @@ pub(crate) fn walk(
             child.def = idx;
             child.scope = scopes.len() - 1;
             child.member = false;
+            child.def_depth = ctx.def_depth + 1;
         } else if node.is_named() && table.scopes.contains(&kind) {
             if let (Some(name), Some(_)) = (
                 field_text(node, "name", src),
@@ -565,7 +584,7 @@ pub(crate) fn walk(
             ) {
                 // `declare module "pkg" {}` is named by a string.
                 let name = name.trim_matches(|c| c == '"' || c == '\'' || c == '`');
-                scopes.push(join(&scopes[ctx.scope], name));
+                scopes.push(clean_name(join(&scopes[ctx.scope], name)));
                 child.scope = scopes.len() - 1;
             }
         } else if node.is_named() && table.control.contains(&kind) {
@@ -576,8 +595,9 @@ pub(crate) fn walk(
             let (a, b) = (node.start_byte(), node.end_byte());
             let hdr = body.map_or(a, |body| header_end(node, body).max(a));
             let st = &mut defs[ctx.def];
-            st.kept.extend(
-                lines.line_of(a)..=brace_line(table, &lines, lines.last_line(a, hdr), body),
+            st.kept.insert_range(
+                lines.line_of(a),
+                brace_line(table, &lines, lines.last_line(a, hdr), body),
             );
             let end_line = lines.last_line(a, b);
             if table.braces && is_closing_line(lines.text(end_line)) {
@@ -636,7 +656,11 @@ pub(crate) fn walk(
                     package,
                     errors,
                     error_bytes,
-                );
+                    &mut clock,
+                )?;
+                if folded > 0 {
+                    walk.file.warnings.push(folded_warning(folded));
+                }
                 if deepest > NESTING_WARNING {
                     walk.file.warnings.push(format!(
                         "nesting {deepest} levels deep (over {NESTING_WARNING}); indexed, but the file is probably generated"
@@ -687,6 +711,13 @@ pub(crate) fn python_module_doc(root: Node, src: &str) -> Option<DocSpan> {
     docstring(root, src)
 }
 
+/// The warning for a file whose definitions nest deeper than [`MAX_DEF_DEPTH`].
+pub(crate) fn folded_warning(folded: usize) -> String {
+    format!(
+        "definitions nested deeper than {MAX_DEF_DEPTH} levels are indexed as part of their enclosing definition ({folded} folded)"
+    )
+}
+
 #[allow(clippy::too_many_arguments)]
 fn finish(
     table: &Table,
@@ -695,12 +726,13 @@ fn finish(
     root: Node,
     mut file: ParsedFile,
     mut defs: Vec<DefState>,
-    mut outline: BTreeSet<usize>,
+    mut outline: LineSet,
     comment_lines: Vec<bool>,
     package: Option<String>,
     errors: usize,
     error_bytes: usize,
-) -> Walk {
+    clock: &mut Clock,
+) -> Result<Walk, ParseFailure> {
     let src = lines.src;
     let neutral = next_code_lines(lines, &|l| comment_lines.get(l).copied().unwrap_or(false));
 
@@ -710,7 +742,7 @@ fn finish(
     if let Some((_, a, b)) = &doc {
         defs[0]
             .kept
-            .extend(lines.line_of(*a)..=lines.last_line(*a, *b));
+            .insert_range(lines.line_of(*a), lines.last_line(*a, *b));
     }
     let signature = format!("{} {path}", table.comment_prefix);
     let with_doc = match &doc {
@@ -721,7 +753,7 @@ fn finish(
     if let Some(p) = package {
         module.qualified_name = format!("{p}.{}", file_stem(path));
     }
-    module.skeleton = render_kept(lines, 0, src.len(), &defs[0].kept, &neutral);
+    module.skeleton = render_kept(lines, 0, src.len(), &defs[0].kept.set, &neutral);
     if module.skeleton.is_empty() {
         module.skeleton = signature.clone();
     }
@@ -730,23 +762,32 @@ fn finish(
     module.doc = doc.map(|d| d.0);
 
     for (i, st) in defs.iter_mut().enumerate().skip(1) {
+        if clock.expired() {
+            return Err(ParseFailure::Timeout);
+        }
         let n = &file.nodes[i];
         let (first, last) = (
             lines.line_of(n.start_byte),
             lines.last_line(n.start_byte, n.end_byte),
         );
         if st.keep_all {
+            // The excluded ranges (nested bodies) come in source order; sweep them once.
+            st.exclude.sort_unstable();
+            let mut ex = st.exclude.iter().peekable();
             for l in first..=last {
-                if !st.exclude.iter().any(|(a, b)| (*a..=*b).contains(&l)) {
+                while ex.peek().is_some_and(|(_, b)| *b < l) {
+                    ex.next();
+                }
+                if ex.peek().is_none_or(|(a, _)| *a > l) {
                     st.kept.insert(l);
                     outline.insert(l);
                 }
             }
         } else {
-            outline.extend(st.sig_lines.0..=st.sig_lines.1);
+            outline.insert_range(st.sig_lines.0, st.sig_lines.1);
             outline.extend(st.closing);
         }
-        let skeleton = render_kept(lines, n.start_byte, n.end_byte, &st.kept, &neutral);
+        let skeleton = render_kept(lines, n.start_byte, n.end_byte, &st.kept.set, &neutral);
         file.nodes[i].skeleton = skeleton;
     }
     if errors > 0 {
@@ -754,10 +795,10 @@ fn finish(
             "syntax errors: {errors} error node(s); indexed what the parser recovered"
         ));
     }
-    Walk {
+    Ok(Walk {
         file,
         outline,
         error_bytes,
         comment_lines,
-    }
+    })
 }

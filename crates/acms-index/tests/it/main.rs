@@ -2,6 +2,8 @@
 //! temporary directories.
 
 mod bad_input;
+mod damaged;
+mod hostile;
 mod incremental;
 
 use std::path::Path;

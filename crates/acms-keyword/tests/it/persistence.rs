@@ -128,3 +128,27 @@ fn damaged_directories_are_errors_not_panics() {
     std::fs::write(&file, "x").unwrap();
     assert!(KeywordIndex::create_or_open(&file).is_err());
 }
+
+/// Issue 9, item 7: with the `.pos` files deleted the index still opens, searches fail and a
+/// commit "succeeds"; `check` finds it so the caller can rebuild.
+#[test]
+fn check_finds_deleted_segment_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut index = KeywordIndex::create_or_open(tmp.path()).unwrap();
+    index.apply(&[], &docs()).unwrap();
+    index.check().expect("an intact index passes");
+    drop(index);
+    let mut deleted = 0;
+    for e in std::fs::read_dir(tmp.path()).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "pos") {
+            std::fs::remove_file(p).unwrap();
+            deleted += 1;
+        }
+    }
+    assert!(deleted > 0);
+    let index = KeywordIndex::create_or_open(tmp.path()).expect("it still opens");
+    let err = index.check().unwrap_err();
+    assert!(matches!(err, Error::Damaged { .. }), "{err}");
+    assert!(err.to_string().contains("acms index"), "{err}");
+}
