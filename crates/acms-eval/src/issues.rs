@@ -260,6 +260,9 @@ pub fn ablations(base: &ContextConfig) -> Vec<(String, ContextConfig)> {
         c.strategies.enabled.retain(|e| e != s);
         out.push((format!("without {s}"), c));
     }
+    let mut c = base.clone();
+    c.pipeline.fragment_scorer = "weighted-sum".into();
+    out.push(("scorer weighted-sum (the spec's composite)".into(), c));
     for p in ["greedy", "hull"] {
         let mut c = base.clone();
         c.pipeline.budget_packer = p.into();
