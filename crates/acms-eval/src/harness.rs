@@ -634,15 +634,18 @@ fn ablations(base: &ContextConfig) -> Vec<(String, Vec<u8>, ContextConfig)> {
     let mut c = base.clone();
     c.packer.depth_fallback = vec![9, 4];
     out.push(("depth fallback off [9, 4]".into(), vec![1], c));
-    for p in ["greedy", "hull", "exact"] {
+    for p in acms::pack::PACKER_NAMES
+        .iter()
+        .filter(|p| **p != acms::pack::DEFAULT_PACKER)
+    {
         let mut c = base.clone();
-        c.pipeline.budget_packer = p.into();
+        c.pipeline.budget_packer = (*p).into();
         out.push((format!("packer {p}"), vec![1], c));
     }
-    for f in ["noisy-or", "rrf", "max"] {
+    for f in acms::core::Fusion::ALL {
         let mut c = base.clone();
-        c.scoring.fusion = f.into();
-        out.push((format!("fusion {f}"), vec![1], c));
+        c.scoring.fusion = f;
+        out.push((format!("fusion {}", f.name()), vec![1], c));
     }
     out
 }

@@ -27,7 +27,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use acms_core::{Depth, NodeId};
+use acms_core::{Depth, Fusion, NodeId};
 use acms_index::NodeKind;
 use acms_retrieve::{Hit, Reason};
 
@@ -218,12 +218,12 @@ fn evidence(ctx: &StageContext<'_>, f: &Fragment) -> BTreeMap<String, f64> {
 fn fuse(
     ctx: &StageContext<'_>,
     f: &Fragment,
-    fusion: &str,
+    fusion: Fusion,
     ranks: Option<&HashMap<NodeId, f64>>,
 ) -> f64 {
     match (fusion, ranks) {
-        ("rrf", Some(r)) => r.get(&f.node).copied().unwrap_or(0.0),
-        ("max", _) => evidence(ctx, f).values().copied().fold(0.0, f64::max),
+        (Fusion::Rrf, Some(r)) => r.get(&f.node).copied().unwrap_or(0.0),
+        (Fusion::Max, _) => evidence(ctx, f).values().copied().fold(0.0, f64::max),
         _ => 1.0 - evidence(ctx, f).values().map(|r| 1.0 - r).product::<f64>(),
     }
 }
@@ -312,9 +312,9 @@ impl FragmentScorer for EvidenceScorer {
     fn score(&self, ctx: &StageContext<'_>, fragments: &mut [Fragment]) {
         let w = &ctx.config.scoring;
         let newest = newest(ctx, fragments);
-        let ranks = (w.fusion == "rrf").then(|| rrf(fragments));
+        let ranks = (w.fusion == Fusion::Rrf).then(|| rrf(fragments));
         for f in fragments.iter_mut() {
-            f.relevance = fuse(ctx, f, &w.fusion, ranks.as_ref());
+            f.relevance = fuse(ctx, f, w.fusion, ranks.as_ref());
         }
         let files = file_evidence(ctx, fragments);
         let rel_w = w.relevance.max(1e-6);
@@ -351,7 +351,7 @@ impl FragmentScorer for WeightedSumScorer {
     fn score(&self, ctx: &StageContext<'_>, fragments: &mut [Fragment]) {
         let w = &ctx.config.scoring;
         let newest = newest(ctx, fragments);
-        let ranks = (w.fusion == "rrf").then(|| rrf(fragments));
+        let ranks = (w.fusion == Fusion::Rrf).then(|| rrf(fragments));
         for f in fragments.iter_mut() {
             let Some(node) = ctx.corpus.node(f.node) else {
                 continue;
@@ -366,9 +366,9 @@ impl FragmentScorer for WeightedSumScorer {
                         .unwrap_or(0.5) as f64
                 })
                 .fold(0.0, f64::max);
-            f.relevance = match (w.fusion.as_str(), &ranks) {
-                ("rrf", Some(r)) => r.get(&f.node).copied().unwrap_or(0.0),
-                ("max", _) => f
+            f.relevance = match (w.fusion, &ranks) {
+                (Fusion::Rrf, Some(r)) => r.get(&f.node).copied().unwrap_or(0.0),
+                (Fusion::Max, _) => f
                     .hits
                     .iter()
                     .map(|h| h.relevance as f64)
