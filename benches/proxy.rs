@@ -5,8 +5,10 @@
 //! several waves, first straight to the upstream, then through the proxy. Reported per
 //! request, p50 / p95:
 //! - `assembly`: time inside the bounded assembly (the proxy's `x-acms-assembly-us`);
-//! - `overhead in proxy`: the proxy's own time before forwarding minus the assembly
-//!   (`x-acms-overhead-us`: body read, JSON read/write, blocking-pool hand-off);
+//! - `queue wait`: time waiting for one of the proxy's per-core CPU permits
+//!   (`x-acms-queue-us`; at 200 concurrent requests on 2 cores nearly all requests queue);
+//! - `overhead in proxy`: the proxy's own time before forwarding minus the assembly and the
+//!   queue wait (`x-acms-overhead-us`: body read, JSON read/write, blocking-pool hand-off);
 //! - client latency direct and through the proxy, and through-proxy minus direct minus
 //!   assembly (the end-to-end overhead beyond the assembly, relay included).
 //!
@@ -83,6 +85,7 @@ async fn upstream() -> String {
 struct Sample {
     latency_ms: f64,
     assembly_ms: f64,
+    queue_ms: f64,
     overhead_ms: f64,
 }
 
@@ -108,12 +111,16 @@ async fn wave(client: &reqwest::Client, url: &str, bodies: &Arc<Vec<String>>) ->
                         .unwrap_or(0.0)
                         / 1000.0
                 };
-                let (assembly_ms, overhead_ms) =
-                    (us("x-acms-assembly-us"), us("x-acms-overhead-us"));
+                let (assembly_ms, queue_ms, overhead_ms) = (
+                    us("x-acms-assembly-us"),
+                    us("x-acms-queue-us"),
+                    us("x-acms-overhead-us"),
+                );
                 let _ = r.bytes().await.unwrap();
                 Sample {
                     latency_ms: start.elapsed().as_secs_f64() * 1000.0,
                     assembly_ms,
+                    queue_ms,
                     overhead_ms,
                 }
             })
@@ -157,8 +164,14 @@ fn main() {
         // Warm-up: connections, the proxy's size cache (an agent resends its history).
         wave(&client, &direct_url, &bodies).await;
         wave(&client, &proxy, &bodies).await;
-        let (mut direct, mut via, mut assembly, mut overhead, mut e2e) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut direct, mut via, mut assembly, mut queue, mut overhead, mut e2e) = (
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+        );
         for _ in 0..waves {
             let d = wave(&client, &direct_url, &bodies).await;
             let d50 = p50_p95(&mut d.iter().map(|s| s.latency_ms).collect::<Vec<_>>()).0;
@@ -166,27 +179,33 @@ fn main() {
             for s in wave(&client, &proxy, &bodies).await {
                 via.push(s.latency_ms);
                 assembly.push(s.assembly_ms);
+                queue.push(s.queue_ms);
                 overhead.push(s.overhead_ms);
-                e2e.push((s.latency_ms - d50 - s.assembly_ms).max(0.0));
+                e2e.push((s.latency_ms - d50 - s.assembly_ms - s.queue_ms).max(0.0));
             }
         }
         // The same requests one at a time: the per-request cost without queueing for the CPU.
-        let (mut seq_assembly, mut seq_overhead, mut seq_e2e) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut seq_assembly, mut seq_queue, mut seq_overhead, mut seq_e2e) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let single: Arc<Vec<String>> = Arc::new(bodies.iter().take(50).cloned().collect());
         for i in 0..single.len() {
             let one = Arc::new(vec![single[i].clone()]);
             let d = wave(&client, &direct_url, &one).await;
             let p = wave(&client, &proxy, &one).await;
             seq_assembly.push(p[0].assembly_ms);
+            seq_queue.push(p[0].queue_ms);
             seq_overhead.push(p[0].overhead_ms);
-            seq_e2e.push((p[0].latency_ms - d[0].latency_ms - p[0].assembly_ms).max(0.0));
+            seq_e2e.push(
+                (p[0].latency_ms - d[0].latency_ms - p[0].assembly_ms - p[0].queue_ms).max(0.0),
+            );
         }
         println!("one request at a time (50 requests)");
         println!("| per request | p50 ms | p95 ms |\n|---|---|---|");
         for (name, v) in [
             ("bounded assembly (in proxy)", &mut seq_assembly),
-            ("proxy overhead before forwarding, beyond the assembly", &mut seq_overhead),
-            ("end to end: through proxy - direct - assembly", &mut seq_e2e),
+            ("queue wait for a CPU permit", &mut seq_queue),
+            ("proxy overhead before forwarding, beyond assembly and queue", &mut seq_overhead),
+            ("end to end: through proxy - direct - assembly - queue", &mut seq_e2e),
         ] {
             let (p50, p95) = p50_p95(v);
             println!("| {name} | {p50:.2} | {p95:.2} |");
@@ -197,8 +216,9 @@ fn main() {
             ("client latency, direct to upstream", &mut direct),
             ("client latency, through the proxy", &mut via),
             ("bounded assembly (in proxy)", &mut assembly),
-            ("proxy overhead before forwarding, beyond the assembly", &mut overhead),
-            ("end to end: through proxy - direct p50 - assembly", &mut e2e),
+            ("queue wait for a CPU permit", &mut queue),
+            ("proxy overhead before forwarding, beyond assembly and queue", &mut overhead),
+            ("end to end: through proxy - direct p50 - assembly - queue", &mut e2e),
         ] {
             let (p50, p95) = p50_p95(v);
             println!("| {name} | {p50:.2} | {p95:.2} |");

@@ -4,12 +4,16 @@
 //!
 //! - `assemble_500_two_attempts_warm`: the steady state of an agent loop — the same history
 //!   is resent each call, so per-message sizes come from the seam's size cache.
+//! - `assemble_500_two_attempts_growing`: each call adds one new round before the latest
+//!   user turn (new sizes, a shifted summary span), the rest as in the warm case.
 //! - `assemble_500_two_attempts_cold`: a fresh assembler per call (every message counted).
 //! - `within_limit_500`: a call that needs no change (measure + forward as is).
 
 use std::hint::black_box;
 
-use acms_compact::{Assembler, AssemblyPolicy, CompactionProfile, Measured, Meter, Outcome};
+use acms_compact::{
+    Assembler, AssemblyPolicy, CompactionProfile, Measured, Message, Meter, Outcome, ToolCall,
+};
 use acms_core::Tokenizer;
 use criterion::{Criterion, criterion_group, criterion_main};
 
@@ -48,6 +52,33 @@ fn bench(c: &mut Criterion) {
     g.sample_size(20);
     g.bench_function("assemble_500_two_attempts_warm", |bch| {
         bch.iter(|| black_box(warm.assemble(conv.messages.clone(), None).unwrap()))
+    });
+    // An agent loop: every call resends the history plus one new round (a new call and a
+    // result never seen before), so the compacted span shifts and the summary, ledger and
+    // new sizes are computed again; only unchanged old messages hit the caches.
+    let mut round = 0usize;
+    g.bench_function("assemble_500_two_attempts_growing", |bch| {
+        bch.iter(|| {
+            round += 1;
+            let mut messages = conv.messages.clone();
+            let id = format!("grow_{round}");
+            messages.insert(
+                messages.len() - 1,
+                Message::calls(
+                    "",
+                    vec![ToolCall {
+                        id: id.clone(),
+                        name: "run_tests".into(),
+                        arguments: format!(r#"{{"command":"cargo test round_{round}"}}"#),
+                    }],
+                ),
+            );
+            let log: String = (0..120)
+                .map(|i| format!("test round_{round}::case_{i} ... ok\n"))
+                .collect();
+            messages.insert(messages.len() - 1, Message::tool_result(id, log));
+            black_box(warm.assemble(messages, None).unwrap())
+        })
     });
     g.sample_size(10);
     g.bench_function("assemble_500_two_attempts_cold", |bch| {

@@ -277,14 +277,17 @@ impl Assembler {
                 size: snap.total,
             });
             let over = snap.total > threshold;
-            let (mut cur, evicted) = self.evict(&snap, over, leases.as_deref_mut());
+            // The snapshot is owned and never copied: eviction edits it in place, offload and
+            // accepted proposals are new states beside it, and the reducer and the verifier
+            // borrow whichever state is current.
+            let (base, evicted) = self.evict(snap, over, leases.as_deref_mut());
             if evicted > 0 {
                 rec.stages.push(AssemblyStage::EvictRehydrated { evicted });
             }
-            let reference = Reference::of(&cur.messages);
-            let base = cur.clone();
-            if cur.total > threshold
-                && let Some(p) = self.offload(&cur, &mut rec)
+            let reference = Reference::of(&base.messages);
+            let mut offloaded: Option<Measured> = None;
+            if base.total > threshold
+                && let Some(p) = self.offload(&base, &mut rec)
             {
                 rec.stages.push(AssemblyStage::Offload {
                     offloaded: rec
@@ -294,14 +297,20 @@ impl Assembler {
                         .count(),
                     size_after: p.total,
                 });
-                if crate::verify::verify(&reference, cur.total, &p).is_ok() {
-                    cur = p;
+                if crate::verify::verify(&reference, base.total, &p).is_ok() {
+                    offloaded = Some(p);
                 }
             }
-            let after_offload = cur.clone();
+            let after_offload = offloaded.as_ref().unwrap_or(&base);
+            let mut reduced: Option<Measured> = None;
             let mut invalidated = false;
-            while cur.total > threshold && rec.attempts < max {
+            loop {
+                let cur = reduced.as_ref().unwrap_or(after_offload);
+                if cur.total <= threshold || rec.attempts >= max {
+                    break;
+                }
                 rec.attempts += 1;
+                let cur_total = cur.total;
                 let proposal = self.reducer.propose(&ReduceRequest {
                     messages: &cur.messages,
                     sizes: &cur.sizes,
@@ -314,7 +323,7 @@ impl Assembler {
                 if version() != snap_version {
                     rec.stages.push(AssemblyStage::Reducer {
                         attempt: rec.attempts,
-                        size_after: cur.total,
+                        size_after: cur_total,
                         verdict: Verdict::Invalidated,
                     });
                     invalidated = true;
@@ -325,7 +334,7 @@ impl Assembler {
                     Ok(p) => {
                         let sizes = self.measure(&p);
                         let p = Measured::from_parts(p, sizes);
-                        crate::verify::verify(&reference, cur.total, &p)
+                        crate::verify::verify(&reference, cur_total, &p)
                             .and_then(|()| sequence(&base.messages, &p.messages))
                             .map(|()| p)
                     }
@@ -337,15 +346,16 @@ impl Assembler {
                             size_after: p.total,
                             verdict: Verdict::Accepted,
                         });
-                        cur = p;
+                        reduced = Some(p);
                     }
                     Err(rejection) => rec.stages.push(AssemblyStage::Reducer {
                         attempt: rec.attempts,
-                        size_after: cur.total,
+                        size_after: cur_total,
                         verdict: Verdict::Rejected { rejection },
                     }),
                 }
             }
+            let cur = reduced.as_ref().unwrap_or(after_offload);
             if invalidated {
                 if rec.attempts >= max {
                     return Err(self.terminate(Outcome::ConcurrentMutationLimit, cur, rec));
@@ -353,29 +363,28 @@ impl Assembler {
                 rec.restarts += 1;
                 continue;
             }
-            let (outcome, out) = if cur.total <= threshold {
-                let changed = cur.messages.len() != snap.messages.len()
-                    || cur.total != snap.total
-                    || evicted > 0
-                    || cur.messages != snap.messages;
-                (
-                    if changed {
-                        Outcome::Reduced
-                    } else {
-                        Outcome::WithinLimit
-                    },
-                    cur,
-                )
+            let mut fallback: Option<Measured> = None;
+            let outcome = if cur.total <= threshold {
+                // A state other than the snapshot is an accepted, strictly smaller proposal
+                // (or offload), so it differs from what the caller sent.
+                let changed = evicted > 0 || offloaded.is_some() || reduced.is_some();
+                if changed {
+                    Outcome::Reduced
+                } else {
+                    Outcome::WithinLimit
+                }
             } else {
-                let (fb, required) = self.fallback(&after_offload, threshold, hard);
+                let (fb, required) = self.fallback(after_offload, threshold, hard);
                 rec.stages.push(AssemblyStage::PreservationFallback {
                     size_after: fb.total,
                 });
                 if required > hard {
-                    return Err(self.terminate(Outcome::Irreducible, fb, rec));
+                    return Err(self.terminate(Outcome::Irreducible, &fb, rec));
                 }
-                (Outcome::PreservationFallback, fb)
+                fallback = Some(fb);
+                Outcome::PreservationFallback
             };
+            let out = fallback.as_ref().unwrap_or(cur);
             // The result is stale if the history moved on meanwhile: start again (a restart
             // costs an attempt, so this loop is bounded).
             if version() != snap_version {
@@ -389,7 +398,8 @@ impl Assembler {
             let sequence_valid = structure(&reference, &out.messages).is_ok()
                 && sequence(&base.messages, &out.messages).is_ok();
             let changed = outcome != Outcome::WithinLimit;
-            let diagnostics = Arc::new(self.diagnostics(outcome, &out, rec, sequence_valid));
+            let diagnostics = Arc::new(self.diagnostics(outcome, out, rec, sequence_valid));
+            let out = fallback.or(reduced).or(offloaded).unwrap_or(base);
             return Ok(Bounded {
                 messages: out.messages,
                 sizes: out.sizes,
@@ -429,9 +439,9 @@ impl Assembler {
         }
     }
 
-    fn terminate(&self, outcome: Outcome, at: Measured, mut rec: Record) -> TerminatedAssembly {
+    fn terminate(&self, outcome: Outcome, at: &Measured, mut rec: Record) -> TerminatedAssembly {
         rec.stages.push(AssemblyStage::Terminate);
-        let d = self.diagnostics(outcome, &at, rec, false);
+        let d = self.diagnostics(outcome, at, rec, false);
         TerminatedAssembly {
             terminated: Terminated {
                 outcome,
@@ -447,13 +457,12 @@ impl Assembler {
     /// references; reserves a lease for each one kept.
     fn evict(
         &self,
-        snap: &Measured,
+        mut snap: Measured,
         over: bool,
         mut leases: Option<&mut CallLeases>,
     ) -> (Measured, usize) {
-        let mut out: Option<Measured> = None;
         let mut evicted = 0;
-        for (i, m) in snap.messages.iter().enumerate() {
+        for m in snap.messages.iter_mut() {
             let Some(digest) = rehydrated_digest(m) else {
                 continue;
             };
@@ -462,18 +471,14 @@ impl Assembler {
                 continue;
             }
             let body_bytes = m.content.split_once('\n').map_or(0, |(_, b)| b.len());
-            let o = out.get_or_insert_with(|| snap.clone());
-            o.messages[i].content = evicted_text(digest, body_bytes);
+            m.content = evicted_text(digest, body_bytes);
             evicted += 1;
         }
-        match out {
-            Some(mut o) => {
-                o.sizes = self.measure(&o.messages);
-                o.total = o.sizes.iter().sum();
-                (o, evicted)
-            }
-            None => (snap.clone(), 0),
+        if evicted > 0 {
+            snap.sizes = self.measure(&snap.messages);
+            snap.total = snap.sizes.iter().sum();
         }
+        (snap, evicted)
     }
 
     /// Offloads large tool results outside the recent ones; `None` when nothing moved.

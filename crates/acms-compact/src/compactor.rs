@@ -16,7 +16,8 @@
 //! over-limit content is never returned as a success. The pipeline runs each tier at most once
 //! and so always terminates.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::artifact::{ArtifactRef, ArtifactStore};
@@ -24,7 +25,7 @@ use crate::assembly::{ReduceRequest, Reducer, ReducerError};
 use crate::budget::Thresholds;
 use crate::code::{CodeOutliner, IndexOutliner, compact_code, compact_fences, is_code_path};
 use crate::diagnostics::{self, Diagnostics, Outcome, Rejection, Stage, StageReport};
-use crate::measure::{Measured, Meter};
+use crate::measure::{Measured, Meter, SizeCache, View};
 use crate::model::{
     CLEARED_PREFIX, Conversation, LEDGER_MARKER, Message, RESTORED_MARKER, Role, SUMMARY_MARKER,
     ToolCall, calls_by_id, groups, is_cleared, latest_user, normalize,
@@ -39,7 +40,8 @@ pub const OFFLOAD_MARKER: &str = "[Tool result offloaded to ";
 
 /// The one-line stub that replaces a cleared tool result: what produced it (the tool and its
 /// command or path, first 100 characters) and how long it was.
-pub fn cleared_stub(call: Option<&ToolCall>, content: &str) -> String {
+/// `bytes` and `lines` count the result's text.
+fn cleared_stub(call: Option<&ToolCall>, bytes: usize, lines: usize) -> String {
     let what = call.map_or_else(
         || "tool".to_string(),
         |c| {
@@ -54,11 +56,7 @@ pub fn cleared_stub(call: Option<&ToolCall>, content: &str) -> String {
             }
         },
     );
-    format!(
-        "{CLEARED_PREFIX}: {what} ({} lines, {} bytes)]",
-        content.lines().count(),
-        content.len()
-    )
+    format!("{CLEARED_PREFIX}: {what} ({lines} lines, {bytes} bytes)]")
 }
 
 /// Compaction settings. Sizes are in the [`Meter`]'s unit.
@@ -153,6 +151,11 @@ pub struct Compactor {
     artifacts: Option<ArtifactStore>,
     skills: Vec<Skill>,
     now: Option<f64>,
+    /// Sizes of the messages the tiers write (stubs, ledgers, summaries), by content: an
+    /// agent resends its history, so the same stubs are measured again on every call.
+    sizes: SizeCache,
+    /// What old tool results say (error lines, frames, failing tests), by content.
+    facts: session::FactCache,
 }
 
 impl std::fmt::Debug for Compactor {
@@ -199,12 +202,25 @@ impl Reducer for TieredReducer {
             2 => [true, true, true, false],
             _ => [true; 4],
         };
-        let input = Measured::from_parts(request.messages.to_vec(), request.sizes.to_vec());
-        let (out, _) = self.compactor.run_best(input, request.target, tiers);
-        if out.total >= request.total {
-            return Err(ReducerError::Exhausted);
+        // The assembler's state is already normalized: the tiers borrow it (a copy only
+        // when it is not).
+        let out = if crate::model::needs_normalize(request.messages) {
+            let input = Measured::from_parts(request.messages.to_vec(), request.sizes.to_vec());
+            Some(self.compactor.run_best(input, request.target, tiers).0)
+        } else {
+            let input = View {
+                messages: request.messages,
+                sizes: request.sizes,
+                total: request.total,
+            };
+            self.compactor
+                .reduce(input, request.total, Vec::new(), request.target, tiers)
+                .0
+        };
+        match out {
+            Some(out) if out.total < request.total => Ok(out.messages),
+            _ => Err(ReducerError::Exhausted),
         }
-        Ok(out.messages)
     }
 }
 
@@ -224,6 +240,8 @@ impl Compactor {
             artifacts: None,
             skills: Vec::new(),
             now: None,
+            sizes: SizeCache::default(),
+            facts: session::FactCache::default(),
         })
     }
 
@@ -350,7 +368,6 @@ impl Compactor {
         tiers: [bool; 4],
     ) -> (Measured, Diagnostics) {
         let original_size = input.total;
-        let original_messages = input.messages.len();
         let mut messages = input.messages;
         let mut sizes = input.sizes;
         let warnings = normalize(&mut messages);
@@ -359,8 +376,27 @@ impl Compactor {
                 sizes[*index] = self.meter.message(&messages[*index]);
             }
         }
-        let mut cur = Measured::from_parts(messages, sizes);
-        let reference = Reference::of(&cur.messages);
+        let input = Measured::from_parts(messages, sizes);
+        let (best, diag) = self.reduce(input.view(), original_size, warnings, limit, tiers);
+        (best.unwrap_or(input), diag)
+    }
+
+    /// The tiers over a borrowed, normalized `input`: the smallest verified state reached
+    /// (`None`: no stage was accepted, the input stands).
+    pub(crate) fn reduce(
+        &self,
+        input: View<'_>,
+        original_size: usize,
+        warnings: Vec<crate::model::StructureWarning>,
+        limit: usize,
+        tiers: [bool; 4],
+    ) -> (Option<Measured>, Diagnostics) {
+        let original_messages = input.messages.len();
+        let mut best: Option<Measured> = None;
+        fn pick<'b>(best: &'b Option<Measured>, input: View<'b>) -> View<'b> {
+            best.as_ref().map_or(input, Measured::view)
+        }
+        let reference = Reference::of(input.messages);
         let window = self.config.window();
         let mut diag = Diagnostics {
             unit: self.meter.unit(),
@@ -382,45 +418,60 @@ impl Compactor {
             restored_files: 0,
             restored_skills: 0,
         };
-        if cur.total > limit && tiers[0] {
+        if pick(&best, input).total > limit && tiers[0] {
             for stage in [Stage::Offload, Stage::Microcompact, Stage::CodeCompaction] {
-                if cur.total <= limit {
+                let now = pick(&best, input);
+                if now.total <= limit {
                     break;
                 }
                 let proposal = match stage {
-                    Stage::Offload => self.offload(&cur, &mut diag.artifacts),
-                    Stage::CodeCompaction => self.code(&cur),
-                    _ => self.microcompact(&cur, limit),
+                    Stage::Offload => self.offload(now, &mut diag.artifacts),
+                    Stage::CodeCompaction => self.code(now),
+                    _ => self.microcompact(now, limit),
                 };
-                self.consider(stage, &reference, &mut cur, proposal, &mut diag);
+                if let Some(m) = self.consider(stage, &reference, now, proposal, &mut diag) {
+                    best = Some(m);
+                }
             }
         }
-        if cur.total > limit && (tiers[1] || tiers[2]) {
+        if pick(&best, input).total > limit && (tiers[1] || tiers[2]) {
             let mut accepted = false;
             if tiers[2] && self.summarizer.is_some() {
-                let p = self.summarize(&cur, limit, true, &mut diag);
-                accepted = self.consider(Stage::LlmSummary, &reference, &mut cur, p, &mut diag);
+                let now = pick(&best, input);
+                let p = self.summarize(now, limit, true, &mut diag);
+                if let Some(m) = self.consider(Stage::LlmSummary, &reference, now, p, &mut diag) {
+                    best = Some(m);
+                    accepted = true;
+                }
             }
             if !accepted && tiers[1] {
-                let p = self.summarize(&cur, limit, false, &mut diag);
-                self.consider(Stage::SessionSummary, &reference, &mut cur, p, &mut diag);
+                let now = pick(&best, input);
+                let p = self.summarize(now, limit, false, &mut diag);
+                if let Some(m) = self.consider(Stage::SessionSummary, &reference, now, p, &mut diag)
+                {
+                    best = Some(m);
+                }
             }
         }
-        if cur.total > limit && tiers[3] {
-            let p = self.peel(&cur, limit);
-            self.consider(Stage::Peel, &reference, &mut cur, p, &mut diag);
+        if pick(&best, input).total > limit && tiers[3] {
+            let now = pick(&best, input);
+            let p = self.peel(now, limit);
+            if let Some(m) = self.consider(Stage::Peel, &reference, now, p, &mut diag) {
+                best = Some(m);
+            }
         }
-        diag.final_size = cur.total;
-        diag.final_messages = cur.messages.len();
-        diag.state_after = self.config.thresholds.state(window, cur.total);
+        let last = pick(&best, input);
+        diag.final_size = last.total;
+        diag.final_messages = last.messages.len();
+        diag.state_after = self.config.thresholds.state(window, last.total);
         if self.config.category_report {
-            let calls = calls_by_id(&cur.messages);
-            diag.categories = diagnostics::categories(&cur.messages, &cur.sizes, &calls);
+            let calls = calls_by_id(last.messages);
+            diag.categories = diagnostics::categories(last.messages, last.sizes, &calls);
         }
-        if cur.total != original_size || !diag.stages.is_empty() {
+        if last.total != original_size || !diag.stages.is_empty() {
             diag.outcome = Outcome::Reduced;
         }
-        (cur, diag)
+        (best, diag)
     }
 
     /// Verifies a stage's proposal, records it, and adopts it when valid. Returns whether it
@@ -429,10 +480,10 @@ impl Compactor {
         &self,
         stage: Stage,
         reference: &Reference,
-        cur: &mut Measured,
+        cur: View<'_>,
         proposal: std::result::Result<Option<Proposal>, Rejection>,
         diag: &mut Diagnostics,
-    ) -> bool {
+    ) -> Option<Measured> {
         let mut report = StageReport {
             stage,
             tier: stage.tier(),
@@ -444,8 +495,9 @@ impl Compactor {
             accepted: false,
             rejection: None,
         };
+        let mut accepted = None;
         match proposal {
-            Ok(None) => return false, // nothing this stage could do
+            Ok(None) => return None, // nothing this stage could do
             Err(r) => report.rejection = Some(r),
             Ok(Some(p)) => {
                 report.size_after = p.measured.total;
@@ -455,15 +507,19 @@ impl Compactor {
                     Ok(()) => {
                         report.accepted = true;
                         diag.tier = diag.tier.max(stage.tier());
-                        *cur = p.measured;
+                        accepted = Some(p.measured);
                     }
                     Err(r) => report.rejection = Some(r),
                 }
             }
         }
-        let accepted = report.accepted;
         diag.stages.push(report);
         accepted
+    }
+
+    /// The size of a message a tier wrote (cached by content).
+    fn size_of(&self, m: &Message) -> usize {
+        self.sizes.message(m, &self.meter)
     }
 
     /// Messages no step may touch: system, latest user request, pinned, and earlier
@@ -492,21 +548,38 @@ impl Compactor {
     /// Rewrites the messages at the given indices with `f` (returning `None` = unchanged).
     fn rewrite(
         &self,
-        cur: &Measured,
+        cur: View<'_>,
         indices: impl IntoIterator<Item = usize>,
         mut f: impl FnMut(usize, &Message) -> Option<String>,
     ) -> Option<Proposal> {
-        let mut messages = cur.messages.clone();
-        let mut sizes = cur.sizes.clone();
+        let mut new: Vec<Option<String>> = vec![None; cur.messages.len()];
         let mut changed = 0;
         for i in indices {
             if let Some(content) = f(i, &cur.messages[i]) {
-                messages[i].content = content;
-                sizes[i] = self.meter.message(&messages[i]);
+                new[i] = Some(content);
                 changed += 1;
             }
         }
-        (changed > 0).then(|| Proposal {
+        if changed == 0 {
+            return None;
+        }
+        // Only the messages kept as they are are copied; rewritten ones get their new text.
+        let mut sizes = cur.sizes.to_vec();
+        let messages: Vec<Message> = cur
+            .messages
+            .iter()
+            .zip(new)
+            .enumerate()
+            .map(|(i, (m, c))| match c {
+                Some(c) => {
+                    let m = with_content(m, c);
+                    sizes[i] = self.meter.message(&m);
+                    m
+                }
+                None => m.clone(),
+            })
+            .collect();
+        Some(Proposal {
             measured: Measured::from_parts(messages, sizes),
             changed,
         })
@@ -514,14 +587,14 @@ impl Compactor {
 
     fn offload(
         &self,
-        cur: &Measured,
+        cur: View<'_>,
         refs: &mut Vec<ArtifactRef>,
     ) -> std::result::Result<Option<Proposal>, Rejection> {
         let Some(store) = &self.artifacts else {
             return Ok(None);
         };
         let mut failed = false;
-        let p = self.rewrite(cur, self.old_results(&cur.messages), |_, m| {
+        let p = self.rewrite(cur, self.old_results(cur.messages), |_, m| {
             if m.content.len() < self.config.offload_min_bytes
                 || m.content.starts_with(OFFLOAD_MARKER)
                 || failed
@@ -558,13 +631,13 @@ impl Compactor {
         Ok(p)
     }
 
-    fn code(&self, cur: &Measured) -> std::result::Result<Option<Proposal>, Rejection> {
+    fn code(&self, cur: View<'_>) -> std::result::Result<Option<Proposal>, Rejection> {
         if !self.config.code_compaction {
             return Ok(None);
         }
-        let protected = self.protected(&cur.messages);
-        let old: HashSet<usize> = self.old_results(&cur.messages).into_iter().collect();
-        let calls = calls_by_id(&cur.messages);
+        let protected = self.protected(cur.messages);
+        let old: HashSet<usize> = self.old_results(cur.messages).into_iter().collect();
+        let calls = calls_by_id(cur.messages);
         let eligible = (0..cur.messages.len()).filter(|&i| {
             if cur.messages[i].role == Role::Tool {
                 old.contains(&i)
@@ -596,7 +669,7 @@ impl Compactor {
     /// message placed before the first cleared round, so they outlive the text.
     fn microcompact(
         &self,
-        cur: &Measured,
+        cur: View<'_>,
         limit: usize,
     ) -> std::result::Result<Option<Proposal>, Rejection> {
         let now = self.now.unwrap_or_else(|| {
@@ -606,11 +679,11 @@ impl Compactor {
                 .unwrap_or(0.0)
         });
         let age = self.config.microcompact_age_secs;
-        let calls = calls_by_id(&cur.messages);
+        let calls = calls_by_id(cur.messages);
         // A result without a timestamp cannot be shown to be recent, so it counts as old. An
         // offloaded result is already a small, recoverable reference: keep it.
         let candidates: Vec<usize> = self
-            .old_results(&cur.messages)
+            .old_results(cur.messages)
             .into_iter()
             .filter(|&i| {
                 let m = &cur.messages[i];
@@ -622,32 +695,37 @@ impl Compactor {
         if candidates.is_empty() {
             return Ok(None);
         }
-        let mut messages = cur.messages.clone();
-        let mut sizes = cur.sizes.clone();
+        // Stubs are built beside the borrowed input; only kept messages are copied, once.
+        let mut stubs: Vec<Option<Message>> = vec![None; cur.messages.len()];
+        let mut sizes = cur.sizes.to_vec();
         let mut total = cur.total;
         let mut cleared: Vec<usize> = Vec::new();
         let mut ledger: Option<(Message, usize)> = None;
+        // Each candidate's text is read once per call (and once per distinct text across
+        // calls): its facts give the stub's counts and the ledger's content.
+        let mut read: HashMap<usize, Arc<session::ResultFacts>> = HashMap::new();
         for &i in &candidates {
-            let call = messages[i]
+            let m = &cur.messages[i];
+            let call = m
                 .tool_call_id
                 .as_deref()
                 .and_then(|id| calls.get(id))
                 .copied();
             let before = sizes[i];
-            let mut stubbed = messages[i].clone();
-            stubbed.content = cleared_stub(call, &stubbed.content);
-            let after = self.meter.message(&stubbed);
+            let rf = Arc::clone(read.entry(i).or_insert_with(|| self.facts.get(&m.content)));
+            let stubbed = with_content(m, cleared_stub(call, m.content.len(), rf.line_count));
+            let after = self.size_of(&stubbed);
             // A result smaller than its stub stays as it is.
             if after >= before {
                 continue;
             }
-            messages[i] = stubbed;
+            stubs[i] = Some(stubbed);
             sizes[i] = after;
             total = total + after - before;
             cleared.push(i);
             // The ledger only adds size, so it is built once the stubs alone fit.
             if total < limit {
-                ledger = self.ledger(&cur.messages, &cleared, &calls, limit - total);
+                ledger = self.ledger(cur.messages, &cleared, &read, &calls, limit - total);
                 let ledger_size = ledger.as_ref().map_or(0, |(_, n)| *n);
                 if total + ledger_size <= limit {
                     break;
@@ -660,13 +738,19 @@ impl Compactor {
         let ledger_size = ledger.as_ref().map_or(0, |(_, n)| *n);
         if ledger.is_none() || total + ledger_size > limit {
             // Not fitting yet: later tiers need room, so the ledger takes at most a fifth.
-            ledger = self.ledger(&cur.messages, &cleared, &calls, limit / 5);
+            ledger = self.ledger(cur.messages, &cleared, &read, &calls, limit / 5);
         }
         let changed = cleared.len();
+        let mut messages: Vec<Message> = cur
+            .messages
+            .iter()
+            .zip(stubs)
+            .map(|(m, s)| s.unwrap_or_else(|| m.clone()))
+            .collect();
         if let Some((m, size)) = ledger {
-            // Before the round that holds the first cleared result.
+            // Before the round that holds the first cleared result (stubs keep the groups).
             let first = cleared[0];
-            let at = groups(&messages)
+            let at = groups(cur.messages)
                 .into_iter()
                 .find(|g| g.contains(&first))
                 .map_or(first, |g| g.start);
@@ -685,11 +769,23 @@ impl Compactor {
         &self,
         original: &[Message],
         cleared: &[usize],
+        read: &HashMap<usize, Arc<session::ResultFacts>>,
         calls: &std::collections::HashMap<&str, &crate::model::ToolCall>,
         room: usize,
     ) -> Option<(Message, usize)> {
-        let results: Vec<Message> = cleared.iter().map(|&i| original[i].clone()).collect();
-        let mut facts = session::extract(&results, calls);
+        // The facts microcompact already read, found again by the text's address.
+        let known: HashMap<usize, &Arc<session::ResultFacts>> = cleared
+            .iter()
+            .filter_map(|i| Some((original[*i].content.as_ptr() as usize, read.get(i)?)))
+            .collect();
+        let mut facts = session::extract_with(
+            cleared.iter().map(|&i| &original[i]),
+            calls,
+            &mut |m| match known.get(&(m.content.as_ptr() as usize)) {
+                Some(f) => Arc::clone(f),
+                None => self.facts.get(&m.content),
+            },
+        );
         // The calls stay in context: the ledger carries only what the results said.
         facts.files.clear();
         facts.edits.clear();
@@ -707,7 +803,7 @@ impl Compactor {
                     facts.render_ledger(level)
                 ),
             );
-            let size = self.meter.message(&m);
+            let size = self.size_of(&m);
             let fits = size <= room;
             best = Some((m, size));
             if fits {
@@ -721,12 +817,12 @@ impl Compactor {
     /// keeps recent groups and restores recent files and skills.
     fn summarize(
         &self,
-        cur: &Measured,
+        cur: View<'_>,
         limit: usize,
         llm: bool,
         diag: &mut Diagnostics,
     ) -> std::result::Result<Option<Proposal>, Rejection> {
-        let msgs = &cur.messages;
+        let msgs = cur.messages;
         let gs = groups(msgs);
         let protected = self.protected(msgs);
         let group_protected: Vec<bool> =
@@ -748,16 +844,17 @@ impl Compactor {
         let reserve = if llm {
             self.config.summary_reserve.min(room / 2)
         } else {
-            let all: Vec<Message> = (0..gs.len())
+            let all: Vec<&Message> = (0..gs.len())
                 .filter(|&g| !group_protected[g])
-                .flat_map(|g| msgs[gs[g].clone()].iter().cloned())
+                .flat_map(|g| &msgs[gs[g].clone()])
                 .collect();
-            let facts = session::extract(&all, &calls);
+            let facts = session::extract_with(all.iter().copied(), &calls, &mut |m| {
+                self.facts.get(&m.content)
+            });
             // Room for the full ledger (up to half the room): a fact kept in the ledger is
             // cheaper than the verbatim round it came from.
             self.meter
-                .text(&facts.render_summary(all.len(), None))
-                .min(room / 2)
+                .text_capped(&facts.render_summary(all.len(), None), room / 2)
         };
         // Recent unprotected groups, newest first, contiguous from the end.
         let mut tail: Vec<usize> = Vec::new();
@@ -777,15 +874,15 @@ impl Compactor {
             if removed.is_empty() {
                 return Ok(None);
             }
-            let removed_msgs: Vec<Message> = removed
-                .iter()
-                .flat_map(|&g| msgs[gs[g].clone()].iter().cloned())
-                .collect();
-            let facts = session::extract(&removed_msgs, &calls);
+            let removed_msgs: Vec<&Message> =
+                removed.iter().flat_map(|&g| &msgs[gs[g].clone()]).collect();
+            let facts = session::extract_with(removed_msgs.iter().copied(), &calls, &mut |m| {
+                self.facts.get(&m.content)
+            });
             let budget = room - tail_size;
             let summary = if llm {
                 let s = self.summarizer.as_deref().ok_or(Rejection::OverBudget)?;
-                let transcript: Vec<String> = removed_msgs.iter().map(Message::render).collect();
+                let transcript: Vec<String> = removed_msgs.iter().map(|m| m.render()).collect();
                 let request = SummaryRequest {
                     transcript: &transcript.join("\n\n"),
                     facts: &facts,
@@ -800,7 +897,7 @@ impl Compactor {
                         text.trim()
                     ),
                 );
-                let size = self.meter.message(&m);
+                let size = self.size_of(&m);
                 // Never loop on the model: one call, and an oversized answer means tier 2.
                 if size > reserve.min(budget) {
                     return Err(Rejection::OverBudget);
@@ -814,7 +911,7 @@ impl Compactor {
                             Role::User,
                             facts.render_summary(removed_msgs.len(), cap),
                         );
-                        let size = self.meter.message(&m);
+                        let size = self.size_of(&m);
                         (size <= budget).then_some((m, size))
                     })
             };
@@ -830,15 +927,15 @@ impl Compactor {
                 }
             };
             let left = budget - summary_size;
-            let tail_msgs: Vec<Message> = tail
+            let tail_msgs: Vec<&Message> = tail
                 .iter()
-                .flat_map(|&g| msgs[gs[g].clone()].iter().cloned())
+                .flat_map(|&g| &msgs[gs[g].clone()])
                 .chain(
                     protected
                         .iter()
                         .zip(msgs)
                         .filter(|(p, _)| **p)
-                        .map(|(_, m)| m.clone()),
+                        .map(|(_, m)| m),
                 )
                 .collect();
             let restored = self.restoration(&removed_msgs, &tail_msgs, &calls, left);
@@ -872,18 +969,18 @@ impl Compactor {
     /// what is kept) and the active skills, each capped, all within `room`.
     fn restoration(
         &self,
-        removed: &[Message],
-        kept: &[Message],
+        removed: &[&Message],
+        kept: &[&Message],
         calls: &std::collections::HashMap<&str, &crate::model::ToolCall>,
         room: usize,
     ) -> Option<(Message, usize, usize, usize)> {
-        let still_visible: HashSet<String> = session::recent_reads(kept, calls)
+        let still_visible: HashSet<String> = session::recent_reads_of(kept.iter().copied(), calls)
             .into_iter()
-            .map(|r| r.path)
+            .map(|(path, _)| path)
             .collect();
-        let reads: Vec<session::FileRead> = session::recent_reads(removed, calls)
+        let reads: Vec<(String, &str)> = session::recent_reads_of(removed.iter().copied(), calls)
             .into_iter()
-            .filter(|r| !still_visible.contains(&r.path))
+            .filter(|(path, _)| !still_visible.contains(path))
             .collect();
         let reads = &reads[reads.len().saturating_sub(self.config.restore_files)..];
         if reads.is_empty() && self.skills.is_empty() {
@@ -891,7 +988,7 @@ impl Compactor {
         }
         let mut text =
             format!("{RESTORED_MARKER} after compaction: recently read files and active skills]\n");
-        let header = self.meter.message(&Message::text(Role::User, text.clone()));
+        let header = self.size_of(&Message::text(Role::User, text.clone()));
         if header >= room {
             return None;
         }
@@ -900,18 +997,20 @@ impl Compactor {
         let mut pieces: Vec<(bool, String)> = Vec::new();
         let mut used = header;
         let mut files_total = 0;
-        for r in reads.iter().rev() {
+        for (path, content) in reads.iter().rev() {
             let cap = self
                 .config
                 .restore_file_max
                 .min(self.config.restore_files_total - files_total)
                 .min(room.saturating_sub(used));
-            let body = self.meter.truncate(&r.content, cap.saturating_sub(20));
+            let body = self
+                .sizes
+                .truncate(content, cap.saturating_sub(20), &self.meter);
             if body.is_empty() {
                 continue;
             }
-            let piece = format!("\n### File: {}\n```\n{}\n```\n", r.path, body);
-            let size = self.meter.text(&piece);
+            let piece = format!("\n### File: {path}\n```\n{body}\n```\n");
+            let size = self.sizes.text(&piece, &self.meter);
             if used + size > room || files_total + size > self.config.restore_files_total {
                 continue;
             }
@@ -926,12 +1025,14 @@ impl Compactor {
                 .restore_skill_max
                 .min(self.config.restore_skills_total - skills_total)
                 .min(room.saturating_sub(used));
-            let body = self.meter.truncate(&s.content, cap.saturating_sub(10));
+            let body = self
+                .sizes
+                .truncate(&s.content, cap.saturating_sub(10), &self.meter);
             if body.is_empty() {
                 continue;
             }
             let piece = format!("\n### Skill: {}\n{}\n", s.name, body);
-            let size = self.meter.text(&piece);
+            let size = self.sizes.text(&piece, &self.meter);
             if used + size > room || skills_total + size > self.config.restore_skills_total {
                 continue;
             }
@@ -945,7 +1046,7 @@ impl Compactor {
                 t.push_str(p);
             }
             let m = Message::text(Role::User, t);
-            let size = self.meter.message(&m);
+            let size = self.size_of(&m);
             if size <= room {
                 let files = pieces.iter().filter(|(f, _)| *f).count();
                 return Some((m, size, files, pieces.len() - files));
@@ -960,10 +1061,10 @@ impl Compactor {
     /// is at most `limit`, recounting after each.
     fn peel(
         &self,
-        cur: &Measured,
+        cur: View<'_>,
         limit: usize,
     ) -> std::result::Result<Option<Proposal>, Rejection> {
-        let msgs = &cur.messages;
+        let msgs = cur.messages;
         let gs = groups(msgs);
         let latest = latest_user(msgs);
         let hard: Vec<bool> = gs
@@ -1006,5 +1107,19 @@ impl Compactor {
             measured: Measured::from_parts(out, sizes),
             changed,
         }))
+    }
+}
+
+/// A copy of `m` with `content` in place of its text (the old text is not copied).
+fn with_content(m: &Message, content: String) -> Message {
+    Message {
+        role: m.role,
+        content,
+        tool_calls: m.tool_calls.clone(),
+        tool_call_id: m.tool_call_id.clone(),
+        is_error: m.is_error,
+        pinned: m.pinned,
+        timestamp: m.timestamp,
+        origin: m.origin,
     }
 }

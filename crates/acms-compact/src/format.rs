@@ -569,6 +569,63 @@ pub fn to_value(doc: &Document, conversation: &Conversation) -> Value {
     }
 }
 
+/// Writes `conversation` in `doc`'s format as compact JSON: the same document as
+/// [`to_value`]`.to_string()`, without first copying every unchanged message into a new
+/// value (they are serialized straight from the document).
+pub fn write_compact(doc: &Document, conversation: &Conversation) -> String {
+    if doc.format != Format::OpenAi {
+        return to_value(doc, conversation).to_string();
+    }
+    let mut out: Vec<u8> = Vec::new();
+    let write_messages = |out: &mut Vec<u8>| {
+        out.push(b'[');
+        for (i, m) in conversation.messages.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            // Writing JSON values to a Vec cannot fail.
+            let _ = match doc.source(m) {
+                Some((s, raw)) if *m == s.read => serde_json::to_writer(&mut *out, raw),
+                _ => serde_json::to_writer(&mut *out, &write_openai(doc, m)),
+            };
+        }
+        out.push(b']');
+    };
+    match &doc.envelope {
+        None => write_messages(&mut out),
+        Some(envelope) => {
+            // Keys in the order `to_value` writes them (a sorted map), `messages` among them.
+            out.push(b'{');
+            let mut first = true;
+            let mut messages_done = false;
+            let mut key = |out: &mut Vec<u8>, k: &str| {
+                if !first {
+                    out.push(b',');
+                }
+                first = false;
+                let _ = serde_json::to_writer(&mut *out, k);
+                out.push(b':');
+            };
+            for (k, v) in envelope {
+                if !messages_done && k.as_str() > "messages" {
+                    key(&mut out, "messages");
+                    write_messages(&mut out);
+                    messages_done = true;
+                }
+                key(&mut out, k);
+                let _ = serde_json::to_writer(&mut out, v);
+            }
+            if !messages_done {
+                key(&mut out, "messages");
+                write_messages(&mut out);
+            }
+            out.push(b'}');
+        }
+    }
+    // serde_json writes valid UTF-8.
+    String::from_utf8(out).unwrap_or_default()
+}
+
 impl Document {
     /// The source of `m` when it was read from this document's `messages` array.
     fn source(&self, m: &Message) -> Option<(&Source, &Value)> {

@@ -145,6 +145,16 @@ impl Meter {
         }
     }
 
+    /// `min(self.text(text), cap)`, counting no more of a long `text` than that needs
+    /// (sizes are monotone in prefix length: a prefix at the cap settles it).
+    pub fn text_capped(&self, text: &str, cap: usize) -> usize {
+        let probe = floor_boundary(text, cap.saturating_mul(4));
+        if probe < text.len() && self.text(&text[..probe]) >= cap {
+            return cap;
+        }
+        self.text(text).min(cap)
+    }
+
     /// Fixed framing size of one message.
     pub fn per_message(&self) -> usize {
         match &self.kind {
@@ -162,17 +172,59 @@ impl Meter {
     /// The longest prefix of `text` (cut at a char boundary, preferably a line end) whose size
     /// is at most `max` (possibly empty).
     pub fn truncate<'t>(&self, text: &'t str, max: usize) -> &'t str {
-        if self.text(text) <= max {
+        let total = self.text(text);
+        if total <= max {
             return text;
         }
-        // Binary search over byte offsets: counts are monotone in prefix length.
+        // Counts are monotone in prefix length. Bracket the cut around the proportional
+        // guess (galloping out from it), then binary search inside the bracket: a few counts
+        // of about the cut's length instead of a search over the whole text.
+        // Invariants: `lo` fits (the empty prefix does), `hi` does not (the whole text).
         let (mut lo, mut hi) = (0usize, text.len());
+        let fits = |n: usize| self.text(&text[..n]) <= max;
+        let guess = floor_boundary(
+            text,
+            (text.len() as u128 * max as u128 / total as u128) as usize,
+        );
+        let mut step = (text.len() / 256).max(8);
+        if fits(guess) {
+            lo = guess;
+            loop {
+                let probe = floor_boundary(text, lo.saturating_add(step));
+                if probe <= lo || probe >= hi {
+                    break;
+                }
+                if fits(probe) {
+                    lo = probe;
+                    step = step.saturating_mul(2);
+                } else {
+                    hi = probe;
+                    break;
+                }
+            }
+        } else {
+            hi = guess;
+            loop {
+                let probe = floor_boundary(text, hi.saturating_sub(step));
+                if probe <= lo {
+                    break;
+                }
+                if fits(probe) {
+                    lo = probe;
+                    break;
+                }
+                hi = probe;
+                step = step.saturating_mul(2);
+            }
+        }
+        // Largest fitting boundary in [lo, hi).
+        let mut hi = hi.saturating_sub(1).max(lo);
         while lo < hi {
             let mid = floor_boundary(text, lo + (hi - lo).div_ceil(2));
             if mid <= lo {
                 break;
             }
-            if self.text(&text[..mid]) <= max {
+            if fits(mid) {
                 lo = mid;
             } else {
                 hi = mid - 1;
@@ -225,16 +277,9 @@ impl SizeCache {
     /// The size of each of `messages` with `meter` (which must be the same meter on every
     /// call of this cache).
     pub fn measure(&self, messages: &[Message], meter: &Meter) -> Vec<usize> {
-        let rendered: Vec<String> = messages.iter().map(Message::render).collect();
-        let keys: Vec<u128> = rendered
-            .iter()
-            .map(|r| {
-                let h = blake3::hash(r.as_bytes());
-                let mut k = [0u8; 16];
-                k.copy_from_slice(&h.as_bytes()[..16]);
-                u128::from_le_bytes(k)
-            })
-            .collect();
+        // Keys hash the canonical rendering piece by piece: no rendered copy of a message
+        // is made unless it has to be counted.
+        let keys: Vec<u128> = messages.iter().map(key).collect();
         let mut sizes: Vec<Option<usize>> = {
             let map = self.map.read().unwrap_or_else(|e| e.into_inner());
             keys.iter().map(|k| map.get(k).copied()).collect()
@@ -242,7 +287,7 @@ impl SizeCache {
         let mut fresh = Vec::new();
         for (i, s) in sizes.iter_mut().enumerate() {
             if s.is_none() {
-                let n = meter.text(&rendered[i]) + meter.per_message();
+                let n = meter.message(&messages[i]);
                 *s = Some(n);
                 fresh.push((keys[i], n));
             }
@@ -256,6 +301,94 @@ impl SizeCache {
         }
         sizes.into_iter().map(|s| s.unwrap_or(0)).collect()
     }
+
+    /// The size of `text` alone (no framing), cached by content like messages.
+    pub fn text(&self, text: &str, meter: &Meter) -> usize {
+        // A leading 0xff byte keeps text keys apart from message renderings (valid UTF-8
+        // never contains it).
+        let mut h = blake3::Hasher::new();
+        h.update(&[0xff]);
+        h.update(text.as_bytes());
+        let key = key_of(h);
+        if let Some(n) = self.map.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return *n;
+        }
+        let n = meter.text(text);
+        let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
+        if map.len() >= self.capacity {
+            map.clear();
+        }
+        map.insert(key, n);
+        n
+    }
+
+    /// [`Meter::truncate`], remembered by text and `max` (one entry per pair).
+    pub fn truncate<'t>(&self, text: &'t str, max: usize, meter: &Meter) -> &'t str {
+        // Keyed apart from sizes by a leading 0xfe byte and the cap.
+        let mut h = blake3::Hasher::new();
+        h.update(&[0xfe]);
+        h.update(&(max as u64).to_le_bytes());
+        h.update(text.as_bytes());
+        let key = key_of(h);
+        let known = self
+            .map
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+            .copied();
+        if let Some(cut) = known.filter(|&c| text.is_char_boundary(c)) {
+            return &text[..cut];
+        }
+        let out = meter.truncate(text, max);
+        let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
+        if map.len() >= self.capacity {
+            map.clear();
+        }
+        map.insert(key, out.len());
+        out
+    }
+
+    /// The size of one message (cached like [`SizeCache::measure`]).
+    pub fn message(&self, message: &Message, meter: &Meter) -> usize {
+        self.measure(std::slice::from_ref(message), meter)[0]
+    }
+}
+
+/// 128 bits of blake3 over `m`'s canonical rendering ([`Message::render`]), hashed in pieces
+/// (the same bytes, without building the string).
+fn key(m: &Message) -> u128 {
+    let mut h = blake3::Hasher::new();
+    h.update(m.role.name().as_bytes());
+    if let Some(id) = &m.tool_call_id {
+        h.update(b" ");
+        h.update(id.as_bytes());
+    }
+    h.update(b"\n");
+    h.update(m.content.as_bytes());
+    for call in &m.tool_calls {
+        h.update(b"\n<tool_call ");
+        h.update(call.id.as_bytes());
+        h.update(b" ");
+        h.update(call.name.as_bytes());
+        h.update(b">\n");
+        h.update(call.arguments.as_bytes());
+    }
+    key_of(h)
+}
+
+fn key_of(h: blake3::Hasher) -> u128 {
+    let mut k = [0u8; 16];
+    k.copy_from_slice(&h.finalize().as_bytes()[..16]);
+    u128::from_le_bytes(k)
+}
+
+/// A borrowed conversation with its sizes: what the tiers read, so a reducer works on the
+/// assembler's state without copying it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct View<'a> {
+    pub messages: &'a [Message],
+    pub sizes: &'a [usize],
+    pub total: usize,
 }
 
 /// A conversation with each message's size cached.
@@ -293,6 +426,15 @@ impl Measured {
         }
     }
 
+    /// A borrowed view.
+    pub(crate) fn view(&self) -> View<'_> {
+        View {
+            messages: &self.messages,
+            sizes: &self.sizes,
+            total: self.total,
+        }
+    }
+
     /// The conversation, without sizes.
     pub fn conversation(&self) -> Conversation {
         Conversation::new(self.messages.clone())
@@ -315,6 +457,23 @@ mod tests {
         assert_eq!(m.total, m.sizes.iter().sum::<usize>());
         assert_eq!(m.sizes[1], t.text("user\nhello world") + TOKENS_PER_MESSAGE);
         let cache = SizeCache::new(10);
+        let with_calls = [
+            Message::calls(
+                "x",
+                vec![crate::model::ToolCall {
+                    id: "c1".into(),
+                    name: "read_file".into(),
+                    arguments: "{}".into(),
+                }],
+            ),
+            Message::tool_result("c1", "out"),
+        ];
+        for msg in conv.messages.iter().chain(&with_calls) {
+            let h = blake3::hash(msg.render().as_bytes());
+            let mut k = [0u8; 16];
+            k.copy_from_slice(&h.as_bytes()[..16]);
+            assert_eq!(key(msg), u128::from_le_bytes(k));
+        }
         assert_eq!(cache.measure(&conv.messages, &t), m.sizes);
         assert_eq!(cache.measure(&conv.messages, &t), m.sizes);
         let b = Measured::new(&conv, &Meter::bytes());
@@ -335,5 +494,77 @@ mod tests {
         }
         let b = Meter::bytes();
         assert!(b.truncate("ééé", 3).len() <= 3);
+        let cache = SizeCache::new(100);
+        for max in [0, 1, 5, 17, 100, 10_000, 100_000] {
+            for _ in 0..2 {
+                assert_eq!(cache.truncate(&text, max, &t), t.truncate(&text, max));
+                assert_eq!(
+                    cache.text(&text[..max.min(text.len())], &t),
+                    t.text(&text[..max.min(text.len())])
+                );
+            }
+            assert_eq!(t.text_capped(&text, max), t.text(&text).min(max));
+            assert_eq!(b.text_capped(&text, max), text.len().min(max));
+        }
+    }
+
+    /// The cut searched over the whole text, as truncation did before it bracketed the
+    /// proportional guess: both must find the same longest fitting prefix.
+    fn whole_text_search<'t>(m: &Meter, text: &'t str, max: usize) -> &'t str {
+        if m.text(text) <= max {
+            return text;
+        }
+        let (mut lo, mut hi) = (0usize, text.len());
+        while lo < hi {
+            let mid = floor_boundary(text, lo + (hi - lo).div_ceil(2));
+            if mid <= lo {
+                break;
+            }
+            if m.text(&text[..mid]) <= max {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        let cut = floor_boundary(text, lo);
+        let prefix = &text[..cut];
+        match prefix.rfind('\n') {
+            Some(nl) if nl > cut / 2 => &prefix[..nl],
+            _ => prefix,
+        }
+    }
+
+    #[test]
+    fn truncate_finds_the_longest_fitting_prefix() {
+        let code = (0..400)
+            .map(|i| format!("fn f_{i}(x: u32) -> u32 {{ x * {i} }} // é ü 漢字 {i}\n"))
+            .collect::<String>();
+        let prose = "word ".repeat(3000);
+        for m in [
+            Meter::tokens(Tokenizer::Cl100kBase),
+            Meter::bytes(),
+            Meter::estimated_tokens(),
+        ] {
+            for text in [code.as_str(), prose.as_str(), "ééééé"] {
+                let total = m.text(text);
+                for max in [
+                    0,
+                    1,
+                    2,
+                    7,
+                    total / 10,
+                    total / 3,
+                    total / 2,
+                    total - 1,
+                    total,
+                ] {
+                    assert_eq!(
+                        m.truncate(text, max),
+                        whole_text_search(&m, text, max),
+                        "{max}"
+                    );
+                }
+            }
+        }
     }
 }

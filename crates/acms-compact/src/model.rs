@@ -251,6 +251,25 @@ pub enum StructureWarning {
     MissingToolResult { index: usize },
 }
 
+/// True when [`normalize`] would change `messages` (a tool result whose call does not
+/// directly precede it).
+pub fn needs_normalize(messages: &[Message]) -> bool {
+    let mut open: Option<&Message> = None;
+    for m in messages {
+        match m.role {
+            Role::Tool => {
+                let id = m.tool_call_id.as_deref();
+                if !open.is_some_and(|a| a.tool_calls.iter().any(|c| Some(c.id.as_str()) == id)) {
+                    return true;
+                }
+            }
+            Role::Assistant if !m.tool_calls.is_empty() => open = Some(m),
+            _ => open = None,
+        }
+    }
+    false
+}
+
 /// Makes the tool structure valid: a tool result whose call does not directly precede it
 /// becomes a plain user message marked [`ORPHAN_MARKER`]. Returns what it found.
 pub fn normalize(messages: &mut [Message]) -> Vec<StructureWarning> {

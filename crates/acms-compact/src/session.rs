@@ -7,6 +7,7 @@
 //! transcripts carry no schema; an unrecognized tool is still counted.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, RwLock};
 
 use serde_json::Value;
 
@@ -208,8 +209,9 @@ pub fn is_error_line(line: &str) -> bool {
     {
         return true;
     }
-    let lower = t.to_ascii_lowercase();
-    if lower.starts_with("error:") || lower.starts_with("error[") {
+    // Case-insensitive `error:` / `error[` without lowercasing the line.
+    let b = t.as_bytes();
+    if b.len() >= 6 && b[..5].eq_ignore_ascii_case(b"error") && matches!(b[5], b':' | b'[') {
         return true;
     }
     // An identifier (dotted) ending in Error/Exception/Warning, then `:` or the end.
@@ -305,12 +307,15 @@ pub fn looks_like_error(m: &Message, call: Option<&ToolCall>) -> bool {
     if call.is_some_and(|c| call_access(c) == Access::Read) {
         return false;
     }
-    let head: String = m
-        .content
-        .chars()
-        .take(2000)
-        .collect::<String>()
-        .to_ascii_lowercase();
+    error_words(&m.content)
+}
+
+/// True when the opening text (first 2000 characters) mentions an error, a failure, a
+/// traceback or a panic.
+fn error_words(text: &str) -> bool {
+    // The first 2000 characters, lowercased in one copy.
+    let end = text.char_indices().nth(2000).map_or(text.len(), |(i, _)| i);
+    let head = text[..end].to_ascii_lowercase();
     [
         "error",
         "traceback",
@@ -336,8 +341,98 @@ fn first_line(text: &str, max_chars: usize) -> String {
     s
 }
 
+/// What a tool result's text says, whatever call produced it: the part of fact extraction
+/// that reads the whole text, so it can be cached by content ([`FactCache`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResultFacts {
+    /// Error lines and traceback frames ([`error_lines`]).
+    pub lines: Vec<String>,
+    pub frames: Vec<String>,
+    /// Test names on failing lines, in order (repeats kept).
+    pub failing_tests: Vec<String>,
+    /// The opening text reads like an error.
+    pub error_words: bool,
+    /// The first non-empty line (200 characters).
+    pub first_line: String,
+    pub line_count: usize,
+}
+
+/// The facts of one tool result's `text`.
+pub fn result_facts(text: &str) -> ResultFacts {
+    let (lines, frames) = error_lines(text);
+    let failing_tests = lines
+        .iter()
+        .filter(|l| {
+            l.contains("FAIL") || l.contains("ERROR") || l.contains("Error") || l.contains("failed")
+        })
+        .flat_map(|l| test_names(l))
+        .collect();
+    ResultFacts {
+        lines,
+        frames,
+        failing_tests,
+        error_words: error_words(text),
+        first_line: first_line(text, 200),
+        line_count: text.lines().count(),
+    }
+}
+
+/// [`ResultFacts`] remembered by content (128 bits of blake3): an agent resends its history
+/// on every call, and the same old results are cleared and summarized again each time.
+/// Bounded: cleared when it holds `capacity` entries.
+#[derive(Debug)]
+pub struct FactCache {
+    map: RwLock<HashMap<u128, Arc<ResultFacts>>>,
+    capacity: usize,
+}
+
+impl Default for FactCache {
+    fn default() -> FactCache {
+        FactCache::new(50_000)
+    }
+}
+
+impl FactCache {
+    pub fn new(capacity: usize) -> FactCache {
+        FactCache {
+            map: Default::default(),
+            capacity: capacity.max(1),
+        }
+    }
+
+    /// The facts of `text`, extracted once per distinct text.
+    pub fn get(&self, text: &str) -> Arc<ResultFacts> {
+        let h = blake3::hash(text.as_bytes());
+        let mut k = [0u8; 16];
+        k.copy_from_slice(&h.as_bytes()[..16]);
+        let key = u128::from_le_bytes(k);
+        if let Some(f) = self.map.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return Arc::clone(f);
+        }
+        let f = Arc::new(result_facts(text));
+        let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
+        if map.len() >= self.capacity {
+            map.clear();
+        }
+        map.insert(key, Arc::clone(&f));
+        f
+    }
+}
+
 /// Extracts the facts of `messages`; `calls` maps call ids of the whole conversation.
-pub fn extract(messages: &[Message], calls: &HashMap<&str, &ToolCall>) -> SessionFacts {
+pub fn extract<'m>(
+    messages: impl IntoIterator<Item = &'m Message>,
+    calls: &HashMap<&str, &ToolCall>,
+) -> SessionFacts {
+    extract_with(messages, calls, &mut |m| Arc::new(result_facts(&m.content)))
+}
+
+/// [`extract`] with each tool result's [`ResultFacts`] from `result` (a cache).
+pub fn extract_with<'m>(
+    messages: impl IntoIterator<Item = &'m Message>,
+    calls: &HashMap<&str, &ToolCall>,
+    result: &mut dyn FnMut(&'m Message) -> Arc<ResultFacts>,
+) -> SessionFacts {
     let mut facts = SessionFacts::default();
     let mut files: Vec<(String, Access)> = Vec::new();
     let mut pending_error: Option<usize> = None;
@@ -405,28 +500,23 @@ pub fn extract(messages: &[Message], calls: &HashMap<&str, &ToolCall>) -> Sessio
                     .as_deref()
                     .and_then(|id| calls.get(id))
                     .copied();
-                let (lines, frames) = error_lines(&m.content);
-                for l in &lines {
-                    if l.contains("FAIL")
-                        || l.contains("ERROR")
-                        || l.contains("Error")
-                        || l.contains("failed")
-                    {
-                        for t in test_names(l) {
-                            push_unique(&mut facts.failing_tests, t);
-                        }
-                    }
+                let rf = result(m);
+                for t in &rf.failing_tests {
+                    push_unique(&mut facts.failing_tests, t.clone());
                 }
-                if looks_like_error(m, call) || !lines.is_empty() {
+                // `looks_like_error`, with the text part from the facts.
+                let looks = m.is_error
+                    || (call.is_none_or(|c| call_access(c) != Access::Read) && rf.error_words);
+                if looks || !rf.lines.is_empty() {
                     let tool = call
                         .map(|c| c.name.clone())
                         .unwrap_or_else(|| "tool".into());
                     facts.errors.push(ErrorFact {
                         tool,
-                        first_line: first_line(&m.content, 200),
+                        first_line: rf.first_line.clone(),
                         followed_by: None,
-                        lines,
-                        frames,
+                        lines: rf.lines.clone(),
+                        frames: rf.frames.clone(),
                     });
                     pending_error = Some(facts.errors.len() - 1);
                 }
@@ -444,7 +534,12 @@ pub fn error_lines(text: &str) -> (Vec<String>, Vec<String>) {
     let mut lines: Vec<String> = Vec::new();
     let mut frames: Vec<String> = Vec::new();
     for line in text.lines() {
-        if let Some(f) = frame(line) {
+        // Most lines of a result are neither: skip them on their first bytes.
+        let t = line.trim_start();
+        if t.is_empty() {
+            continue;
+        }
+        if let Some(f) = frame(t) {
             push_unique(&mut frames, f);
         } else if is_error_line(line) {
             let l = cap200(line.trim());
@@ -461,10 +556,26 @@ pub fn error_lines(text: &str) -> (Vec<String>, Vec<String>) {
 /// The latest content of files read in `messages`, most recent last, one entry per path,
 /// skipping results already cleared or offloaded.
 pub fn recent_reads(messages: &[Message], calls: &HashMap<&str, &ToolCall>) -> Vec<FileRead> {
-    let mut reads: Vec<FileRead> = Vec::new();
-    for m in messages
-        .iter()
+    recent_reads_of(messages, calls)
+        .into_iter()
+        .map(|(path, content)| FileRead {
+            path,
+            content: content.to_string(),
+        })
+        .collect()
+}
+
+/// [`recent_reads`] without copying the contents: `(path, content)` borrowed from `messages`.
+pub fn recent_reads_of<'m>(
+    messages: impl IntoIterator<Item = &'m Message>,
+    calls: &HashMap<&str, &ToolCall>,
+) -> Vec<(String, &'m str)> {
+    // Latest read per path, in order of that read.
+    let mut latest: HashMap<String, (usize, &'m str)> = HashMap::new();
+    for (n, m) in messages
+        .into_iter()
         .filter(|m| m.role == Role::Tool && !m.is_error)
+        .enumerate()
     {
         let Some(call) = m.tool_call_id.as_deref().and_then(|id| calls.get(id)) else {
             continue;
@@ -476,14 +587,18 @@ pub fn recent_reads(messages: &[Message], calls: &HashMap<&str, &ToolCall>) -> V
             continue;
         }
         if let Some(path) = call_path(call) {
-            reads.retain(|r| r.path != path);
-            reads.push(FileRead {
-                path,
-                content: m.content.clone(),
-            });
+            latest.insert(path, (n, m.content.as_str()));
         }
     }
+    let mut reads: Vec<(usize, String, &'m str)> = latest
+        .into_iter()
+        .map(|(path, (n, content))| (n, path, content))
+        .collect();
+    reads.sort_unstable_by_key(|(n, _, _)| *n);
     reads
+        .into_iter()
+        .map(|(_, path, content)| (path, content))
+        .collect()
 }
 
 /// Caps each text item of a summary at `max_chars` (`None`: verbatim).
@@ -744,6 +859,12 @@ mod tests {
         ];
         let calls = calls_by_id(&msgs);
         let f = extract(&msgs, &calls);
+        // Facts read through the cache (twice: extracted, then remembered) are the same.
+        let cache = FactCache::new(100);
+        for _ in 0..2 {
+            let cached = extract_with(&msgs, &calls, &mut |m| cache.get(&m.content));
+            assert_eq!(cached, f);
+        }
         assert_eq!(f.user_requests, vec!["fix the parser"]);
         assert_eq!(f.files, vec![("src/a.rs".to_string(), Access::Write)]);
         assert_eq!(f.errors.len(), 1);

@@ -65,27 +65,19 @@ pub fn verify(
 
 /// Message sequencing: the messages a proposal keeps verbatim from `base` appear in their
 /// original relative order, and no user request follows the latest one of `base`.
+///
+/// Messages are looked up by a cheap fingerprint (role, call id, lengths and at most 32
+/// bytes from each end of the text) rather than by hashing whole contents, which on a long
+/// session is megabytes per check; a fingerprint match is then confirmed by full equality, so
+/// a collision costs a comparison, never a wrong verdict.
 pub fn sequence(base: &[Message], proposal: &[Message]) -> Result<(), Rejection> {
-    type Key<'m> = (crate::model::Role, Option<&'m str>, &'m str, usize);
-    let mut at: HashMap<Key<'_>, Vec<usize>> = HashMap::new();
+    let mut at: HashMap<Fingerprint<'_>, Vec<usize>> = HashMap::with_capacity(base.len());
     for (i, m) in base.iter().enumerate() {
-        at.entry((
-            m.role,
-            m.tool_call_id.as_deref(),
-            m.content.as_str(),
-            m.tool_calls.len(),
-        ))
-        .or_default()
-        .push(i);
+        at.entry(Fingerprint::of(m)).or_default().push(i);
     }
     let mut next = 0usize;
     for m in proposal {
-        let Some(indices) = at.get(&(
-            m.role,
-            m.tool_call_id.as_deref(),
-            m.content.as_str(),
-            m.tool_calls.len(),
-        )) else {
+        let Some(indices) = at.get(&Fingerprint::of(m)) else {
             continue; // new or rewritten content
         };
         match indices.iter().find(|&&i| i >= next && base[i] == *m) {
@@ -103,6 +95,32 @@ pub fn sequence(base: &[Message], proposal: &[Message]) -> Result<(), Rejection>
         return Err(Rejection::SequenceInvalid);
     }
     Ok(())
+}
+
+/// What [`sequence`] looks a message up by: equal messages have equal fingerprints.
+#[derive(PartialEq, Eq, Hash)]
+struct Fingerprint<'m> {
+    role: crate::model::Role,
+    tool_call_id: Option<&'m str>,
+    calls: usize,
+    len: usize,
+    head: &'m [u8],
+    tail: &'m [u8],
+}
+
+impl<'m> Fingerprint<'m> {
+    fn of(m: &'m Message) -> Fingerprint<'m> {
+        let b = m.content.as_bytes();
+        let n = b.len().min(32);
+        Fingerprint {
+            role: m.role,
+            tool_call_id: m.tool_call_id.as_deref(),
+            calls: m.tool_calls.len(),
+            len: b.len(),
+            head: &b[..n],
+            tail: &b[b.len() - n..],
+        }
+    }
 }
 
 /// The structural checks alone (used on final outputs, where size is checked separately).

@@ -11,8 +11,13 @@
 //!   `400 context_length_exceeded` error, whose message carries only the outcome, the final
 //!   size and the hard limit with their unit.
 //! - Every other path is passed through to the upstream untouched (`/v1/models`, ...).
+//! - CPU work (reading the body, the assembly, writing the bounded body) runs on tokio's
+//!   blocking pool behind a semaphore of one permit per core, so the async runtime that
+//!   accepts connections and relays answers is never starved, and requests beyond the cores
+//!   wait in a queue instead of all competing for them at once.
 //! - Each response carries `x-acms-outcome`, `x-acms-assembly-us` (time in the bounded
-//!   assembly) and `x-acms-overhead-us` (the rest of the proxy's own time before forwarding).
+//!   assembly), `x-acms-queue-us` (time waiting for a CPU permit) and `x-acms-overhead-us`
+//!   (the rest of the proxy's own time before forwarding: body read and write, hand-offs).
 //!
 //! It listens on loopback unless told otherwise ([`ProxyConfig::allow_remote`]). It holds
 //! no conversation state between requests and logs no content.
@@ -86,6 +91,8 @@ pub struct ProxyState {
     seam: Seam,
     client: reqwest::Client,
     upstream: String,
+    /// One permit per core for the CPU-bound part of a request.
+    cpu: tokio::sync::Semaphore,
     pub stats: Stats,
 }
 
@@ -105,6 +112,9 @@ impl ProxyState {
             seam: Seam::new(config.profile.clone(), None)?,
             client,
             upstream: config.upstream.trim_end_matches('/').to_string(),
+            cpu: tokio::sync::Semaphore::new(
+                std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
+            ),
             stats: Stats::default(),
         }))
     }
@@ -206,13 +216,15 @@ fn prepare(state: &ProxyState, body: Bytes) -> Prepared {
     let Ok(text) = std::str::from_utf8(&body) else {
         return Prepared::Bad("the request body is not UTF-8 JSON".into());
     };
-    let doc = match format::read(text, Some(Format::OpenAi)) {
+    let mut doc = match format::read(text, Some(Format::OpenAi)) {
         Ok(d) => d,
         // Our errors name positions and kinds, never content.
         Err(e) => return Prepared::Bad(format!("acms could not read the request's messages: {e}")),
     };
     let start = Instant::now();
-    let result = state.seam.prepare(None, doc.conversation.messages.clone());
+    // The writer needs the document's sources, not its conversation: move the messages out.
+    let messages = std::mem::take(&mut doc.conversation.messages);
+    let result = state.seam.prepare(None, messages);
     let assembly_us = start.elapsed().as_micros() as u64;
     match result {
         Ok(p) if !p.changed => Prepared::Forward {
@@ -222,11 +234,12 @@ fn prepare(state: &ProxyState, body: Bytes) -> Prepared {
             assembly_us,
         },
         Ok(p) => {
-            let value = format::to_value(&doc, &Conversation::new(p.messages.clone()));
+            let outcome = p.diagnostics.outcome.name();
+            let body = format::write_compact(&doc, &Conversation::new(p.messages));
             Prepared::Forward {
-                body: Bytes::from(value.to_string()),
+                body: Bytes::from(body),
                 changed: true,
-                outcome: p.diagnostics.outcome.name(),
+                outcome,
                 assembly_us,
             }
         }
@@ -304,10 +317,15 @@ async fn chat(
     let received = Instant::now();
     state.stats.requests.fetch_add(1, Ordering::Relaxed);
     let s = Arc::clone(&state);
+    // Wait for a core before handing the work to the blocking pool: at most one request per
+    // core is being read, bounded and written at a time; the rest queue here, in order.
+    let permit = state.cpu.acquire().await;
+    let queue_us = received.elapsed().as_micros() as u64;
     let prepared = match tokio::task::spawn_blocking(move || prepare(&s, body)).await {
         Ok(p) => p,
         Err(_) => Prepared::Bad("acms could not bound the request".into()),
     };
+    drop(permit);
     match prepared {
         Prepared::Bad(message) => {
             state.stats.bad_requests.fetch_add(1, Ordering::Relaxed);
@@ -322,6 +340,7 @@ async fn chat(
             state.stats.terminated.fetch_add(1, Ordering::Relaxed);
             let mut r = context_length_error(&t);
             set(&mut r, "x-acms-assembly-us", &assembly_us.to_string());
+            set(&mut r, "x-acms-queue-us", &queue_us.to_string());
             r
         }
         Prepared::Forward {
@@ -337,10 +356,13 @@ async fn chat(
                     .forwarded_unchanged
                     .fetch_add(1, Ordering::Relaxed);
             }
-            let overhead_us = (received.elapsed().as_micros() as u64).saturating_sub(assembly_us);
+            let overhead_us = (received.elapsed().as_micros() as u64)
+                .saturating_sub(assembly_us)
+                .saturating_sub(queue_us);
             let mut r = forward(&state, Method::POST, &uri, &headers, body).await;
             set(&mut r, "x-acms-outcome", outcome);
             set(&mut r, "x-acms-assembly-us", &assembly_us.to_string());
+            set(&mut r, "x-acms-queue-us", &queue_us.to_string());
             set(&mut r, "x-acms-overhead-us", &overhead_us.to_string());
             r
         }

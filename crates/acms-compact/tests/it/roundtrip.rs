@@ -144,3 +144,25 @@ fn compaction_keeps_unchanged_messages_verbatim() {
         input["messages"].as_array().unwrap().last()
     );
 }
+
+#[test]
+fn compact_writer_writes_the_same_document_as_to_value() {
+    // What the proxy forwards: unchanged, rewritten, dropped and new messages.
+    for input in [OPENAI, ANTHROPIC, r#"[{"role":"user","content":"bare"}]"#] {
+        let doc = format::read(input, None).unwrap();
+        let same: Value =
+            serde_json::from_str(&format::write_compact(&doc, &doc.conversation)).unwrap();
+        assert_eq!(same, format::to_value(&doc, &doc.conversation));
+        let mut conv = doc.conversation.clone();
+        if let Some(i) = conv.messages.iter().position(|m| m.role == Role::Tool) {
+            conv.messages[i].content = "[Old tool result content cleared]".into();
+        }
+        conv.messages.remove(0);
+        conv.messages.push(acms_compact::Message::text(
+            Role::User,
+            "new é \u{2028} \"q\"",
+        ));
+        let changed: Value = serde_json::from_str(&format::write_compact(&doc, &conv)).unwrap();
+        assert_eq!(changed, format::to_value(&doc, &conv));
+    }
+}

@@ -149,6 +149,15 @@ async fn unchanged_requests_are_forwarded_byte_for_byte_and_other_paths_pass_thr
         .unwrap();
     assert_eq!(r.status(), 200);
     assert_eq!(r.headers()["x-acms-outcome"], "within_limit");
+    // Timing headers are numbers only (microseconds), the queue wait among them.
+    for h in [
+        "x-acms-assembly-us",
+        "x-acms-queue-us",
+        "x-acms-overhead-us",
+    ] {
+        let v = r.headers()[h].to_str().unwrap();
+        assert!(v.parse::<u64>().is_ok(), "{h}: {v}");
+    }
     assert_eq!(state.stats.forwarded_unchanged.load(Ordering::SeqCst), 1);
     let models: Value = client
         .get(format!("{base}/models"))
