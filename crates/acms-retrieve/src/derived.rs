@@ -13,8 +13,8 @@ use acms_keyword::{KeywordDoc, KeywordIndex};
 use acms_vector::Embedder;
 use serde::{Deserialize, Serialize};
 
-use crate::{Error, Result};
 use crate::embedding::{VectorOptions, VectorReport, update_vectors};
+use crate::{Error, Result};
 
 /// Where the keyword index lives inside an index directory.
 pub fn keyword_dir(index_dir: &Path) -> PathBuf {

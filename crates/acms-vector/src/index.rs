@@ -193,6 +193,27 @@ struct Persisted {
     /// Valid bytes of the log (0: no log for this base yet) and the records in it.
     delta_len: u64,
     delta_records: usize,
+    /// Size and mtime of every file of the save, as this index left or found them.
+    stamp: Stamp,
+}
+
+/// (size, mtime) of `vectors.bin`, the log and the graph files: a cheap way to tell that no
+/// one else wrote or damaged the directory since.
+type Stamp = Vec<Option<(u64, std::time::SystemTime)>>;
+
+fn stamp(dir: &Path, graph_name: Option<&str>) -> Stamp {
+    let mut paths = vec![dir.join(VECTORS_FILE), dir.join(DELTA_FILE)];
+    if let Some(name) = graph_name {
+        let (g, d) = graph_paths(dir, name);
+        paths.extend([g, d]);
+    }
+    paths
+        .iter()
+        .map(|p| {
+            let m = std::fs::metadata(p).ok()?;
+            Some((m.len(), m.modified().ok()?))
+        })
+        .collect()
 }
 
 /// Vectors of one embedder, searchable by cosine. See the module doc for the two search paths
@@ -298,6 +319,15 @@ impl VectorIndex {
     /// True when searches go through the HNSW graph rather than an exact scan.
     pub fn uses_graph(&self) -> bool {
         self.graph.is_some() && self.ids.len() >= self.params.exact_scan_below
+    }
+
+    /// Whether `dir` holds exactly what this index last loaded from or saved into it (no
+    /// other writer, no damage since, judged by file sizes and times), so a long-lived
+    /// process may keep using it instead of loading it again.
+    pub fn is_saved_in(&self, dir: &Path) -> bool {
+        self.persisted
+            .as_ref()
+            .is_some_and(|p| p.dir == dir && p.stamp == stamp(dir, p.graph_name.as_deref()))
     }
 
     /// Vectors changed since the graph was built (replaced or removed points plus ids searched
@@ -555,6 +585,7 @@ impl VectorIndex {
             let batch = delta::encode(changes, dim);
             p.delta_len = delta::append(&dir.join(DELTA_FILE), p.delta_len, &p.base_sum, &batch)?;
             p.delta_records += self.dirty.len();
+            p.stamp = stamp(dir, p.graph_name.as_deref());
             self.dirty.clear();
         }
         remove_stale_graphs(dir, p.graph_name.as_deref());
@@ -613,6 +644,7 @@ impl VectorIndex {
             graph_name: keep.map(str::to_string),
             delta_len: 0,
             delta_records: 0,
+            stamp: stamp(dir, keep),
         });
         self.dirty.clear();
         Ok(())
@@ -625,6 +657,9 @@ impl VectorIndex {
     pub fn load(dir: &Path, params: IndexParams) -> Result<VectorIndex> {
         params.validate()?;
         let path = dir.join(VECTORS_FILE);
+        // Taken before reading: a writer that changes a file meanwhile makes the stamp stale,
+        // never the other way round.
+        let before = stamp(dir, None);
         let bytes = format::read(&path)?;
         let mut r = Reader::open(&path, &bytes, MAGIC, FORMAT_VERSION)?;
         let embedder_id = r.str()?;
@@ -694,13 +729,19 @@ impl VectorIndex {
             }
         }
         index.dirty.clear();
+        let graph_name = (!graph_name.is_empty()).then_some(graph_name);
+        let mut now = stamp(dir, graph_name.as_deref());
+        if now[..2] != before[..] {
+            now.clear(); // written while loading: never taken for the saved state
+        }
         index.persisted = Some(Persisted {
             dir: dir.to_path_buf(),
             base_sum,
             base_len: n,
-            graph_name: (!graph_name.is_empty()).then_some(graph_name),
+            graph_name,
             delta_len: if delta_records == 0 { 0 } else { log.valid_len },
             delta_records,
+            stamp: now,
         });
         Ok(index)
     }

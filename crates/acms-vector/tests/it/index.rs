@@ -405,3 +405,25 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn an_index_knows_whether_its_directory_still_holds_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut idx, _) = build(600, 16, graph_params());
+    assert!(!idx.is_saved_in(dir.path()));
+    idx.save(dir.path()).unwrap();
+    assert!(idx.is_saved_in(dir.path()));
+    let mut other = VectorIndex::load(dir.path(), graph_params()).unwrap();
+    assert!(other.is_saved_in(dir.path()));
+    // Another writer appends: the first index no longer matches the directory.
+    other.upsert(7, &unit(16, 3)).unwrap();
+    other.save(dir.path()).unwrap();
+    assert!(other.is_saved_in(dir.path()));
+    assert!(!idx.is_saved_in(dir.path()));
+    // Damage (same size, new bytes) is noticed as well.
+    let p = dir.path().join(VECTORS_FILE);
+    let mut bytes = fs::read(&p).unwrap();
+    bytes[100] ^= 1;
+    fs::write(&p, bytes).unwrap();
+    assert!(!other.is_saved_in(dir.path()));
+}
