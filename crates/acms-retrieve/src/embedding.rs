@@ -299,9 +299,22 @@ impl Run<'_> {
             return Ok(());
         }
 
-        let nodes: HashMap<NodeId, NodeRecord> =
-            store.nodes()?.into_iter().map(|n| (n.id, n)).collect();
-        vectors.retain(|id| nodes.contains_key(&NodeId(id)));
+        // In step, only the changed symbols are read, and only the removed ones can be stale.
+        let nodes = if in_step {
+            store.nodes_by_id(&changes.upserted)?
+        } else {
+            store.nodes()?
+        };
+        let nodes: HashMap<NodeId, NodeRecord> = nodes.into_iter().map(|n| (n.id, n)).collect();
+        if in_step {
+            for id in &changes.removed {
+                if !nodes.contains_key(id) {
+                    vectors.remove(id.0);
+                }
+            }
+        } else {
+            vectors.retain(|id| nodes.contains_key(&NodeId(id)));
+        }
         let upserted: HashSet<NodeId> = changes.upserted.iter().copied().collect();
         let mut paths: Vec<&str> = nodes
             .values()
