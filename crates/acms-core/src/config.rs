@@ -329,9 +329,8 @@ pub struct ScoringConfig {
     pub recency: f64,
     /// Similarity above which two fragments count as semantic duplicates.
     pub dedup_similarity: f64,
-    /// How several strategies' relevances for one node are fused: `noisy-or` (default),
-    /// `rrf` (reciprocal-rank fusion) or `max`.
-    pub fusion: String,
+    /// How several strategies' relevances for one node are fused.
+    pub fusion: Fusion,
 }
 defaults!(ScoringConfig {
     relevance: 0.4,
@@ -339,8 +338,34 @@ defaults!(ScoringConfig {
     strategy_quality: 0.2,
     recency: 0.1,
     dedup_similarity: 0.95,
-    fusion: "noisy-or".into(),
+    fusion: Fusion::NoisyOr,
 });
+
+/// `context.scoring.fusion`: how several strategies' relevances for one node become one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fusion {
+    /// `1 − Π(1 − quality × relevance)` over the strategies' best hits (default).
+    NoisyOr,
+    /// Reciprocal-rank fusion, `Σ 1 / (60 + rank)`.
+    Rrf,
+    /// The best single relevance.
+    Max,
+}
+
+impl Fusion {
+    /// Every method, for ablations and property tests.
+    pub const ALL: [Fusion; 3] = [Fusion::NoisyOr, Fusion::Rrf, Fusion::Max];
+
+    /// The name a configuration uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fusion::NoisyOr => "noisy-or",
+            Fusion::Rrf => "rrf",
+            Fusion::Max => "max",
+        }
+    }
+}
 
 /// `context.packer.*`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -443,15 +468,6 @@ impl Config {
                 &format!("context.strategies.custom.{name}.max-quality"),
                 s.max_quality,
             )?;
-        }
-        if !["noisy-or", "rrf", "max"].contains(&c.scoring.fusion.as_str()) {
-            return bad(
-                "context.scoring.fusion",
-                format!(
-                    "`{}` is not a fusion method: use noisy-or, rrf or max",
-                    c.scoring.fusion
-                ),
-            );
         }
         if c.executor.max_workers == 0 {
             return bad("context.executor.max-workers", "must be at least 1".into());
@@ -614,5 +630,12 @@ mod tests {
         assert!(e.contains("contxt"), "{e}");
         let e = err("[context.executor]\nmax-workers = 0\n");
         assert!(e.contains("context.executor.max-workers"), "{e}");
+        let e = err("[context.scoring]\nfusion = \"sum\"\n");
+        assert!(
+            e.contains("context.scoring.fusion") && e.contains("noisy-or"),
+            "{e}"
+        );
+        let c = Config::from_toml_str("[context.scoring]\nfusion = \"rrf\"\n", "t.toml").unwrap();
+        assert_eq!(c.context.scoring.fusion, Fusion::Rrf);
     }
 }

@@ -564,6 +564,21 @@ pub(crate) fn peer_maps(
     let (script, args) = peer_script(peer)?;
     let script_path = opts.repo_root.join("eval/peers").join(script);
     let what = format!("peer {peer} ({})", script_path.display());
+    // A peer's answers are a function of its script, its arguments and the tasks (trees are
+    // named by commit), so a run whose input is unchanged reuses them: Aider's map over a
+    // hundred sympy trees takes most of an hour.
+    let mut key = blake3::Hasher::new();
+    key.update(peer.as_bytes());
+    key.update(args.join(" ").as_bytes());
+    key.update(&std::fs::read(&script_path).unwrap_or_default());
+    key.update(&std::fs::read(script_path.with_file_name("common.py")).unwrap_or_default());
+    key.update(input.as_bytes());
+    let cache_dir = opts.work_dir.join("peer-answers");
+    let cached = cache_dir.join(format!("{peer}-{}.jsonl", key.finalize().to_hex()));
+    if let Ok(text) = std::fs::read_to_string(&cached) {
+        let results: Vec<PeerResult> = tasks::parse_json_lines(&text, &what)?;
+        return Ok(results.into_iter().map(|r| (r.id.clone(), r)).collect());
+    }
     let log_dir = opts.work_dir.join("results");
     std::fs::create_dir_all(&log_dir).map_err(io(&log_dir))?;
     let log_path = log_dir.join(format!("{peer}-{log_name}.stderr"));
@@ -593,8 +608,14 @@ pub(crate) fn peer_maps(
         message: e.to_string(),
     })?;
     let _ = writer.join();
-    let results: Vec<PeerResult> =
-        tasks::parse_json_lines(&String::from_utf8_lossy(&out.stdout), &what)?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let results: Vec<PeerResult> = tasks::parse_json_lines(&text, &what)?;
+    if out.status.success() {
+        std::fs::create_dir_all(&cache_dir).map_err(io(&cache_dir))?;
+        let tmp = cached.with_extension("tmp");
+        std::fs::write(&tmp, text.as_bytes()).map_err(io(&tmp))?;
+        std::fs::rename(&tmp, &cached).map_err(io(&cached))?;
+    }
     Ok(results.into_iter().map(|r| (r.id.clone(), r)).collect())
 }
 
@@ -613,15 +634,18 @@ fn ablations(base: &ContextConfig) -> Vec<(String, Vec<u8>, ContextConfig)> {
     let mut c = base.clone();
     c.packer.depth_fallback = vec![9, 4];
     out.push(("depth fallback off [9, 4]".into(), vec![1], c));
-    for p in ["greedy", "hull", "exact"] {
+    for p in acms::pack::PACKER_NAMES
+        .iter()
+        .filter(|p| **p != acms::pack::DEFAULT_PACKER)
+    {
         let mut c = base.clone();
-        c.pipeline.budget_packer = p.into();
+        c.pipeline.budget_packer = (*p).into();
         out.push((format!("packer {p}"), vec![1], c));
     }
-    for f in ["noisy-or", "rrf", "max"] {
+    for f in acms::core::Fusion::ALL {
         let mut c = base.clone();
-        c.scoring.fusion = f.into();
-        out.push((format!("fusion {f}"), vec![1], c));
+        c.scoring.fusion = f;
+        out.push((format!("fusion {}", f.name()), vec![1], c));
     }
     out
 }

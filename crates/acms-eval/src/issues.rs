@@ -260,7 +260,11 @@ pub fn ablations(base: &ContextConfig) -> Vec<(String, ContextConfig)> {
         c.strategies.enabled.retain(|e| e != s);
         out.push((format!("without {s}"), c));
     }
+    let mut c = base.clone();
+    c.pipeline.fragment_scorer = "weighted-sum".into();
+    out.push(("scorer weighted-sum (the spec's composite)".into(), c));
     for p in ["greedy", "hull"] {
+        debug_assert!(acms::pack::PACKER_NAMES.contains(&p));
         let mut c = base.clone();
         c.pipeline.budget_packer = p.into();
         out.push((format!("packer {p}"), c));

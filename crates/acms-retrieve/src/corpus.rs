@@ -246,6 +246,19 @@ impl Corpus {
                 }
             }
         }
+        // What the dotted mentions resolve to: `Client` in `Client.send()` means the `Client`
+        // that has a `send`, not every class of that name (a vendored copy, a test double).
+        let dotted: Vec<String> = reading
+            .identifiers
+            .keys()
+            .filter(|n| n.contains(['.', ':']))
+            .flat_map(|n| self.find_symbol(n))
+            .map(|n| n.qualified_name.replace("::", "."))
+            .collect();
+        let contains_dotted = |n: &NodeRecord| {
+            let prefix = format!("{}.", n.qualified_name.replace("::", "."));
+            dotted.iter().any(|q| q.starts_with(&prefix))
+        };
         for (name, w) in &reading.identifiers {
             let found = self.find_symbol(name);
             // Prefer definitions spelled exactly as mentioned (`Symbol`, not `symbol`).
@@ -259,6 +272,12 @@ impl Corpus {
             let exact: Vec<&NodeRecord> =
                 found.iter().copied().filter(|n| n.name == simple).collect();
             let defs = if exact.is_empty() { found } else { exact };
+            let owners: Vec<&NodeRecord> = defs
+                .iter()
+                .copied()
+                .filter(|n| contains_dotted(n))
+                .collect();
+            let defs = if owners.is_empty() { defs } else { owners };
             if defs.is_empty() || defs.len() > MAX_NAME_DEFINITIONS {
                 continue;
             }

@@ -52,11 +52,7 @@ pub(crate) fn options(ctx: &StageContext<'_>, f: &Fragment) -> Vec<DepthOption> 
         .map(|d| DepthOption {
             depth: d,
             tokens: f.cost[d.index()],
-            value: f
-                .score
-                .powf(super::scorer::knob("ACMS_X_SHARP", SCORE_SHARPNESS as f64))
-                * depth_value(d)
-                * (f.cost[d.index()].max(1) as f64).powf(super::scorer::knob("ACMS_X_GAMMA", 0.0)),
+            value: f.score.powi(SCORE_SHARPNESS) * depth_value(d),
         })
         .collect()
 }

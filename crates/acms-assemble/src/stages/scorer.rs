@@ -27,7 +27,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use acms_core::{Depth, NodeId};
+use acms_core::{Depth, Fusion, NodeId};
 use acms_index::NodeKind;
 use acms_retrieve::{Hit, Reason};
 
@@ -121,6 +121,9 @@ pub fn place(path: &str) -> Place {
         "specs",
         "test_helpers",
         "fixtures",
+        "test_data",
+        "testdata",
+        "fuzz",
         "benches",
         "benchmarks",
         "bench",
@@ -148,18 +151,10 @@ pub fn place(path: &str) -> Place {
 fn place_factor(p: Place) -> f64 {
     match p {
         Place::Source => 1.0,
-        Place::Docs => knob("ACMS_X_DOCS", 0.45),
-        Place::Test | Place::Example => knob("ACMS_X_TEST", 0.35),
+        Place::Docs => 0.45,
+        Place::Test | Place::Example => 0.35,
         Place::Vendored | Place::Generated => 0.25,
     }
-}
-
-/// Temporary tuning knob (read once per call site); removed when the values are fixed.
-pub(crate) fn knob(name: &str, default: f64) -> f64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 /// Whether a hit comes from the task naming the node.
@@ -195,7 +190,6 @@ fn rrf(fragments: &[Fragment]) -> HashMap<NodeId, f64> {
 /// Each evidence source's best relevance for `f`, trusted by its quality: mentions fully,
 /// every strategy by its `max_quality`; keyword relevance sharpened.
 fn evidence(ctx: &StageContext<'_>, f: &Fragment) -> BTreeMap<String, f64> {
-    let sharp = knob("ACMS_X_KWSHARP", 2.0);
     let mut best: BTreeMap<String, f64> = BTreeMap::new();
     for h in &f.hits {
         let (source, trust, r) = if is_mention(h) {
@@ -208,7 +202,7 @@ fn evidence(ctx: &StageContext<'_>, f: &Fragment) -> BTreeMap<String, f64> {
                 .unwrap_or(0.5) as f64;
             let r = h.relevance as f64;
             let r = if h.strategy == acms_retrieve::names::KEYWORD {
-                r.powf(sharp)
+                r.powi(KEYWORD_SHARPNESS)
             } else {
                 r
             };
@@ -224,12 +218,12 @@ fn evidence(ctx: &StageContext<'_>, f: &Fragment) -> BTreeMap<String, f64> {
 fn fuse(
     ctx: &StageContext<'_>,
     f: &Fragment,
-    fusion: &str,
+    fusion: Fusion,
     ranks: Option<&HashMap<NodeId, f64>>,
 ) -> f64 {
     match (fusion, ranks) {
-        ("rrf", Some(r)) => r.get(&f.node).copied().unwrap_or(0.0),
-        ("max", _) => evidence(ctx, f).values().copied().fold(0.0, f64::max),
+        (Fusion::Rrf, Some(r)) => r.get(&f.node).copied().unwrap_or(0.0),
+        (Fusion::Max, _) => evidence(ctx, f).values().copied().fold(0.0, f64::max),
         _ => 1.0 - evidence(ctx, f).values().map(|r| 1.0 - r).product::<f64>(),
     }
 }
@@ -249,7 +243,6 @@ fn direct(ctx: &StageContext<'_>, f: &Fragment) -> f64 {
 /// Per-file evidence relative to the best file, in [0, 1]: the noisy-or of the file's best
 /// [`FILE_EVIDENCE_TOP`] direct relevances.
 fn file_evidence(ctx: &StageContext<'_>, fragments: &[Fragment]) -> BTreeMap<String, f64> {
-    let alpha = knob("ACMS_X_FILEALPHA", 0.5);
     let mut per_file: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for f in fragments {
         if let Some(n) = ctx.corpus.node(f.node) {
@@ -266,7 +259,7 @@ fn file_evidence(ctx: &StageContext<'_>, fragments: &[Fragment]) -> BTreeMap<Str
             let miss: f64 = rs
                 .iter()
                 .take(FILE_EVIDENCE_TOP)
-                .map(|r| 1.0 - alpha * r)
+                .map(|r| 1.0 - FILE_EVIDENCE_ALPHA * r)
                 .product();
             (p, 1.0 - miss)
         })
@@ -280,6 +273,20 @@ fn file_evidence(ctx: &StageContext<'_>, fragments: &[Fragment]) -> BTreeMap<Str
 
 /// How many of a file's fragments count towards its evidence.
 const FILE_EVIDENCE_TOP: usize = 3;
+
+/// Weight of each direct hit in its file's noisy-or: at 1.0 one strong hit saturates the
+/// file and the file factor stops separating; at 0.5 a file with three good hits clearly
+/// outranks a file with one (tuned on the SWE-bench dev tasks, docs/EVAL.md).
+const FILE_EVIDENCE_ALPHA: f64 = 0.5;
+
+/// The file factor's floor: a fragment in a file with no direct evidence of its own (reached
+/// by the walk only) keeps half its relevance rather than vanishing.
+const FILE_FLOOR: f64 = 0.5;
+
+/// Exponent on BM25 relevance: keyword scores are normalised to the best hit, so a long tail
+/// of one-shared-word hits sits at 0.3–0.6; squaring pushes it below the semantic and graph
+/// evidence of comparable rank.
+const KEYWORD_SHARPNESS: i32 = 2;
 
 /// Recency in [0, 1] of the node's file against the newest candidate file (90-day decay).
 fn recency(ctx: &StageContext<'_>, path: &str, newest: i64) -> f64 {
@@ -305,12 +312,11 @@ impl FragmentScorer for EvidenceScorer {
     fn score(&self, ctx: &StageContext<'_>, fragments: &mut [Fragment]) {
         let w = &ctx.config.scoring;
         let newest = newest(ctx, fragments);
-        let ranks = (w.fusion == "rrf").then(|| rrf(fragments));
+        let ranks = (w.fusion == Fusion::Rrf).then(|| rrf(fragments));
         for f in fragments.iter_mut() {
-            f.relevance = fuse(ctx, f, &w.fusion, ranks.as_ref());
+            f.relevance = fuse(ctx, f, w.fusion, ranks.as_ref());
         }
         let files = file_evidence(ctx, fragments);
-        let beta = knob("ACMS_X_FILEBETA", 0.5);
         let rel_w = w.relevance.max(1e-6);
         for f in fragments.iter_mut() {
             let Some(node) = ctx.corpus.node(f.node) else {
@@ -327,7 +333,7 @@ impl FragmentScorer for EvidenceScorer {
             let h = hierarchy(node.kind, ctx.corpus.nesting(node.id));
             let t = recency(ctx, &node.path, newest);
             f.score = f.relevance
-                * (beta + (1.0 - beta) * file)
+                * (FILE_FLOOR + (1.0 - FILE_FLOOR) * file)
                 * h.powf(w.hierarchy / rel_w)
                 * t.powf(w.recency / rel_w)
                 * place;
@@ -345,7 +351,7 @@ impl FragmentScorer for WeightedSumScorer {
     fn score(&self, ctx: &StageContext<'_>, fragments: &mut [Fragment]) {
         let w = &ctx.config.scoring;
         let newest = newest(ctx, fragments);
-        let ranks = (w.fusion == "rrf").then(|| rrf(fragments));
+        let ranks = (w.fusion == Fusion::Rrf).then(|| rrf(fragments));
         for f in fragments.iter_mut() {
             let Some(node) = ctx.corpus.node(f.node) else {
                 continue;
@@ -360,9 +366,9 @@ impl FragmentScorer for WeightedSumScorer {
                         .unwrap_or(0.5) as f64
                 })
                 .fold(0.0, f64::max);
-            f.relevance = match (w.fusion.as_str(), &ranks) {
-                ("rrf", Some(r)) => r.get(&f.node).copied().unwrap_or(0.0),
-                ("max", _) => f
+            f.relevance = match (w.fusion, &ranks) {
+                (Fusion::Rrf, Some(r)) => r.get(&f.node).copied().unwrap_or(0.0),
+                (Fusion::Max, _) => f
                     .hits
                     .iter()
                     .map(|h| h.relevance as f64)
@@ -414,5 +420,7 @@ mod tests {
         assert_eq!(place("pip/_vendor/chardet/x.py"), Place::Vendored);
         assert_eq!(place("examples/hello/src/main.rs"), Place::Example);
         assert_eq!(place("sphinx/util/rst.py"), Place::Source);
+        assert_eq!(place("fuzz/corpus/analyze_python/seed.py"), Place::Test);
+        assert_eq!(place("crates/x/test_data/fixture.json"), Place::Test);
     }
 }

@@ -45,7 +45,7 @@ proptest! {
             tokenizer: if o200k { Tokenizer::O200kBase } else { Tokenizer::Cl100kBase },
             ..ContextConfig::default()
         };
-        config.scoring.fusion = ["noisy-or", "rrf", "max"][fusion].into();
+        config.scoring.fusion = acms_core::Fusion::ALL[fusion];
         config.pipeline.budget_packer = ["auto", "hull", "greedy", "exact"][packer].into();
         config.budget.min_useful_budget = min_useful;
         let engine = acms_assemble::Engine::open(&fixture.join(".acms"), &config).unwrap();

@@ -2,6 +2,7 @@
 
 mod budget;
 mod pipeline;
+mod relevance;
 
 use acms_assemble::{AssembledContext, AssemblyRequest, Budget, Engine};
 use acms_core::ContextConfig;

@@ -1,0 +1,133 @@
+//! Relevance and packing on a repository shaped like the real-issue failures (issue 10): many
+//! word matches for the task's vocabulary, one function the task names, a test file and a
+//! vendored copy that share its words.
+
+use acms_assemble::Engine;
+use acms_core::{ContextConfig, Depth};
+
+use crate::assemble;
+
+/// A small client library: `Client.send` is the answer; every other file talks about
+/// timeouts and requests too.
+fn repository() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let w = |rel: &str, text: String| {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    let mut client = String::from(
+        "\"\"\"HTTP client.\"\"\"\n\nclass Client:\n    \"\"\"Sends requests with a timeout.\"\"\"\n\n",
+    );
+    client.push_str("    def __init__(self, timeout=None):\n        self.timeout = timeout\n\n");
+    client.push_str(
+        "    def send(self, request, timeout=None):\n        \"\"\"Send a request and wait for the response.\"\"\"\n",
+    );
+    for i in 0..30 {
+        client.push_str(&format!(
+            "        step_{i} = request.prepare_{i}(self.timeout)\n"
+        ));
+    }
+    client.push_str("        return transport.roundtrip(request)\n\n");
+    for i in 0..12 {
+        client.push_str(&format!(
+            "    def option_{i}(self):\n        \"\"\"Request option {i} with a timeout.\"\"\"\n        return self.timeout\n\n"
+        ));
+    }
+    w("httpclient/client.py", client);
+    for m in 0..8 {
+        let mut s = format!("\"\"\"Timeout helpers {m} for requests.\"\"\"\n\n");
+        for i in 0..10 {
+            s.push_str(&format!(
+                "def timeout_request_{m}_{i}(request, timeout):\n    \"\"\"Apply the request timeout.\"\"\"\n    return request.with_timeout(timeout * {i})\n\n"
+            ));
+        }
+        w(&format!("httpclient/helpers_{m}.py"), s);
+    }
+    let mut t = String::from("from httpclient.client import Client\n\n");
+    for i in 0..10 {
+        t.push_str(&format!(
+            "def test_send_timeout_{i}():\n    \"\"\"The client sends the request with its timeout.\"\"\"\n    assert Client(timeout={i}).send(None) is None\n\n"
+        ));
+    }
+    w("tests/test_client.py", t);
+    let mut v = String::from("class Client:\n    \"\"\"Vendored request client.\"\"\"\n\n");
+    for i in 0..10 {
+        v.push_str(&format!(
+            "    def send_{i}(self, request, timeout=None):\n        \"\"\"Send a request with a timeout.\"\"\"\n        return request\n\n"
+        ));
+    }
+    w("httpclient/_vendor/oldclient.py", v);
+    let opts = acms_index::IndexOptions::new(dir.path());
+    let report = acms_index::index_repo(dir.path(), &opts).unwrap();
+    acms_retrieve::update_derived(
+        &opts.index_dir,
+        &report.changes,
+        &ContextConfig::default(),
+        None,
+    )
+    .unwrap();
+    dir
+}
+
+fn engine(dir: &tempfile::TempDir) -> Engine {
+    let mut config = ContextConfig::default();
+    config.strategies.enabled = vec![
+        "simple-keyword".to_string(),
+        "breadth-depth-navigator".to_string(),
+    ];
+    Engine::open(&dir.path().join(".acms"), &config).unwrap()
+}
+
+const TASK: &str =
+    "`Client.send()` ignores the timeout: a request sent with timeout=5 waits forever";
+
+#[test]
+fn the_named_method_ranks_first_and_is_shown_in_full_with_its_class_line() {
+    let dir = repository();
+    let ctx = assemble(&engine(&dir), TASK, 1500);
+    let send = ctx
+        .manifest
+        .iter()
+        .find(|m| m.name.ends_with("Client.send") && m.path == "httpclient/client.py")
+        .expect("Client.send packed");
+    assert_eq!(send.depth, Depth::Full, "{:#?}", ctx.manifest);
+    let best = ctx.manifest.iter().map(|m| m.score).fold(0.0, f64::max);
+    assert_eq!(send.score, best, "the named method scores highest");
+    assert!(
+        ctx.text
+            .contains("        return transport.roundtrip(request)")
+    );
+    assert!(
+        ctx.text.contains("class Client:"),
+        "a method comes with its class's line"
+    );
+}
+
+#[test]
+fn scores_separate_the_answer_from_word_matches_tests_and_vendored_code() {
+    let dir = repository();
+    let ctx = assemble(&engine(&dir), TASK, 8000);
+    let score = |pred: &dyn Fn(&acms_assemble::ManifestEntry) -> bool| {
+        ctx.manifest
+            .iter()
+            .filter(|m| pred(m))
+            .map(|m| m.score)
+            .fold(0.0, f64::max)
+    };
+    let send = score(&|m| m.name.ends_with("Client.send") && !m.path.contains("_vendor"));
+    let helpers = score(&|m| m.path.contains("helpers_"));
+    let tests = score(&|m| m.path.starts_with("tests/"));
+    let vendored = score(&|m| m.path.contains("_vendor"));
+    assert!(send > 0.0, "{:#?}", ctx.manifest);
+    for (what, s) in [
+        ("helpers", helpers),
+        ("tests", tests),
+        ("vendored", vendored),
+    ] {
+        assert!(
+            s <= 0.5 * send,
+            "{what} scores {s} against the answer's {send}: not separated"
+        );
+    }
+}
