@@ -177,6 +177,13 @@ proptest::proptest! {
         python_repo(dir.path(), &before, &calls_before);
         index(dir.path());
         python_repo(dir.path(), &after, &calls_after);
+        // A rewrite of the same size within the file system's timestamp granularity would
+        // look unchanged to size + mtime: move every mtime on, so content decides.
+        for e in std::fs::read_dir(dir.path().join("pkg")).unwrap() {
+            let f = std::fs::File::options().write(true).open(e.unwrap().path()).unwrap();
+            let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+            f.set_modified(later).unwrap();
+        }
         index(dir.path());
         let fresh = tempfile::tempdir().unwrap();
         python_repo(fresh.path(), &after, &calls_after);
