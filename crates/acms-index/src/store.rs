@@ -12,6 +12,7 @@
 //!
 //! This module does not parse, walk or count tokens: it stores what the builder hands it.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use acms_core::{Depth, NodeId};
@@ -436,36 +437,48 @@ impl Store {
 
     /// All nodes, in path then source order.
     pub fn nodes(&self) -> Result<Vec<NodeRecord>> {
+        // Read in table order and sorted here: `ORDER BY path, seq` walks the path index and
+        // fetches every row by id, several times slower on a large store.
         let mut stmt = self
             .conn
             .prepare(
                 "SELECT id, path, kind, name, qualified_name, parent, start_line, end_line,
-                        start_byte, end_byte, signature, doc, tok0, tok2, tok4, tok9
-                 FROM nodes ORDER BY path, seq",
+                        start_byte, end_byte, signature, doc, tok0, tok2, tok4, tok9, seq
+                 FROM nodes",
             )
             .map_err(|e| self.err(e))?;
         let rows = stmt
-            .query_map([], |r| {
-                let kind: String = r.get(2)?;
-                Ok(NodeRecord {
-                    id: NodeId(r.get::<_, i64>(0)? as u64),
-                    path: r.get(1)?,
-                    kind: NodeKind::from_name(&kind).unwrap_or(NodeKind::Chunk),
-                    name: r.get(3)?,
-                    qualified_name: r.get(4)?,
-                    parent: r.get::<_, Option<i64>>(5)?.map(|p| NodeId(p as u64)),
-                    start_line: r.get(6)?,
-                    end_line: r.get(7)?,
-                    start_byte: r.get::<_, i64>(8)? as usize,
-                    end_byte: r.get::<_, i64>(9)? as usize,
-                    signature: r.get(10)?,
-                    doc: r.get(11)?,
-                    tokens: [r.get(12)?, r.get(13)?, r.get(14)?, r.get(15)?],
-                })
-            })
+            .query_map([], |r| Ok((node_row(r)?, r.get::<_, i64>(16)?)))
             .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.err(e))
+        let mut nodes: Vec<(NodeRecord, i64)> = rows
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))?;
+        nodes.sort_unstable_by(|a, b| a.0.path.cmp(&b.0.path).then(a.1.cmp(&b.1)));
+        Ok(nodes.into_iter().map(|(n, _)| n).collect())
+    }
+
+    /// The nodes of `ids` that exist, in the order of `ids` (one primary-key lookup each:
+    /// what an incremental update of a few symbols reads instead of every node).
+    pub fn nodes_by_id(&self, ids: &[NodeId]) -> Result<Vec<NodeRecord>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, path, kind, name, qualified_name, parent, start_line, end_line,
+                        start_byte, end_byte, signature, doc, tok0, tok2, tok4, tok9
+                 FROM nodes WHERE id = ?1",
+            )
+            .map_err(|e| self.err(e))?;
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(n) = stmt
+                .query_row(params![id.0 as i64], node_row)
+                .optional()
+                .map_err(|e| self.err(e))?
+            {
+                out.push(n);
+            }
+        }
+        Ok(out)
     }
 
     /// The rendering of node `id` at `depth`: exactly the text whose tokens were counted.
@@ -555,11 +568,11 @@ impl Store {
         Ok(out)
     }
 
-    /// All resolved edges.
+    /// All resolved edges, by source, target and kind.
     pub fn edges(&self) -> Result<Vec<EdgeRecord>> {
         let mut stmt = self
             .conn
-            .prepare("SELECT src, dst, kind, confidence FROM edges ORDER BY src, dst, kind")
+            .prepare("SELECT src, dst, kind, confidence FROM edges")
             .map_err(|e| self.err(e))?;
         let rows = stmt
             .query_map([], |r| {
@@ -572,8 +585,18 @@ impl Store {
                 })
             })
             .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.err(e))
+        let mut edges: Vec<EdgeRecord> = rows
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))?;
+        // The order `ORDER BY src, dst, kind` gave (ids compare as SQLite's signed integers),
+        // sorted here rather than by SQLite's sorter; ties by confidence, so it never depends
+        // on the order rows were written in.
+        edges.sort_unstable_by(|a, b| {
+            (a.src.0 as i64, a.dst.0 as i64, a.kind.name())
+                .cmp(&(b.src.0 as i64, b.dst.0 as i64, b.kind.name()))
+                .then(a.confidence.total_cmp(&b.confidence))
+        });
+        Ok(edges)
     }
 
     /// Raw references of all files: (source node, name, kind).
@@ -764,15 +787,77 @@ impl Tx<'_> {
     }
 
     /// Replaces every edge.
+    /// Makes the edges table hold exactly `edges`. A run that changed a few files changes a
+    /// few edges: only the difference is written (rows that went are deleted by rowid, new
+    /// ones inserted), not every edge again; a run that changed most of them rewrites all.
     pub(crate) fn replace_edges(&self, edges: &[EdgeRecord]) -> Result<()> {
-        self.tx
-            .execute("DELETE FROM edges", [])
-            .map_err(|e| self.err(e))?;
+        type Key = (i64, i64, &'static str, u32);
+        let key = |e: &EdgeRecord| -> Key {
+            (
+                e.src.0 as i64,
+                e.dst.0 as i64,
+                e.kind.name(),
+                e.confidence.to_bits(),
+            )
+        };
+        // How many copies of each edge are still to be written.
+        let mut wanted: HashMap<Key, usize> = HashMap::with_capacity(edges.len());
+        for e in edges {
+            *wanted.entry(key(e)).or_default() += 1;
+        }
+        let mut gone: Vec<i64> = Vec::new();
+        {
+            let mut stmt = self
+                .tx
+                .prepare("SELECT rowid, src, dst, kind, confidence FROM edges")
+                .map_err(|e| self.err(e))?;
+            let mut rows = stmt.query([]).map_err(|e| self.err(e))?;
+            while let Some(r) = rows.next().map_err(|e| self.err(e))? {
+                let kind: String = r.get(3).map_err(|e| self.err(e))?;
+                let kind = EdgeKind::from_name(&kind).map(EdgeKind::name);
+                let confidence = r.get::<_, f64>(4).map_err(|e| self.err(e))? as f32;
+                let k = kind.map(|kind| -> Result<Key> {
+                    Ok((
+                        r.get(1).map_err(|e| self.err(e))?,
+                        r.get(2).map_err(|e| self.err(e))?,
+                        kind,
+                        confidence.to_bits(),
+                    ))
+                });
+                let k = k.transpose()?;
+                match k.and_then(|k| wanted.get_mut(&k)).filter(|n| **n > 0) {
+                    Some(n) => *n -= 1,
+                    None => gone.push(r.get(0).map_err(|e| self.err(e))?),
+                }
+            }
+        }
+        if gone.len() > edges.len() / 2 {
+            self.tx
+                .execute("DELETE FROM edges", [])
+                .map_err(|e| self.err(e))?;
+            wanted.clear();
+            for e in edges {
+                *wanted.entry(key(e)).or_default() += 1;
+            }
+        } else {
+            let mut delete = self
+                .tx
+                .prepare_cached("DELETE FROM edges WHERE rowid = ?1")
+                .map_err(|e| self.err(e))?;
+            for rowid in gone {
+                delete.execute(params![rowid]).map_err(|e| self.err(e))?;
+            }
+        }
         let mut insert = self
             .tx
             .prepare_cached("INSERT INTO edges(src, dst, kind, confidence) VALUES (?1, ?2, ?3, ?4)")
             .map_err(|e| self.err(e))?;
+        // In the order of `edges`, as a full rewrite writes them.
         for e in edges {
+            let Some(n) = wanted.get_mut(&key(e)).filter(|n| **n > 0) else {
+                continue;
+            };
+            *n -= 1;
             insert
                 .execute(params![
                     e.src.0 as i64,
@@ -791,4 +876,25 @@ impl Tx<'_> {
             .commit()
             .map_err(|source| Error::Store { path, source })
     }
+}
+
+/// A `NodeRecord` from a row of `id, path, kind, name, qualified_name, parent, start_line,
+/// end_line, start_byte, end_byte, signature, doc, tok0, tok2, tok4, tok9`.
+fn node_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<NodeRecord> {
+    let kind: String = r.get(2)?;
+    Ok(NodeRecord {
+        id: NodeId(r.get::<_, i64>(0)? as u64),
+        path: r.get(1)?,
+        kind: NodeKind::from_name(&kind).unwrap_or(NodeKind::Chunk),
+        name: r.get(3)?,
+        qualified_name: r.get(4)?,
+        parent: r.get::<_, Option<i64>>(5)?.map(|p| NodeId(p as u64)),
+        start_line: r.get(6)?,
+        end_line: r.get(7)?,
+        start_byte: r.get::<_, i64>(8)? as usize,
+        end_byte: r.get::<_, i64>(9)? as usize,
+        signature: r.get(10)?,
+        doc: r.get(11)?,
+        tokens: [r.get(12)?, r.get(13)?, r.get(14)?, r.get(15)?],
+    })
 }

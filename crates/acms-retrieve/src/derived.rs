@@ -133,9 +133,9 @@ pub fn update_derived(
 ) -> Result<DerivedReport> {
     let store = Store::open(index_dir)?;
     let generation = store.meta()?.generation;
-    let nodes: BTreeMap<NodeId, NodeRecord> =
-        store.nodes()?.into_iter().map(|n| (n.id, n)).collect();
-    let all_ids: Vec<NodeId> = nodes.keys().copied().collect();
+    let by_id = |nodes: Vec<NodeRecord>| -> BTreeMap<NodeId, NodeRecord> {
+        nodes.into_iter().map(|n| (n.id, n)).collect()
+    };
     let mut report = DerivedReport::default();
 
     // Keyword index.
@@ -156,6 +156,8 @@ pub fn update_derived(
         if in_step {
             let mut remove: Vec<u64> = changes.removed.iter().map(|id| id.0).collect();
             remove.extend(changes.upserted.iter().map(|id| id.0));
+            // Only the changed symbols are read from the store.
+            let nodes = by_id(store.nodes_by_id(&changes.upserted)?);
             let docs = keyword_docs(&store, &nodes, &changes.upserted)?;
             report.keyword_docs = docs.len();
             if keyword
@@ -169,6 +171,8 @@ pub fn update_derived(
         }
         if keyword.generation() != generation {
             report.keyword_rebuilt = true;
+            let nodes = by_id(store.nodes()?);
+            let all_ids: Vec<NodeId> = nodes.keys().copied().collect();
             let docs = keyword_docs(&store, &nodes, &all_ids)?;
             report.keyword_docs = docs.len();
             keyword.apply_with_generation(&[], &docs, generation)?;

@@ -15,6 +15,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use acms_core::{ContextConfig, Depth, NodeId};
@@ -23,6 +24,7 @@ use acms_vector::{Embedder, IndexParams, VectorIndex, VectorLock};
 use serde::{Deserialize, Serialize};
 
 use crate::derived::vector_dir;
+use crate::shared::SharedVectors;
 use crate::{Error, Result};
 
 /// The file in the vectors directory holding the store generation the vectors are complete
@@ -163,27 +165,45 @@ pub fn update_vectors(
     let generation = store.meta()?.generation;
     let stored_generation = vector_generation(index_dir);
 
-    let fresh = || VectorIndex::for_embedder(embedder, params);
-    let (mut vectors, reused) = match VectorIndex::load(&vdir, params) {
-        Ok(v) if v.embedder_id() == embedder.id() && v.dim() == embedder.dim() => (v, true),
-        Ok(v) => {
-            report.note = Some(if v.dim() == embedder.dim() {
-                format!(
-                    "the embedder changed from {} to {}: re-embedding every symbol",
-                    v.embedder_id(),
-                    embedder.id()
-                )
-            } else {
-                format!(
-                    "the embedder changed from {} (dimension {}) to {} (dimension {}): \
-                     re-embedding every symbol",
-                    v.embedder_id(),
-                    v.dim(),
-                    embedder.id(),
-                    embedder.dim()
-                )
+    // A run with little to do (the vectors were complete for this or the previous generation)
+    // updates the vectors this process keeps in memory, in place; a long run works on its
+    // own copy, so searches meanwhile are not held up, and leaves it to the process at the end.
+    let small = stored_generation.is_some_and(|g| g == generation || g + 1 == generation);
+    let opened = if small {
+        crate::shared::shared_vectors(&vdir, params).map(Held::Shared)
+    } else {
+        VectorIndex::load(&vdir, params).map(|v| Held::Own(Box::new(v)))
+    };
+    let fresh = || VectorIndex::for_embedder(embedder, params).map(|v| Held::Own(Box::new(v)));
+    let (mut held, reused) = match opened {
+        Ok(held) => {
+            let note = held.with(|v| {
+                if v.embedder_id() == embedder.id() && v.dim() == embedder.dim() {
+                    None
+                } else if v.dim() == embedder.dim() {
+                    Some(format!(
+                        "the embedder changed from {} to {}: re-embedding every symbol",
+                        v.embedder_id(),
+                        embedder.id()
+                    ))
+                } else {
+                    Some(format!(
+                        "the embedder changed from {} (dimension {}) to {} (dimension {}): \
+                         re-embedding every symbol",
+                        v.embedder_id(),
+                        v.dim(),
+                        embedder.id(),
+                        embedder.dim()
+                    ))
+                }
             });
-            (fresh()?, false)
+            match note {
+                None => (held, true),
+                Some(note) => {
+                    report.note = Some(note);
+                    (fresh()?, false)
+                }
+            }
         }
         Err(acms_vector::Error::Io { source, .. })
             if source.kind() == std::io::ErrorKind::NotFound =>
@@ -196,95 +216,173 @@ pub fn update_vectors(
         }
     };
     report.rebuilt = !reused;
-    if reused && stored_generation == Some(generation) {
-        report.complete = true;
-        report.vectors = Some(vectors.len());
-        return Ok(report);
-    }
-    if !reused {
-        // New vectors must never sit next to an old "complete" mark, whenever this run stops.
-        remove_generation(&vdir)?;
-    }
-    // In step: the vectors were complete for the previous run, so only its changes matter.
-    let in_step = reused && stored_generation.is_some_and(|g| g + 1 == generation);
-    if in_step && changes.removed.is_empty() && changes.upserted.is_empty() {
-        write_generation(&vdir, generation)?;
-        report.complete = true;
-        report.vectors = Some(vectors.len());
-        return Ok(report);
-    }
-
-    let nodes: HashMap<NodeId, NodeRecord> =
-        store.nodes()?.into_iter().map(|n| (n.id, n)).collect();
-    vectors.retain(|id| nodes.contains_key(&NodeId(id)));
-    let upserted: HashSet<NodeId> = changes.upserted.iter().copied().collect();
-    let mut paths: Vec<&str> = nodes
-        .values()
-        .filter(|n| !in_step || upserted.contains(&n.id))
-        .map(|n| n.path.as_str())
-        .collect();
-    paths.sort_unstable();
-    paths.dedup();
-    // Only the compact texts of nodes that need a vector are kept: a file's renderings are
-    // dropped as soon as its texts are made, so memory stays small on large repositories.
-    let mut todo = Vec::new();
-    for path in paths {
-        for (id, texts) in store.file_renderings(path)? {
-            let Some(n) = nodes.get(&id) else { continue };
-            if in_step && !upserted.contains(&id) {
-                continue;
-            }
-            let text = embedding_text(n, &texts[Depth::Full.index()]);
-            let tag = text_tag(&text);
-            if vectors.tag(id.0) != Some(tag) {
-                todo.push(Todo {
-                    id: id.0,
-                    tag,
-                    text,
-                });
-            }
+    let run = Run {
+        vdir: &vdir,
+        store: &store,
+        generation,
+        stored_generation,
+        reused,
+        changes,
+        embedder,
+        options,
+    };
+    let result = match &mut held {
+        Held::Own(v) => run.embed_into(v, &mut report),
+        Held::Shared(s) => {
+            let mut v = s.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+            run.embed_into(&mut v, &mut report)
         }
+    };
+    result?;
+    if let Held::Own(v) = held {
+        crate::shared::keep_vectors(&vdir, Arc::new(RwLock::new(*v)));
     }
-    drop(nodes);
-    // Similar lengths in a batch mean little padding; ties by id keep batches deterministic.
-    todo.sort_unstable_by(|a, b| a.text.len().cmp(&b.text.len()).then(a.id.cmp(&b.id)));
-    report.pending = todo.len();
-
-    let mut last_checkpoint = Instant::now();
-    for chunk in todo.chunks(EMBED_CHUNK) {
-        let texts: Vec<&str> = chunk.iter().map(|t| t.text.as_str()).collect();
-        let embedded = match embedder.embed(&texts) {
-            Ok(v) => v,
-            Err(e) => {
-                // Keep what was done: the next run resumes after it.
-                vectors.save_checkpoint(&vdir)?;
-                return Err(e.into());
-            }
-        };
-        for (t, v) in chunk.iter().zip(&embedded) {
-            match vectors.upsert_tagged(t.id, t.tag, v) {
-                Ok(()) => {}
-                // A text without any feature (the hashing embedder's zero vector) has no
-                // direction to search by; it simply gets no vector.
-                Err(acms_vector::Error::InvalidVector { .. }) => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        report.embedded += chunk.len();
-        if let Some(progress) = options.progress {
-            progress(report.embedded, report.pending);
-        }
-        if last_checkpoint.elapsed() >= options.checkpoint_every {
-            vectors.save_checkpoint(&vdir)?;
-            last_checkpoint = Instant::now();
-        }
-    }
-    vectors.save(&vdir)?;
-    write_generation(&vdir, generation)?;
-    report.complete = true;
-    report.vectors = Some(vectors.len());
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// The vectors an embedding run works on: the process's shared copy or its own.
+enum Held {
+    Own(Box<VectorIndex>),
+    Shared(SharedVectors),
+}
+
+impl Held {
+    fn with<T>(&self, f: impl FnOnce(&VectorIndex) -> T) -> T {
+        match self {
+            Held::Own(v) => f(v),
+            Held::Shared(s) => f(&s.read().unwrap_or_else(std::sync::PoisonError::into_inner)),
+        }
+    }
+}
+
+/// What an embedding run needs besides the vectors.
+struct Run<'a> {
+    vdir: &'a Path,
+    store: &'a Store,
+    generation: u64,
+    stored_generation: Option<u64>,
+    reused: bool,
+    changes: &'a NodeChanges,
+    embedder: &'a dyn Embedder,
+    options: &'a VectorOptions<'a>,
+}
+
+impl Run<'_> {
+    /// Embeds what `vectors` lack and saves them (see `update_vectors`).
+    fn embed_into(&self, vectors: &mut VectorIndex, report: &mut VectorReport) -> Result<()> {
+        let Run {
+            vdir,
+            store,
+            generation,
+            stored_generation,
+            reused,
+            changes,
+            embedder,
+            options,
+        } = *self;
+        if reused && stored_generation == Some(generation) {
+            report.complete = true;
+            report.vectors = Some(vectors.len());
+            return Ok(());
+        }
+        if !reused {
+            // New vectors must never sit next to an old "complete" mark, whenever this run stops.
+            remove_generation(vdir)?;
+        }
+        // In step: the vectors were complete for the previous run, so only its changes matter.
+        let in_step = reused && stored_generation.is_some_and(|g| g + 1 == generation);
+        if in_step && changes.removed.is_empty() && changes.upserted.is_empty() {
+            write_generation(vdir, generation)?;
+            report.complete = true;
+            report.vectors = Some(vectors.len());
+            return Ok(());
+        }
+
+        // In step, only the changed symbols are read, and only the removed ones can be stale.
+        let nodes = if in_step {
+            store.nodes_by_id(&changes.upserted)?
+        } else {
+            store.nodes()?
+        };
+        let nodes: HashMap<NodeId, NodeRecord> = nodes.into_iter().map(|n| (n.id, n)).collect();
+        if in_step {
+            for id in &changes.removed {
+                if !nodes.contains_key(id) {
+                    vectors.remove(id.0);
+                }
+            }
+        } else {
+            vectors.retain(|id| nodes.contains_key(&NodeId(id)));
+        }
+        let upserted: HashSet<NodeId> = changes.upserted.iter().copied().collect();
+        let mut paths: Vec<&str> = nodes
+            .values()
+            .filter(|n| !in_step || upserted.contains(&n.id))
+            .map(|n| n.path.as_str())
+            .collect();
+        paths.sort_unstable();
+        paths.dedup();
+        // Only the compact texts of nodes that need a vector are kept: a file's renderings are
+        // dropped as soon as its texts are made, so memory stays small on large repositories.
+        let mut todo = Vec::new();
+        for path in paths {
+            for (id, texts) in store.file_renderings(path)? {
+                let Some(n) = nodes.get(&id) else { continue };
+                if in_step && !upserted.contains(&id) {
+                    continue;
+                }
+                let text = embedding_text(n, &texts[Depth::Full.index()]);
+                let tag = text_tag(&text);
+                if vectors.tag(id.0) != Some(tag) {
+                    todo.push(Todo {
+                        id: id.0,
+                        tag,
+                        text,
+                    });
+                }
+            }
+        }
+        drop(nodes);
+        // Similar lengths in a batch mean little padding; ties by id keep batches deterministic.
+        todo.sort_unstable_by(|a, b| a.text.len().cmp(&b.text.len()).then(a.id.cmp(&b.id)));
+        report.pending = todo.len();
+
+        let mut last_checkpoint = Instant::now();
+        for chunk in todo.chunks(EMBED_CHUNK) {
+            let texts: Vec<&str> = chunk.iter().map(|t| t.text.as_str()).collect();
+            let embedded = match embedder.embed(&texts) {
+                Ok(v) => v,
+                Err(e) => {
+                    // Keep what was done: the next run resumes after it.
+                    vectors.save_checkpoint(vdir)?;
+                    return Err(e.into());
+                }
+            };
+            for (t, v) in chunk.iter().zip(&embedded) {
+                match vectors.upsert_tagged(t.id, t.tag, v) {
+                    Ok(()) => {}
+                    // A text without any feature (the hashing embedder's zero vector) has no
+                    // direction to search by; it simply gets no vector.
+                    Err(acms_vector::Error::InvalidVector { .. }) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            report.embedded += chunk.len();
+            if let Some(progress) = options.progress {
+                progress(report.embedded, report.pending);
+            }
+            if last_checkpoint.elapsed() >= options.checkpoint_every {
+                vectors.save_checkpoint(vdir)?;
+                last_checkpoint = Instant::now();
+            }
+        }
+        vectors.save(vdir)?;
+        write_generation(vdir, generation)?;
+        report.complete = true;
+        report.vectors = Some(vectors.len());
+        Ok(())
+    }
 }
 
 fn write_generation(dir: &Path, generation: u64) -> Result<()> {

@@ -21,6 +21,7 @@ mod keyword;
 mod query;
 mod retriever;
 mod semantic;
+mod shared;
 mod strategy;
 pub mod task;
 
@@ -37,6 +38,7 @@ pub use keyword::KeywordStrategy;
 pub use query::{Hit, Query, Reason};
 pub use retriever::Retriever;
 pub use semantic::SemanticStrategy;
+pub use shared::{SharedVectors, shared_vectors};
 pub use strategy::{Stage, Strategy, StrategyFactory, StrategyInput, StrategyRegistry};
 
 /// Names of the built-in strategies.

@@ -10,7 +10,7 @@ use acms_core::ContextConfig;
 use acms_index::Store;
 use acms_keyword::KeywordIndex;
 use acms_llm::LlmClient;
-use acms_vector::{IndexParams, VectorIndex, load_embedder};
+use acms_vector::IndexParams;
 
 use crate::derived::{keyword_dir, vector_dir};
 use crate::embedding::vector_generation;
@@ -188,36 +188,39 @@ fn semantic(
     }
     // The embedder comes from the user's configuration, never from the index directory:
     // an index inside a repository is as untrusted as the repository.
-    let loaded = match load_embedder(&config.strategies.semantic_embedding) {
+    // Both are kept by the process between engine opens (see `shared`).
+    let loaded = match crate::shared::embedder(&config.strategies.semantic_embedding) {
         Ok(l) => l,
         Err(e) => return unavailable(e.to_string()),
     };
     let params = IndexParams::from_config(&config.strategies.semantic_embedding);
-    let vectors = match VectorIndex::load(&dir, params) {
+    let shared = match crate::shared::shared_vectors(&dir, params) {
         Ok(v) => v,
         Err(e) => return unavailable(e.to_string()),
     };
     let embedder = loaded.embedder;
-    if embedder.id() != vectors.embedder_id() || embedder.dim() != vectors.dim() {
-        return unavailable(format!(
-            "vectors were built with `{}` but the embedder now is `{}`: run `acms index` again",
-            vectors.embedder_id(),
-            embedder.id()
-        ));
-    }
     let mut note = loaded.description;
-    if vector_generation(index_dir) != Some(generation) {
-        note = format!(
-            "semantic-embedding: incomplete ({} of {} symbols embedded; run `acms index` to \
-             finish): {note}",
-            vectors.len(),
-            nodes
-        );
+    {
+        let vectors = shared
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if embedder.id() != vectors.embedder_id() || embedder.dim() != vectors.dim() {
+            return unavailable(format!(
+                "vectors were built with `{}` but the embedder now is `{}`: run `acms index` again",
+                vectors.embedder_id(),
+                embedder.id()
+            ));
+        }
+        if vector_generation(index_dir) != Some(generation) {
+            note = format!(
+                "semantic-embedding: incomplete ({} of {} symbols embedded; run `acms index` to \
+                 finish): {note}",
+                vectors.len(),
+                nodes
+            );
+        }
     }
-    (
-        SemanticStrategy::new(Arc::from(embedder), Arc::new(vectors)),
-        note,
-    )
+    (SemanticStrategy::shared(embedder, shared), note)
 }
 
 /// A configured strategy that cannot run with this index; it reports why on every call.

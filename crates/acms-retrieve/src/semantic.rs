@@ -2,9 +2,11 @@
 //! compact rendering (signature, doc, identifiers), over an exact scan or HNSW
 //! (`acms-vector`).
 
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 
 use acms_vector::{Embedder, VectorIndex};
+
+use crate::shared::SharedVectors;
 
 use crate::keyword::{hit_limit, hit_on};
 use crate::{Error, Hit, Reason, Result, Strategy, StrategyInput};
@@ -17,13 +19,26 @@ pub const NAME: &str = "semantic-embedding";
 /// mismatch). It never substitutes another embedder: a strategy without real signal must not
 /// take budget.
 pub struct SemanticStrategy {
-    state: std::result::Result<(Arc<dyn Embedder>, Arc<VectorIndex>), String>,
+    state: std::result::Result<(Arc<dyn Embedder>, Vectors), String>,
+}
+
+/// Vectors owned by this strategy, or shared with the process's embedding runs.
+enum Vectors {
+    Fixed(Arc<VectorIndex>),
+    Shared(SharedVectors),
 }
 
 impl SemanticStrategy {
     pub fn new(embedder: Arc<dyn Embedder>, vectors: Arc<VectorIndex>) -> SemanticStrategy {
         SemanticStrategy {
-            state: Ok((embedder, vectors)),
+            state: Ok((embedder, Vectors::Fixed(vectors))),
+        }
+    }
+
+    /// A strategy on vectors an embedding run of this process may update in place.
+    pub fn shared(embedder: Arc<dyn Embedder>, vectors: SharedVectors) -> SemanticStrategy {
+        SemanticStrategy {
+            state: Ok((embedder, Vectors::Shared(vectors))),
         }
     }
 
@@ -49,6 +64,14 @@ impl Strategy for SemanticStrategy {
             strategy: NAME.into(),
             reason: reason.clone(),
         })?;
+        let guard;
+        let vectors: &VectorIndex = match vectors {
+            Vectors::Fixed(v) => v,
+            Vectors::Shared(v) => {
+                guard = v.read().unwrap_or_else(PoisonError::into_inner);
+                &guard
+            }
+        };
         let text = input.query.text.trim();
         if text.is_empty() || vectors.is_empty() {
             return Ok(Vec::new());

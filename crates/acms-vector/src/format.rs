@@ -226,6 +226,27 @@ pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The checksum that seals `bytes` (a whole sealed file): its last 32 bytes.
+pub(crate) fn seal_of(bytes: &[u8]) -> [u8; 32] {
+    let mut sum = [0u8; 32];
+    if let Some(tail) = bytes.len().checked_sub(CHECKSUM_LEN).map(|at| &bytes[at..]) {
+        sum.copy_from_slice(tail);
+    }
+    sum
+}
+
+/// The checksum sealing the file at `path`, read from its end without reading the rest (it
+/// identifies which save wrote the file; it verifies nothing).
+pub(crate) fn read_seal(path: &Path) -> Result<[u8; 32]> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = File::open(path).map_err(|e| Error::io(path, e))?;
+    f.seek(SeekFrom::End(-(CHECKSUM_LEN as i64)))
+        .map_err(|e| Error::io(path, e))?;
+    let mut sum = [0u8; 32];
+    f.read_exact(&mut sum).map_err(|e| Error::io(path, e))?;
+    Ok(sum)
+}
+
 /// blake3 of a file's contents, streamed.
 pub(crate) fn hash_file(path: &Path) -> Result<[u8; 32]> {
     let f = File::open(path).map_err(|e| Error::io(path, e))?;

@@ -11,15 +11,22 @@
 //! which stored vectors are still current without re-embedding anything: that is what makes an
 //! interrupted embedding run resumable.
 //!
-//! On disk (`save`/`load`): `vectors.bin` is the commit point. It holds a header (format
-//! version, embedder id, dim, count, the graph's file names and their checksums), the ids, their
-//! tags, the vectors and a blake3 checksum, and is replaced atomically. Graph files get a fresh name per
-//! save and are written before `vectors.bin`, so a save killed at any point leaves the previous
-//! `vectors.bin` and the graph files it names intact.
+//! hnsw_rs cannot delete or update a point, so changes after a build do not touch the graph:
+//! the point of a replaced or removed id becomes a tombstone (filtered from graph hits), and
+//! ids added or replaced since the build are searched exactly next to the graph. The graph is
+//! rebuilt only when these changes pass an eighth of the index.
+//!
+//! On disk (`save`/`load`): `vectors.bin` is the commit point of a full save. It holds a header
+//! (format version, embedder id, dim, count, the graph's file names and their checksums), the
+//! ids, their tags, the vectors and a blake3 checksum, and is replaced atomically. Graph files
+//! get a fresh name per save and are written before `vectors.bin`, so a save killed at any
+//! point leaves the previous `vectors.bin` and the graph files it names intact. A save of a
+//! few changes appends them to `vectors.delta` instead (see `delta`), which `load` replays;
+//! the next full save folds the log into `vectors.bin` and removes it.
 //!
 //! This module does not embed text (see `embed`/`fast`) and does not know what the ids mean.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
@@ -27,6 +34,7 @@ use std::path::{Path, PathBuf};
 use hnsw_rs::prelude::{AnnT, Distance, Hnsw, HnswIo};
 use rayon::prelude::*;
 
+use crate::delta::{self, Change, DELTA_FILE};
 use crate::embed::{Embedder, dot, normalize};
 use crate::error::{Error, Result};
 use crate::format::{self, Reader, Writer};
@@ -41,6 +49,15 @@ const GRAPH_PREFIX: &str = "hnsw-";
 const MAX_LAYERS: usize = 16;
 /// Above this many vectors an exact scan is split across rayon's threads.
 const PARALLEL_SCAN: usize = 8192;
+/// Changes since the graph was built (or since `vectors.bin` was written) are kept aside
+/// until they pass `1 / FOLD_DIVISOR` of the index; then a save rebuilds and rewrites it all.
+const FOLD_DIVISOR: usize = 8;
+/// ... but a small index may take this many changes before a full save.
+const FOLD_MIN: usize = 64;
+
+fn fold_limit(n: usize) -> usize {
+    (n / FOLD_DIVISOR).max(FOLD_MIN)
+}
 
 /// Search and graph parameters. Only `max_connections` and `ef_construction` shape a graph;
 /// the others apply at query time and may differ between the run that saved and the one that
@@ -120,6 +137,85 @@ impl Distance<f32> for CosineDistance {
 
 type Graph = Hnsw<'static, f32, CosineDistance>;
 
+/// An HNSW graph and how the index has moved on since it was built.
+struct GraphState {
+    hnsw: Graph,
+    /// The id each point was built for (point `p` held slot `p`'s vector at build time).
+    ids: Vec<u64>,
+    point_of: HashMap<u64, usize>,
+    /// Points whose id was replaced or removed since the build: filtered from hits.
+    stale: Vec<bool>,
+    stale_count: usize,
+    /// Ids whose current vector is not a live point (added or replaced since the build):
+    /// every search scores them exactly.
+    extra: BTreeSet<u64>,
+}
+
+impl GraphState {
+    fn new(hnsw: Graph, ids: Vec<u64>) -> GraphState {
+        let point_of = ids.iter().enumerate().map(|(p, &id)| (id, p)).collect();
+        GraphState {
+            hnsw,
+            stale: vec![false; ids.len()],
+            ids,
+            point_of,
+            stale_count: 0,
+            extra: BTreeSet::new(),
+        }
+    }
+
+    /// Marks the point of `id` (if any) as no longer current.
+    fn retire(&mut self, id: u64) {
+        if let Some(&p) = self.point_of.get(&id)
+            && !self.stale[p]
+        {
+            self.stale[p] = true;
+            self.stale_count += 1;
+        }
+    }
+
+    /// Changes since the build: tombstones plus exactly searched ids.
+    fn drift(&self) -> usize {
+        self.stale_count + self.extra.len()
+    }
+}
+
+/// What the directory an index was loaded from or last saved to holds, so the next save can
+/// append to its log instead of rewriting it.
+#[derive(Debug, Clone)]
+struct Persisted {
+    dir: PathBuf,
+    /// The checksum sealing `vectors.bin` (the log's base).
+    base_sum: [u8; 32],
+    base_len: usize,
+    /// The graph generation `vectors.bin` names, if any.
+    graph_name: Option<String>,
+    /// Valid bytes of the log (0: no log for this base yet) and the records in it.
+    delta_len: u64,
+    delta_records: usize,
+    /// Size and mtime of every file of the save, as this index left or found them.
+    stamp: Stamp,
+}
+
+/// (size, mtime) of `vectors.bin`, the log and the graph files: a cheap way to tell that no
+/// one else wrote or damaged the directory since.
+type Stamp = Vec<Option<(u64, std::time::SystemTime)>>;
+
+fn stamp(dir: &Path, graph_name: Option<&str>) -> Stamp {
+    let mut paths = vec![dir.join(VECTORS_FILE), dir.join(DELTA_FILE)];
+    if let Some(name) = graph_name {
+        let (g, d) = graph_paths(dir, name);
+        paths.extend([g, d]);
+    }
+    paths
+        .iter()
+        .map(|p| {
+            let m = std::fs::metadata(p).ok()?;
+            Some((m.len(), m.modified().ok()?))
+        })
+        .collect()
+}
+
 /// Vectors of one embedder, searchable by cosine. See the module doc for the two search paths
 /// and the on-disk layout.
 pub struct VectorIndex {
@@ -133,9 +229,11 @@ pub struct VectorIndex {
     slots: HashMap<u64, usize>,
     /// Unit vectors, contiguous so the exact scan streams through memory.
     data: Vec<f32>,
-    /// The HNSW graph over slots `0..graph.get_nb_point()`, data id = slot. Dropped whenever a
-    /// slot's vector changes or moves, since hnsw_rs cannot delete or update points.
-    graph: Option<Graph>,
+    /// The HNSW graph, data id = the slot at build time (see `GraphState`).
+    graph: Option<GraphState>,
+    persisted: Option<Persisted>,
+    /// Ids upserted or removed since the state in `persisted`.
+    dirty: BTreeSet<u64>,
 }
 
 impl fmt::Debug for VectorIndex {
@@ -145,7 +243,10 @@ impl fmt::Debug for VectorIndex {
             .field("dim", &self.dim)
             .field("len", &self.ids.len())
             .field("params", &self.params)
-            .field("graph", &self.graph.as_ref().map(|g| g.get_nb_point()))
+            .field(
+                "graph",
+                &self.graph.as_ref().map(|g| (g.ids.len(), g.drift())),
+            )
             .finish()
     }
 }
@@ -166,6 +267,8 @@ impl VectorIndex {
             slots: HashMap::new(),
             data: Vec::new(),
             graph: None,
+            persisted: None,
+            dirty: BTreeSet::new(),
         })
     }
 
@@ -215,10 +318,22 @@ impl VectorIndex {
 
     /// True when searches go through the HNSW graph rather than an exact scan.
     pub fn uses_graph(&self) -> bool {
-        self.graph
+        self.graph.is_some() && self.ids.len() >= self.params.exact_scan_below
+    }
+
+    /// Whether `dir` holds exactly what this index last loaded from or saved into it (no
+    /// other writer, no damage since, judged by file sizes and times), so a long-lived
+    /// process may keep using it instead of loading it again.
+    pub fn is_saved_in(&self, dir: &Path) -> bool {
+        self.persisted
             .as_ref()
-            .is_some_and(|g| g.get_nb_point() == self.ids.len())
-            && self.ids.len() >= self.params.exact_scan_below
+            .is_some_and(|p| p.dir == dir && p.stamp == stamp(dir, p.graph_name.as_deref()))
+    }
+
+    /// Vectors changed since the graph was built (replaced or removed points plus ids searched
+    /// exactly beside it); 0 without a graph.
+    pub fn graph_drift(&self) -> usize {
+        self.graph.as_ref().map_or(0, GraphState::drift)
     }
 
     fn slot(&self, s: usize) -> &[f32] {
@@ -249,8 +364,8 @@ impl VectorIndex {
     }
 
     /// Adds `vector` under `id`, replacing any previous vector of `id`. The vector is stored
-    /// normalized. New ids extend an existing graph in place; replacing a vector drops the
-    /// graph (call `build_graph` or `save` to rebuild it).
+    /// normalized. An existing graph is kept: the new vector is searched exactly beside it
+    /// until a rebuild (see the module doc).
     pub fn upsert(&mut self, id: u64, vector: &[f32]) -> Result<()> {
         self.upsert_tagged(id, 0, vector)
     }
@@ -258,32 +373,39 @@ impl VectorIndex {
     /// `upsert` that also records `tag` for `id` (the caller's hash of the embedded text).
     pub fn upsert_tagged(&mut self, id: u64, tag: u64, vector: &[f32]) -> Result<()> {
         let v = self.check(id, vector)?;
+        self.put(id, tag, &v);
+        Ok(())
+    }
+
+    /// Stores the unit vector `v` (already checked) under `id`.
+    fn put(&mut self, id: u64, tag: u64, v: &[f32]) {
+        self.dirty.insert(id);
+        if let Some(g) = &mut self.graph {
+            g.retire(id);
+            g.extra.insert(id);
+        }
         if let Some(&s) = self.slots.get(&id) {
-            self.data[s * self.dim..(s + 1) * self.dim].copy_from_slice(&v);
+            self.data[s * self.dim..(s + 1) * self.dim].copy_from_slice(v);
             self.tags[s] = tag;
-            self.graph = None;
-            return Ok(());
+            return;
         }
         let s = self.ids.len();
         self.ids.push(id);
         self.tags.push(tag);
         self.slots.insert(id, s);
-        self.data.extend_from_slice(&v);
-        if let Some(g) = &self.graph {
-            if g.get_nb_point() == s {
-                g.insert_slice((&self.data[s * self.dim..], s));
-            } else {
-                self.graph = None;
-            }
-        }
-        Ok(())
+        self.data.extend_from_slice(v);
     }
 
-    /// Removes `id`; returns whether it was present. Drops the graph.
+    /// Removes `id`; returns whether it was present. Its graph point becomes a tombstone.
     pub fn remove(&mut self, id: u64) -> bool {
         let Some(s) = self.slots.remove(&id) else {
             return false;
         };
+        self.dirty.insert(id);
+        if let Some(g) = &mut self.graph {
+            g.retire(id);
+            g.extra.remove(&id);
+        }
         let last = self.ids.len() - 1;
         if s != last {
             let moved = self.ids[last];
@@ -296,12 +418,11 @@ impl VectorIndex {
         self.ids.pop();
         self.tags.pop();
         self.data.truncate(last * self.dim);
-        self.graph = None;
         true
     }
 
     /// Keeps only the ids for which `keep` is true (for re-indexing: drop vectors of nodes that
-    /// no longer exist). Drops the graph when anything was removed.
+    /// no longer exist).
     pub fn retain(&mut self, mut keep: impl FnMut(u64) -> bool) {
         let gone: Vec<u64> = self.ids.iter().copied().filter(|&id| !keep(id)).collect();
         for id in gone {
@@ -310,14 +431,17 @@ impl VectorIndex {
     }
 
     /// Builds the HNSW graph when the index is at or above the exact-scan threshold and has
-    /// none (or a stale one); drops it below the threshold. Uses all cores.
+    /// none, or one that no longer matches every vector; drops it below the threshold. Uses
+    /// all cores.
     pub fn build_graph(&mut self) {
         let n = self.ids.len();
         if n < self.params.exact_scan_below {
             self.graph = None;
             return;
         }
-        if self.graph.as_ref().is_some_and(|g| g.get_nb_point() == n) {
+        // No tombstone and nothing beside the graph: no slot moved since the build either
+        // (moving one takes a removal), so point p is still slot p.
+        if self.graph.as_ref().is_some_and(|g| g.drift() == 0) {
             return;
         }
         let mut g = Graph::new(
@@ -330,7 +454,7 @@ impl VectorIndex {
         let points: Vec<(&[f32], usize)> = (0..n).map(|s| (self.slot(s), s)).collect();
         g.parallel_insert_slice(&points);
         g.set_searching_mode(true);
-        self.graph = Some(g);
+        self.graph = Some(GraphState::new(g, self.ids.clone()));
     }
 
     /// The `k` ids most similar to `query` by cosine, best first; ties broken by id so the
@@ -348,12 +472,19 @@ impl VectorIndex {
         }
         let scored: Vec<(f32, u64)> = match &self.graph {
             Some(g) if self.uses_graph() => {
-                let ef = self.params.ef_search.max(k);
-                g.search(&q, k, ef)
+                // Ask for a few more neighbours than wanted to make up for tombstones.
+                let want = k + g.stale_count.min(k.max(16));
+                let ef = self.params.ef_search.max(want);
+                let score = |id: u64| self.slots.get(&id).map(|&s| (dot(&q, self.slot(s)), id));
+                let mut scored: Vec<(f32, u64)> = g
+                    .hnsw
+                    .search(&q, want, ef)
                     .into_iter()
-                    .filter(|n| n.d_id < self.ids.len())
-                    .map(|n| (dot(&q, self.slot(n.d_id)), self.ids[n.d_id]))
-                    .collect()
+                    .filter(|n| n.d_id < g.ids.len() && !g.stale[n.d_id])
+                    .filter_map(|n| score(g.ids[n.d_id]))
+                    .collect();
+                scored.extend(g.extra.iter().filter_map(|&id| score(id)));
+                scored
             }
             _ => self.scan(&q),
         };
@@ -393,24 +524,81 @@ impl VectorIndex {
     }
 
     /// Writes the index into `dir` (created if needed), building the graph first when the
-    /// size calls for one. See the module doc for why a killed save loses nothing.
+    /// size calls for one. When `dir` holds this index as loaded or last saved and few vectors
+    /// changed since, the changes are appended to its log instead and the graph is left as it
+    /// is (see the module doc). A killed save loses nothing that was saved before.
     pub fn save(&mut self, dir: &Path) -> Result<()> {
+        if self.can_append(dir, true) {
+            return self.append_delta(dir);
+        }
         self.build_graph();
         self.write(dir, true)
     }
 
-    /// Writes the vectors into `dir` without building or writing a graph: a cheap checkpoint
-    /// while vectors are still being added (searches of the saved index scan exactly until a
-    /// `save` writes the graph).
-    pub fn save_checkpoint(&self, dir: &Path) -> Result<()> {
+    /// Writes the vectors into `dir` without building a graph: a cheap checkpoint while
+    /// vectors are still being added (searches of the saved index scan exactly until a `save`
+    /// writes the graph). Few changes to a saved index are appended to its log, as by `save`.
+    pub fn save_checkpoint(&mut self, dir: &Path) -> Result<()> {
+        if self.can_append(dir, false) {
+            return self.append_delta(dir);
+        }
         self.write(dir, false)
     }
 
-    fn write(&self, dir: &Path, with_graph: bool) -> Result<()> {
+    /// Whether saving into `dir` may append the changes since the last save to the log: `dir`
+    /// still holds that save, the log stays small and, when a graph is owed (`with_graph`),
+    /// the saved graph stays close enough to the vectors.
+    fn can_append(&self, dir: &Path, with_graph: bool) -> bool {
+        let Some(p) = &self.persisted else {
+            return false;
+        };
+        if p.dir != dir || format::read_seal(&dir.join(VECTORS_FILE)).ok() != Some(p.base_sum) {
+            return false;
+        }
+        if with_graph && self.ids.len() >= self.params.exact_scan_below {
+            let graph_ok = p.graph_name.is_some()
+                && self
+                    .graph
+                    .as_ref()
+                    .is_some_and(|g| g.drift() <= fold_limit(self.ids.len()));
+            if !graph_ok {
+                return false;
+            }
+        }
+        p.delta_records + self.dirty.len() <= fold_limit(p.base_len)
+    }
+
+    /// Appends the changes since the last save to the log of `dir` as one batch.
+    fn append_delta(&mut self, dir: &Path) -> Result<()> {
+        let Some(p) = self.persisted.as_mut() else {
+            return Err(Error::Config("no saved index to append to".into()));
+        };
+        if !self.dirty.is_empty() {
+            let dim = self.dim;
+            let changes = self.dirty.iter().map(|&id| {
+                let put = self
+                    .slots
+                    .get(&id)
+                    .map(|&s| (self.tags[s], &self.data[s * dim..(s + 1) * dim]));
+                (id, put)
+            });
+            let batch = delta::encode(changes, dim);
+            p.delta_len = delta::append(&dir.join(DELTA_FILE), p.delta_len, &p.base_sum, &batch)?;
+            p.delta_records += self.dirty.len();
+            p.stamp = stamp(dir, p.graph_name.as_deref());
+            self.dirty.clear();
+        }
+        remove_stale_graphs(dir, p.graph_name.as_deref());
+        Ok(())
+    }
+
+    fn write(&mut self, dir: &Path, with_graph: bool) -> Result<()> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        // Only a graph whose point p is slot p may be dumped next to these vectors.
         let graph = match &self.graph {
-            Some(_) if !with_graph => None,
-            Some(g) if self.uses_graph() => Some(dump_graph(g, dir)?),
+            Some(g) if with_graph && g.drift() == 0 && self.uses_graph() => {
+                Some(dump_graph(&g.hnsw, dir)?)
+            }
             _ => None,
         };
         let mut w = Writer::new(MAGIC, FORMAT_VERSION);
@@ -440,20 +628,38 @@ impl VectorIndex {
         }
         w.u64(self.data.len() as u64);
         w.f32s(&self.data);
-        format::write_atomic(&dir.join(VECTORS_FILE), &w.seal())?;
+        let sealed = w.seal();
+        format::write_atomic(&dir.join(VECTORS_FILE), &sealed)?;
+        // The log applied to the previous vectors.bin; its base no longer matches, so even a
+        // log that survives this (a kill right here) is ignored.
+        delta::discard(&dir.join(DELTA_FILE));
         // Only now are older graph generations unreferenced. Failing to delete one wastes disk
         // space but loses nothing, so it is not an error.
         let keep = graph.as_ref().map(|(n, _, _)| n.as_str());
         remove_stale_graphs(dir, keep);
+        self.persisted = Some(Persisted {
+            dir: dir.to_path_buf(),
+            base_sum: format::seal_of(&sealed),
+            base_len: self.ids.len(),
+            graph_name: keep.map(str::to_string),
+            delta_len: 0,
+            delta_records: 0,
+            stamp: stamp(dir, keep),
+        });
+        self.dirty.clear();
         Ok(())
     }
 
-    /// Reads an index saved by `save`. The HNSW graph is reloaded from its dump (not rebuilt)
-    /// when the index is at or above `params.exact_scan_below`. Every file is checksummed
-    /// before it is parsed: damage is an `Error::Corrupt` naming the file.
+    /// Reads an index saved by `save`, replaying its log. The HNSW graph is reloaded from its
+    /// dump (not rebuilt) when the saved index is at or above `params.exact_scan_below`.
+    /// Every file is checksummed before it is parsed: damage is an `Error::Corrupt` naming the
+    /// file.
     pub fn load(dir: &Path, params: IndexParams) -> Result<VectorIndex> {
         params.validate()?;
         let path = dir.join(VECTORS_FILE);
+        // Taken before reading: a writer that changes a file meanwhile makes the stamp stale,
+        // never the other way round.
+        let before = stamp(dir, None);
         let bytes = format::read(&path)?;
         let mut r = Reader::open(&path, &bytes, MAGIC, FORMAT_VERSION)?;
         let embedder_id = r.str()?;
@@ -481,6 +687,8 @@ impl VectorIndex {
                 return Err(Error::corrupt(&path, format!("id {id} appears twice")));
             }
         }
+        let base_sum = format::seal_of(&bytes);
+        drop(bytes);
         let mut index = VectorIndex {
             embedder_id,
             dim,
@@ -490,13 +698,51 @@ impl VectorIndex {
             slots,
             data,
             graph: None,
+            persisted: None,
+            dirty: BTreeSet::new(),
         };
         // A graph built with other shape parameters is still a valid graph for these vectors;
         // reusing it beats a rebuild, the new parameters apply at the next rebuild.
         let _ = (max_connections, ef_construction);
         if !graph_name.is_empty() && n >= params.exact_scan_below {
-            index.graph = Some(load_graph(dir, &graph_name, &graph_sum, &data_sum, n)?);
+            let g = load_graph(dir, &graph_name, &graph_sum, &data_sum, n)?;
+            index.graph = Some(GraphState::new(g, index.ids.clone()));
         }
+        let log = delta::read(&dir.join(DELTA_FILE), &base_sum, dim)?.unwrap_or_default();
+        let delta_records = log.changes.len();
+        for change in log.changes {
+            match change {
+                Change::Put { id, tag, vector } => {
+                    // Stored unit vectors are taken as they are (re-normalizing could change
+                    // their last bits), but never trusted to be finite.
+                    if vector.iter().any(|x| !x.is_finite()) {
+                        return Err(Error::corrupt(
+                            dir.join(DELTA_FILE),
+                            format!("vector of id {id} is not finite"),
+                        ));
+                    }
+                    index.put(id, tag, &vector);
+                }
+                Change::Remove(id) => {
+                    index.remove(id);
+                }
+            }
+        }
+        index.dirty.clear();
+        let graph_name = (!graph_name.is_empty()).then_some(graph_name);
+        let mut now = stamp(dir, graph_name.as_deref());
+        if now[..2] != before[..] {
+            now.clear(); // written while loading: never taken for the saved state
+        }
+        index.persisted = Some(Persisted {
+            dir: dir.to_path_buf(),
+            base_sum,
+            base_len: n,
+            graph_name,
+            delta_len: if delta_records == 0 { 0 } else { log.valid_len },
+            delta_records,
+            stamp: now,
+        });
         Ok(index)
     }
 }
@@ -681,12 +927,20 @@ mod tests {
         idx.upsert(3, &[0.0, 0.0, 1.0]).unwrap();
         idx.build_graph();
         assert!(idx.uses_graph());
-        idx.upsert(4, &[0.0, 1.0, 1.0]).unwrap(); // appended into the graph in place
+        idx.upsert(4, &[0.0, 1.0, 1.0]).unwrap(); // searched exactly beside the graph
         assert!(idx.uses_graph());
+        assert_eq!(idx.graph_drift(), 1);
         check(&idx, [0.0, 0.0, 1.0], &[3, 4]);
-        idx.upsert(4, &[1.0, 1.0, 1.0]).unwrap(); // replaced: graph dropped, exact scan
-        assert!(!idx.uses_graph());
-        check(&idx, [0.0, 0.0, 1.0], &[3, 4]);
+        idx.upsert(3, &[1.0, 0.0, 0.0]).unwrap(); // replaced: its point is a tombstone
+        assert!(idx.uses_graph());
+        assert_eq!(idx.graph_drift(), 3);
+        check(&idx, [0.0, 0.0, 1.0], &[4, 0]);
+        check(&idx, [1.0, 0.0, 0.0], &[3]);
+        assert!(idx.remove(3));
+        check(&idx, [1.0, 0.0, 0.0], &[0]);
+        idx.build_graph(); // rebuilt: nothing beside the graph any more
+        assert_eq!(idx.graph_drift(), 0);
+        check(&idx, [0.0, 0.0, 1.0], &[4, 0]);
     }
 
     #[test]

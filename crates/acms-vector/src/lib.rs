@@ -15,6 +15,7 @@
 //! directory the user did not name (configuration, flag, `$ACMS_MODEL_DIR` or their cache).
 
 mod cache;
+mod delta;
 mod embed;
 mod error;
 mod fast;
@@ -23,6 +24,7 @@ mod index;
 mod lock;
 
 pub use cache::{CACHE_FILE, CacheLoad, EmbeddingCache};
+pub use delta::DELTA_FILE;
 pub use embed::{Embedder, HashEmbedder, cosine, dot, normalize};
 pub use error::{Error, Result};
 pub use fast::{

@@ -272,3 +272,76 @@ fn without_a_model_the_semantic_strategy_is_unavailable_not_hashed() {
     assert!(e.hits.iter().all(|h| h.strategy != strategy::SEMANTIC));
     assert!(e.hits.iter().any(|h| h.strategy == strategy::KEYWORD));
 }
+
+#[test]
+fn a_process_keeps_its_vectors_across_incremental_runs_and_engine_opens() {
+    use std::sync::Arc;
+
+    use acms_retrieve::shared_vectors;
+    use acms_vector::IndexParams;
+
+    let dir = repo(60);
+    let changes = index(dir.path());
+    let index_dir = dir.path().join(".acms");
+    let vdir = index_dir.join("vectors");
+    let config = hash_config();
+    let params = IndexParams::from_config(&config.strategies.semantic_embedding);
+    let embedder = HashEmbedder::default();
+    update_vectors(
+        &index_dir,
+        &changes,
+        &config,
+        &embedder,
+        &VectorOptions::default(),
+    )
+    .unwrap();
+    let kept = shared_vectors(&vdir, params).unwrap();
+    assert!(Arc::ptr_eq(&kept, &shared_vectors(&vdir, params).unwrap()));
+
+    // One edited file: its vectors are updated in the kept copy, which still matches the disk.
+    let path = dir.path().join("m3.py");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        format!(
+            "{text}def postage_for_parcel(weight):\n    \"\"\"Postage of a parcel by its weight.\"\"\"\n    return weight * 3\n"
+        ),
+    )
+    .unwrap();
+    let opts = IndexOptions::new(dir.path());
+    let report = index_repo(dir.path(), &opts).unwrap();
+    let derived = update_derived(&index_dir, &report.changes, &config, Some(&embedder)).unwrap();
+    assert!(
+        derived.vectors_complete && !derived.vectors_rebuilt,
+        "{derived:?}"
+    );
+    let reopened = shared_vectors(&vdir, params).unwrap();
+    assert!(Arc::ptr_eq(&kept, &reopened));
+    {
+        let kept = kept.read().unwrap();
+        let fresh = VectorIndex::load(&vdir, params).unwrap();
+        assert_eq!(kept.len(), fresh.len());
+        for &id in fresh.ids() {
+            assert_eq!(kept.get(id), fresh.get(id));
+            assert_eq!(kept.tag(id), fresh.tag(id));
+        }
+    }
+    let r = Retriever::open(&index_dir, &config, &StrategyRegistry::new(), None).unwrap();
+    let e = crate::run(&r, Query::new("postage of a parcel"), strategy::SEMANTIC);
+    let found = crate::names(&r, &e, strategy::SEMANTIC);
+    assert!(
+        found
+            .first()
+            .is_some_and(|n| n.ends_with("postage_for_parcel")),
+        "{found:?}"
+    );
+
+    // Another writer: the kept copy is not handed out any more.
+    let mut other = VectorIndex::load(&vdir, params).unwrap();
+    let gone = other.ids()[0];
+    other.remove(gone);
+    other.save(&vdir).unwrap();
+    let after = shared_vectors(&vdir, params).unwrap();
+    assert!(!Arc::ptr_eq(&kept, &after));
+    assert!(!after.read().unwrap().contains(gone));
+}

@@ -4,7 +4,7 @@ use std::fs;
 use std::path::Path;
 use std::sync::OnceLock;
 
-use acms_vector::{Error, IndexParams, VECTORS_FILE, VectorIndex};
+use acms_vector::{DELTA_FILE, Error, IndexParams, VECTORS_FILE, VectorIndex};
 
 use crate::random_vectors;
 
@@ -190,4 +190,240 @@ fn an_interrupted_save_leaves_the_previous_index_readable() {
     let mut loaded = loaded;
     loaded.save(dir.path()).unwrap();
     assert!(!dir.path().join("hnsw-0123456789abcdef.hnsw.graph").exists());
+}
+
+/// The graph file names and the bytes of vectors.bin: what a full save rewrites.
+fn base_files(dir: &Path) -> (Vec<String>, Vec<u8>) {
+    let mut graphs: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".hnsw."))
+        .collect();
+    graphs.sort();
+    (graphs, fs::read(dir.join(VECTORS_FILE)).unwrap())
+}
+
+fn unit(dim: usize, axis: usize) -> Vec<f32> {
+    let mut v = vec![0.0f32; dim];
+    v[axis] = 1.0;
+    v
+}
+
+#[test]
+fn a_few_changes_are_appended_to_the_log_not_rewritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut idx, queries) = build(600, 16, graph_params());
+    idx.save(dir.path()).unwrap();
+    let before = base_files(dir.path());
+    let mut loaded = VectorIndex::load(dir.path(), graph_params()).unwrap();
+    // Replace two graph points, add one id, remove one.
+    loaded.upsert_tagged(1000, 5, &unit(16, 0)).unwrap();
+    loaded.upsert_tagged(1001, 6, &unit(16, 1)).unwrap();
+    loaded.upsert_tagged(7, 7, &unit(16, 2)).unwrap();
+    assert!(loaded.remove(1002));
+    loaded.save(dir.path()).unwrap();
+    // Neither the vectors nor the graph were rewritten: the changes sit in the log.
+    assert_eq!(base_files(dir.path()), before);
+    assert!(dir.path().join(DELTA_FILE).exists());
+    assert!(loaded.uses_graph());
+    let again = VectorIndex::load(dir.path(), graph_params()).unwrap();
+    assert_eq!(again.len(), 600);
+    assert_eq!(again.ids(), loaded.ids());
+    assert_eq!(again.graph_drift(), loaded.graph_drift());
+    assert_eq!((again.tag(1000), again.tag(7)), (Some(5), Some(7)));
+    assert!(!again.contains(1002));
+    for (axis, id) in [(0, 1000), (1, 1001), (2, 7)] {
+        // The new vector answers first; the replaced one's old point is never a hit.
+        let hits = again.search(&unit(16, axis), 600).unwrap();
+        assert_eq!((hits[0].id, hits[0].score), (id, 1.0));
+        assert_eq!(hits.iter().filter(|h| h.id == id).count(), 1);
+    }
+    assert!(
+        again
+            .search(&queries[0], 600)
+            .unwrap()
+            .iter()
+            .all(|h| h.id != 1002)
+    );
+    for q in &queries {
+        assert_eq!(again.search(q, 10).unwrap(), loaded.search(q, 10).unwrap());
+    }
+}
+
+#[test]
+fn many_changes_fold_into_a_full_save() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut idx, queries) = build(600, 16, graph_params());
+    idx.save(dir.path()).unwrap();
+    let before = base_files(dir.path());
+    let mut loaded = VectorIndex::load(dir.path(), graph_params()).unwrap();
+    // More than an eighth of the index changes: the graph is rebuilt and all rewritten.
+    for (i, v) in crate::random_vectors(100, 16, 5).iter().enumerate() {
+        loaded.upsert(1000 + i as u64, v).unwrap();
+    }
+    loaded.save(dir.path()).unwrap();
+    let after = base_files(dir.path());
+    assert_ne!(after.0, before.0);
+    assert_ne!(after.1, before.1);
+    assert!(!dir.path().join(DELTA_FILE).exists());
+    assert_eq!(loaded.graph_drift(), 0);
+    let again = VectorIndex::load(dir.path(), graph_params()).unwrap();
+    assert_eq!(again.graph_drift(), 0);
+    for q in &queries {
+        assert_eq!(again.search(q, 10).unwrap(), loaded.search(q, 10).unwrap());
+    }
+}
+
+#[test]
+fn an_interrupted_append_leaves_the_previous_state_readable() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut idx, _) = build(600, 16, graph_params());
+    idx.save(dir.path()).unwrap();
+    idx.upsert_tagged(1000, 1, &unit(16, 0)).unwrap();
+    idx.save(dir.path()).unwrap();
+    let committed = fs::metadata(dir.path().join(DELTA_FILE)).unwrap().len();
+    idx.upsert_tagged(1000, 2, &unit(16, 1)).unwrap();
+    idx.save(dir.path()).unwrap();
+    // A save killed while appending: part of its batch reached the disk.
+    let f = fs::OpenOptions::new()
+        .write(true)
+        .open(dir.path().join(DELTA_FILE))
+        .unwrap();
+    let len = f.metadata().unwrap().len();
+    f.set_len(committed + (len - committed) / 2).unwrap();
+    drop(f);
+    let mut loaded = VectorIndex::load(dir.path(), graph_params()).unwrap();
+    assert_eq!(loaded.tag(1000), Some(1));
+    assert_eq!(loaded.search(&unit(16, 0), 1).unwrap()[0].id, 1000);
+    // The next append replaces the torn bytes.
+    loaded.upsert_tagged(1000, 3, &unit(16, 2)).unwrap();
+    loaded.save(dir.path()).unwrap();
+    let again = VectorIndex::load(dir.path(), graph_params()).unwrap();
+    assert_eq!(again.tag(1000), Some(3));
+    // A full save killed after its commit but before it removed the log: the log belongs to
+    // the previous vectors.bin and is ignored.
+    let stale_log = fs::read(dir.path().join(DELTA_FILE)).unwrap();
+    let mut full = again;
+    for (i, v) in crate::random_vectors(100, 16, 5).iter().enumerate() {
+        full.upsert(2000 + i as u64, v).unwrap();
+    }
+    full.save(dir.path()).unwrap();
+    fs::write(dir.path().join(DELTA_FILE), stale_log).unwrap();
+    let reloaded = VectorIndex::load(dir.path(), graph_params()).unwrap();
+    assert_eq!(reloaded.len(), 700);
+    assert_eq!(reloaded.tag(1000), Some(3));
+}
+
+#[test]
+fn a_damaged_log_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut idx, _) = build(600, 16, graph_params());
+    idx.save(dir.path()).unwrap();
+    idx.upsert(1000, &unit(16, 0)).unwrap();
+    idx.save(dir.path()).unwrap();
+    idx.upsert(1001, &unit(16, 1)).unwrap();
+    idx.save(dir.path()).unwrap();
+    let p = dir.path().join(DELTA_FILE);
+    let mut bytes = fs::read(&p).unwrap();
+    bytes[60] ^= 0x10; // inside the first of two batches
+    fs::write(&p, bytes).unwrap();
+    let err = load_error(dir.path());
+    assert!(
+        err.contains(DELTA_FILE) && err.contains("corrupted"),
+        "{err}"
+    );
+}
+
+/// One step of the save/load property: upsert (id, axis), remove id, save, or reload.
+#[derive(Debug, Clone)]
+enum Op {
+    Upsert(u64, u64),
+    Remove(u64),
+    Save,
+    Reload,
+}
+
+fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+    use proptest::prelude::*;
+    prop_oneof![
+        6 => (0u64..90, 0u64..1000).prop_map(|(id, seed)| Op::Upsert(id, seed)),
+        2 => (0u64..90).prop_map(Op::Remove),
+        1 => Just(Op::Save),
+        1 => Just(Op::Reload),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config::with_cases(24))]
+
+    /// Whatever mix of full saves and log appends got it there, a reloaded index holds exactly
+    /// the vectors and tags that were saved, and its search equals the in-memory one's.
+    #[test]
+    fn reloading_gives_back_what_was_saved(ops in proptest::collection::vec(op(), 1..60)) {
+        let params = IndexParams { exact_scan_below: 20, ..IndexParams::default() };
+        let dir = tempfile::tempdir().unwrap();
+        let mut idx = VectorIndex::new("p", 8, params).unwrap();
+        for (i, v) in crate::random_vectors(40, 8, 3).iter().enumerate() {
+            idx.upsert_tagged(i as u64, 0, v).unwrap();
+        }
+        idx.save(dir.path()).unwrap();
+        for op in ops {
+            match op {
+                Op::Upsert(id, seed) => {
+                    let v = &crate::random_vectors(1, 8, seed)[0];
+                    idx.upsert_tagged(id, seed, v).unwrap();
+                }
+                Op::Remove(id) => {
+                    idx.remove(id);
+                }
+                Op::Save => idx.save(dir.path()).unwrap(),
+                Op::Reload => {
+                    idx.save(dir.path()).unwrap();
+                    let loaded = VectorIndex::load(dir.path(), params).unwrap();
+                    let mut a: Vec<u64> = loaded.ids().to_vec();
+                    let mut b: Vec<u64> = idx.ids().to_vec();
+                    a.sort_unstable();
+                    b.sort_unstable();
+                    proptest::prop_assert_eq!(a, b);
+                    for &id in idx.ids() {
+                        proptest::prop_assert_eq!(loaded.get(id), idx.get(id));
+                        proptest::prop_assert_eq!(loaded.tag(id), idx.tag(id));
+                    }
+                    let q = &crate::random_vectors(1, 8, 4242)[0];
+                    let exact = idx.search_exact(q, 5).unwrap();
+                    // Exact when scanning; with a graph every hit is a current vector
+                    // scored exactly.
+                    for h in loaded.search(q, 5).unwrap() {
+                        proptest::prop_assert_eq!(Some(h.score), idx.get(h.id).map(|v| acms_vector::dot(q, v)));
+                    }
+                    if !loaded.uses_graph() {
+                        proptest::prop_assert_eq!(loaded.search(q, 5).unwrap(), exact);
+                    }
+                    idx = loaded;
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn an_index_knows_whether_its_directory_still_holds_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut idx, _) = build(600, 16, graph_params());
+    assert!(!idx.is_saved_in(dir.path()));
+    idx.save(dir.path()).unwrap();
+    assert!(idx.is_saved_in(dir.path()));
+    let mut other = VectorIndex::load(dir.path(), graph_params()).unwrap();
+    assert!(other.is_saved_in(dir.path()));
+    // Another writer appends: the first index no longer matches the directory.
+    other.upsert(7, &unit(16, 3)).unwrap();
+    other.save(dir.path()).unwrap();
+    assert!(other.is_saved_in(dir.path()));
+    assert!(!idx.is_saved_in(dir.path()));
+    // Damage (same size, new bytes) is noticed as well.
+    let p = dir.path().join(VECTORS_FILE);
+    let mut bytes = fs::read(&p).unwrap();
+    bytes[100] ^= 1;
+    fs::write(&p, bytes).unwrap();
+    assert!(!other.is_saved_in(dir.path()));
 }
