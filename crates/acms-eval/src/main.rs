@@ -242,10 +242,7 @@ fn main() -> Result<()> {
             let reports = acms_eval::issues::run(&opts).context("real-issue benchmark failed")?;
             if opts.tag.is_some() {
                 // An experiment: its tables on stdout only.
-                print!(
-                    "{}",
-                    acms_eval::report::issues_section(&reports, &opts.run.budgets)
-                );
+                print!("{}", acms_eval::report::issues_section(&reports));
                 return Ok(());
             }
             let names: Vec<&str> = acms_eval::realtasks::SETS.iter().map(|s| s.0).collect();
@@ -255,7 +252,7 @@ fn main() -> Result<()> {
                     saved.push(r);
                 }
             }
-            let section = acms_eval::report::issues_section(&saved, &opts.run.budgets);
+            let section = acms_eval::report::issues_section(&saved);
             if out == "-" {
                 print!("{section}");
             } else {

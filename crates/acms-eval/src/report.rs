@@ -61,17 +61,11 @@ pub fn corpus_markdown(r: &CorpusReport, budgets: &[usize]) -> String {
         r.targets_resolved,
         r.tasks_sampled
     );
-    let mut header = String::from("| system | set |");
-    let mut rule = String::from("|---|---|");
-    for &b in budgets {
-        let b = k(b);
-        let _ = write!(
-            header,
-            " {b} sym | {b} code | {b} tokens | {b} viol | {b} p50/p95 ms |"
-        );
-        rule.push_str("---:|---:|---:|---:|---:|");
-    }
-    let _ = writeln!(s, "{header}\n{rule}");
+    s.push_str(&table_head(
+        &["system", "set"],
+        budgets,
+        &["sym", "code", "tokens", "viol", "p50/p95 ms"],
+    ));
     for row in &r.rows {
         s.push_str(&row_markdown(row, budgets));
     }
@@ -187,25 +181,44 @@ pub fn set_markdown(r: &SetReport, budgets: &[usize]) -> String {
         first.map_or(0, |m| m.changed_tasks),
         r.embedder
     );
-    let mut header = String::from("| system |");
-    let mut rule = String::from("|---|");
-    for &b in budgets {
-        let b = k(b);
-        let _ = write!(
-            header,
-            " {b} files | {b} symbols | {b} changed | {b} tokens | {b} over | {b} p50 ms |"
-        );
-        rule.push_str("---:|---:|---:|---:|---:|---:|");
-    }
-    let _ = writeln!(s, "{header}\n{rule}");
+    s.push_str(&table_head(
+        &["system"],
+        budgets,
+        &["files", "symbols", "changed", "tokens", "over", "p50 ms"],
+    ));
     for row in &r.rows {
         s.push_str(&issue_row(row, budgets));
     }
     s
 }
 
+/// A table's header and rule: the `leading` columns, then each of `columns` per budget.
+fn table_head(leading: &[&str], budgets: &[usize], columns: &[&str]) -> String {
+    let mut header = format!("| {} |", leading.join(" | "));
+    let mut rule = "|---".repeat(leading.len()) + "|";
+    for &b in budgets {
+        let b = k(b);
+        for c in columns {
+            let _ = write!(header, " {b} {c} |");
+            rule.push_str("---:|");
+        }
+    }
+    format!("{header}\n{rule}\n")
+}
+
+/// The budgets a set was measured at (each set's report keeps its own: sets run separately
+/// may use different budgets).
+fn set_budgets(r: &SetReport) -> Vec<usize> {
+    let all: std::collections::BTreeSet<usize> = r
+        .rows
+        .iter()
+        .flat_map(|row| row.budgets.keys().copied())
+        .collect();
+    all.into_iter().collect()
+}
+
 /// The whole generated real-issue section (markers included).
-pub fn issues_section(reports: &[SetReport], budgets: &[usize]) -> String {
+pub fn issues_section(reports: &[SetReport]) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "{ISSUES_BEGIN}\n");
     let _ = writeln!(s, "## Real issues: results (generated)\n");
@@ -218,7 +231,7 @@ pub fn issues_section(reports: &[SetReport], budgets: &[usize]) -> String {
          the engine is open; peers: their own per-task time)\n"
     );
     for r in reports {
-        s.push_str(&set_markdown(r, budgets));
+        s.push_str(&set_markdown(r, &set_budgets(r)));
         s.push('\n');
     }
     let _ = writeln!(s, "{ISSUES_END}");

@@ -20,3 +20,35 @@ fn splice_replaces_or_appends() {
     let once = splice(&old, &new);
     assert_eq!(splice(&once, &new), once);
 }
+
+#[test]
+fn each_real_issue_set_is_shown_at_the_budgets_it_was_measured_at() {
+    use acms_eval::issues::{IssueMetrics, IssueRow, SetReport};
+    let set = |name: &str, budgets: &[usize]| SetReport {
+        set: name.into(),
+        language: "Python".into(),
+        tasks: 1,
+        repos: vec![],
+        symbols_unresolved: 0,
+        embedder: "none".into(),
+        index_seconds: 0.0,
+        rows: vec![IssueRow {
+            system: "acms".into(),
+            budgets: budgets
+                .iter()
+                .map(|&b| (b, IssueMetrics::default()))
+                .collect(),
+            note: None,
+        }],
+        provenance: None,
+    };
+    let section = acms_eval::report::issues_section(&[
+        set("swe", &[4000, 16000, 32000]),
+        set("hono", &[4000, 16000]),
+    ]);
+    let (swe, hono) = section.split_once("### hono").unwrap();
+    assert!(swe.contains("32k changed"), "{swe}");
+    assert!(!hono.contains("32k"), "{hono}");
+    assert!(hono.contains("| system | 4k files |"), "{hono}");
+    assert!(hono.contains("|---|---:|"), "{hono}");
+}
