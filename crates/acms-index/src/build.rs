@@ -561,22 +561,31 @@ fn incremental_edges(
     let mut sources: Vec<NodeId> = sources.into_iter().collect();
     sources.sort();
     for src in sources {
-        old_edges.extend(store.edges_from(src)?.into_iter().filter(|(_, e, dst_name)| {
-            match (e, dst_name) {
-                (Some(e), Some(n)) => {
-                    matches!(e.kind, EdgeKind::Calls | EdgeKind::Inherits) && names.contains(n)
-                }
-                // Rows no resolution produces: replaced.
-                _ => true,
-            }
-        }));
+        old_edges.extend(
+            store
+                .edges_from(src)?
+                .into_iter()
+                .filter(|(_, e, dst_name)| {
+                    match (e, dst_name) {
+                        (Some(e), Some(n)) => {
+                            matches!(e.kind, EdgeKind::Calls | EdgeKind::Inherits)
+                                && names.contains(n)
+                        }
+                        // Rows no resolution produces: replaced.
+                        _ => true,
+                    }
+                }),
+        );
     }
 
     let mut gone = Vec::new();
     for (rowid, edge, _) in old_edges {
         let kept = edge.is_some_and(|e| {
             let key = (e.src, e.dst, e.kind);
-            if wanted.get(&key).is_some_and(|c| c.to_bits() == e.confidence.to_bits()) {
+            if wanted
+                .get(&key)
+                .is_some_and(|c| c.to_bits() == e.confidence.to_bits())
+            {
                 wanted.remove(&key);
                 true
             } else {
@@ -606,10 +615,7 @@ fn incremental_edges(
 
 /// Whether a node of `kind` can be what a name reference points at.
 fn is_candidate(kind: NodeKind) -> bool {
-    !matches!(
-        kind,
-        NodeKind::Module | NodeKind::Chunk | NodeKind::Section
-    )
+    !matches!(kind, NodeKind::Module | NodeKind::Chunk | NodeKind::Section)
 }
 
 /// Adds the edges of one reference from `src` (in the file `src_path`) to `name`, given the

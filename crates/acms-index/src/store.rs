@@ -149,7 +149,11 @@ fn stamp(index_dir: &Path) -> Option<String> {
     for suffix in ["", "-wal"] {
         match std::fs::metadata(index_dir.join(format!("{DB_FILE}{suffix}"))) {
             Ok(m) => {
-                let t = m.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;
+                let t = m
+                    .modified()
+                    .ok()?
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .ok()?;
                 parts.push(format!("{} {}", m.len(), t.as_nanos()));
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => parts.push("-".into()),
@@ -178,8 +182,7 @@ pub(crate) fn record_stamp(index_dir: &Path) {
         return;
     };
     let tmp = index_dir.join(format!("{STAMP_FILE}.tmp"));
-    if std::fs::write(&tmp, format!("{now}\n")).is_err() || std::fs::rename(&tmp, &path).is_err()
-    {
+    if std::fs::write(&tmp, format!("{now}\n")).is_err() || std::fs::rename(&tmp, &path).is_err() {
         let _ = std::fs::remove_file(&tmp);
         let _ = std::fs::remove_file(&path);
     }
@@ -672,7 +675,11 @@ impl Store {
         let rows = stmt
             .query_map([], |r| {
                 let kind: String = r.get(2)?;
-                Ok((NodeId(r.get::<_, i64>(0)? as u64), r.get(1)?, ref_kind(&kind)))
+                Ok((
+                    NodeId(r.get::<_, i64>(0)? as u64),
+                    r.get(1)?,
+                    ref_kind(&kind),
+                ))
             })
             .map_err(|e| self.err(e))?;
         rows.collect::<rusqlite::Result<_>>()

@@ -267,7 +267,10 @@ fn one_file_edits_leave_the_index_a_fresh_run_builds() {
             .unwrap();
         let report = index(dir.path());
         assert_eq!(report.parsed, 1, "{what}");
-        assert!(report.edges_incremental, "{what}: resolved every edge again");
+        assert!(
+            report.edges_incremental,
+            "{what}: resolved every edge again"
+        );
 
         let fresh = tempfile::tempdir().unwrap();
         calling_repo(fresh.path(), &a_py);
@@ -296,7 +299,11 @@ fn one_file_edits_leave_the_index_a_fresh_run_builds() {
                 .copied()
                 .collect()
         };
-        assert_ne!(moved(&edges), moved(&edges_before), "{what}: no edge of b, c or d changed");
+        assert_ne!(
+            moved(&edges),
+            moved(&edges_before),
+            "{what}: no edge of b, c or d changed"
+        );
         edges_before = edges;
     }
 }
