@@ -50,6 +50,10 @@ pub struct NodeChanges {
     pub removed: Vec<NodeId>,
     /// Nodes of new or changed files as they are now.
     pub upserted: Vec<NodeId>,
+    /// `Some` after a run that resolved edges incrementally: the only nodes whose outgoing
+    /// edges may have changed (those of `removed` and `upserted` among them), sorted. `None`:
+    /// any edge may have changed.
+    pub edge_sources: Option<Vec<NodeId>>,
 }
 
 /// What an index run did.
@@ -289,6 +293,7 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
             report.nodes = nodes + changes.upserted.len() - changes.removed.len();
             report.edges = edges + diff.added.len() - diff.gone.len();
             report.edges_incremental = true;
+            changes.edge_sources = Some(diff.sources.clone());
             EdgeWrite::Diff(diff)
         }
         None => {
@@ -356,6 +361,8 @@ struct EdgeDiff {
     added: Vec<EdgeRecord>,
     /// Nodes of the changed files before the run.
     removed_nodes: Vec<NodeId>,
+    /// Every node whose outgoing edges were resolved again, sorted.
+    sources: Vec<NodeId>,
 }
 
 /// The full path: every node, reference and import of the index after the run, and every
@@ -558,9 +565,9 @@ fn incremental_edges(
     if let Some(e) = failed.into_inner() {
         return Err(e);
     }
-    let mut sources: Vec<NodeId> = sources.into_iter().collect();
-    sources.sort();
-    for src in sources {
+    let mut others: Vec<NodeId> = sources.iter().copied().collect();
+    others.sort();
+    for &src in &others {
         old_edges.extend(
             store
                 .edges_from(src)?
@@ -606,10 +613,17 @@ fn incremental_edges(
         })
         .collect();
     removed_nodes.sort();
+    sources.extend(removed_nodes.iter().copied());
+    for f in changed {
+        sources.extend(f.rows.nodes.iter().map(|n| n.record.id));
+    }
+    let mut sources: Vec<NodeId> = sources.into_iter().collect();
+    sources.sort();
     Ok(Some(EdgeDiff {
         gone,
         added,
         removed_nodes,
+        sources,
     }))
 }
 

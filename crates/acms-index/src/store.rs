@@ -524,6 +524,35 @@ impl Store {
         Ok(nodes.into_iter().map(|(n, _)| n).collect())
     }
 
+    /// The nodes of the file at `path`, in source order (what a changed file contributes to a
+    /// corpus patched after an incremental run).
+    pub fn nodes_in(&self, path: &str) -> Result<Vec<NodeRecord>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, path, kind, name, qualified_name, parent, start_line, end_line,
+                        start_byte, end_byte, signature, doc, tok0, tok2, tok4, tok9
+                 FROM nodes WHERE path = ?1 ORDER BY seq",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![path], node_row)
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The edges out of `src`, by target and kind.
+    pub fn edges_out(&self, src: NodeId) -> Result<Vec<EdgeRecord>> {
+        let mut edges: Vec<EdgeRecord> = self
+            .edges_from(src)?
+            .into_iter()
+            .filter_map(|(_, e, _)| e)
+            .collect();
+        edges.sort_unstable_by(edge_order);
+        Ok(edges)
+    }
+
     /// The nodes of `ids` that exist, in the order of `ids` (one primary-key lookup each:
     /// what an incremental update of a few symbols reads instead of every node).
     pub fn nodes_by_id(&self, ids: &[NodeId]) -> Result<Vec<NodeRecord>> {
@@ -658,11 +687,7 @@ impl Store {
         // The order `ORDER BY src, dst, kind` gave (ids compare as SQLite's signed integers),
         // sorted here rather than by SQLite's sorter; ties by confidence, so it never depends
         // on the order rows were written in.
-        edges.sort_unstable_by(|a, b| {
-            (a.src.0 as i64, a.dst.0 as i64, a.kind.name())
-                .cmp(&(b.src.0 as i64, b.dst.0 as i64, b.kind.name()))
-                .then(a.confidence.total_cmp(&b.confidence))
-        });
+        edges.sort_unstable_by(edge_order);
         Ok(edges)
     }
 
@@ -1105,6 +1130,14 @@ impl Tx<'_> {
             .commit()
             .map_err(|source| Error::Store { path, source })
     }
+}
+
+/// The order [`Store::edges`] returns: the order `ORDER BY src, dst, kind` gave (ids compare
+/// as SQLite's signed integers), ties by confidence.
+pub fn edge_order(a: &EdgeRecord, b: &EdgeRecord) -> std::cmp::Ordering {
+    (a.src.0 as i64, a.dst.0 as i64, a.kind.name())
+        .cmp(&(b.src.0 as i64, b.dst.0 as i64, b.kind.name()))
+        .then(a.confidence.total_cmp(&b.confidence))
 }
 
 fn ref_kind(name: &str) -> crate::model::RefKind {

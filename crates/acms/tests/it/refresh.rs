@@ -175,6 +175,7 @@ fn a_refreshed_index_answers_as_a_fresh_one() {
     });
     let r = s.ws.refresh().unwrap();
     assert_eq!(r.paths, ["shop/pricing.py"]);
+    assert!(r.corpus_patched, "the engine reloaded the whole corpus");
 
     let fresh_dir = tempfile::tempdir().unwrap();
     for entry in std::fs::read_dir(s.dir.path()).unwrap() {
@@ -211,6 +212,22 @@ fn a_refreshed_index_answers_as_a_fresh_one() {
     };
     assert_eq!(nodes(&s.ws), nodes(&fresh));
     assert_eq!(edges(&s.ws), edges(&fresh));
+    // The engine's corpus, patched with the run's changes, is the one a fresh engine loads:
+    // same nodes in the same order, same edges in the same order.
+    let (c, cf) = (
+        s.ws.engine().retriever().corpus(),
+        fresh.engine().retriever().corpus(),
+    );
+    assert_eq!(c.nodes(), cf.nodes());
+    assert_eq!(c.edge_count(), cf.edge_count());
+    for n in c.nodes() {
+        assert_eq!(
+            c.neighbours(n.id),
+            cf.neighbours(n.id),
+            "{}",
+            n.qualified_name
+        );
+    }
     // The rename is visible: cart's call to `compute_total` lost its target.
     assert!(nodes(&s.ws).iter().all(|n| n.name != "compute_total"));
 
