@@ -69,33 +69,38 @@ impl Corpus {
             }
         }
         paths.extend(fresh.iter().map(String::as_str));
-        let mut nodes: Vec<NodeRecord> = self
-            .nodes
-            .iter()
-            .filter(|n| !paths.contains(n.path.as_str()))
-            .cloned()
-            .collect();
+        let mut nodes: Vec<NodeRecord> = Vec::with_capacity(self.nodes.len() + 64);
+        nodes.extend(
+            self.nodes
+                .iter()
+                .filter(|n| !paths.contains(n.path.as_str()))
+                .cloned(),
+        );
         for path in &paths {
             nodes.extend(store.nodes_in(path)?);
         }
-        // Stable: each file's nodes stay in source order, as `Store::nodes` gives them.
+        // Stable: each file's nodes stay in source order, as `Store::nodes` gives them (and two
+        // sorted runs merge in one pass).
         nodes.sort_by(|a, b| a.path.cmp(&b.path));
         let sources_set: HashSet<NodeId> = sources.iter().copied().collect();
-        let mut edges: Vec<EdgeRecord> = self
-            .graph
-            .edge_references()
-            .map(|e| EdgeRecord {
-                src: self.graph[e.source()],
-                dst: self.graph[e.target()],
-                kind: e.weight().0,
-                confidence: e.weight().1,
-            })
-            .filter(|e| !sources_set.contains(&e.src))
-            .collect();
+        let mut edges: Vec<EdgeRecord> = Vec::with_capacity(self.graph.edge_count() + 1024);
+        // In insertion order, which was `Store::edges`'s order.
+        edges.extend(
+            self.graph
+                .edge_references()
+                .map(|e| EdgeRecord {
+                    src: self.graph[e.source()],
+                    dst: self.graph[e.target()],
+                    kind: e.weight().0,
+                    confidence: e.weight().1,
+                })
+                .filter(|e| !sources_set.contains(&e.src)),
+        );
         for &src in sources {
             edges.extend(store.edges_out(src)?);
         }
-        edges.sort_unstable_by(acms_index::store::edge_order);
+        // Stable and run-aware: the kept edges are one sorted run, the new ones a few more.
+        edges.sort_by(acms_index::store::edge_order);
         Ok(Some(Corpus::from_parts(
             nodes,
             &edges,
