@@ -233,6 +233,9 @@ pub struct EdgeRecord {
     pub confidence: f32,
 }
 
+/// A node as [`Store::file_nodes`] reads it: (id, name, kind, parent).
+pub(crate) type NodeBrief = (NodeId, String, NodeKind, Option<NodeId>);
+
 /// An edge row as [`Store::edges_from`] reads it: (rowid, edge, target name).
 pub(crate) type StoredEdge = (i64, Option<EdgeRecord>, Option<String>);
 
@@ -726,10 +729,7 @@ impl Store {
 
     /// The nodes of the file at `path` in source order: (id, name, kind, parent), what an
     /// incremental run needs of a changed file's previous nodes.
-    pub(crate) fn file_nodes(
-        &self,
-        path: &str,
-    ) -> Result<Vec<(NodeId, String, NodeKind, Option<NodeId>)>> {
+    pub(crate) fn file_nodes(&self, path: &str) -> Result<Vec<NodeBrief>> {
         let mut stmt = self
             .conn
             .prepare_cached("SELECT id, name, kind, parent FROM nodes WHERE path = ?1 ORDER BY seq")
