@@ -50,6 +50,8 @@ pub struct RunOptions {
     pub model: bool,
     /// Which model (`scripts/fetch-model.sh --list`); `None` = acms' default.
     pub model_name: Option<String>,
+    /// The model's token limit per text (`max-tokens`); `None` = acms' default.
+    pub max_tokens: Option<usize>,
     /// Also run acms without the semantic strategy (keyword + navigator) on every set and
     /// budget: what the semantic strategy contributes.
     pub without_semantic: bool,
@@ -80,6 +82,7 @@ impl RunOptions {
             ablations: false,
             model: true,
             model_name: None,
+            max_tokens: None,
             without_semantic: false,
             seed: tasks::DEFAULT_SEED,
             cap: tasks::DEFAULT_CAP,
@@ -692,6 +695,9 @@ pub fn run_corpus(opts: &RunOptions, name: &str, model_dir: Option<&Path>) -> Re
             config.strategies.semantic_embedding.model_dir = Some(d.to_string_lossy().into_owned())
         }
         None => config.strategies.semantic_embedding.embedder = acms::core::EmbedderKind::Hash,
+    }
+    if let Some(t) = opts.max_tokens {
+        config.strategies.semantic_embedding.max_tokens = t;
     }
     let index_dir = opts.work_dir.join("index").join(name);
     let mut iopts = acms::index::IndexOptions::new(&stripped);

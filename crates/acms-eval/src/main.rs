@@ -46,6 +46,9 @@ enum Cmd {
         /// The embedding model (scripts/fetch-model.sh --list; default: acms' default).
         #[arg(long)]
         model: Option<String>,
+        /// The model's token limit per text (default: acms' `max-tokens`).
+        #[arg(long)]
+        max_tokens: Option<usize>,
         /// Also run acms without the semantic strategy on every set and budget.
         #[arg(long)]
         without_semantic: bool,
@@ -312,6 +315,7 @@ fn main() -> Result<()> {
             ablations,
             no_model,
             model,
+            max_tokens,
             without_semantic,
             out,
         } => {
@@ -324,6 +328,7 @@ fn main() -> Result<()> {
             opts.ablations = ablations;
             opts.model = !no_model;
             opts.model_name = model;
+            opts.max_tokens = max_tokens;
             opts.without_semantic = without_semantic;
             opts.verbose = true;
             if opts.ablations && !opts.budgets.contains(&acms_eval::harness::ABLATION_BUDGET) {

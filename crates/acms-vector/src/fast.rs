@@ -220,9 +220,11 @@ fn model_err(dir: &Path, file: Option<&Path>, message: impl Into<String>) -> Err
 
 /// fastembed running a local ONNX sentence-embedding model.
 pub struct FastEmbedder {
-    // `TextEmbedding::embed` takes `&mut self`; ONNX Runtime already spreads one run over all
-    // cores (intra-op threads), so one session behind a mutex uses the machine fully.
-    model: Mutex<TextEmbedding>,
+    // One single-threaded session per worker, texts spread over them. One session with an
+    // intra-op thread per core spends most of its CPU synchronising (and spinning) on the
+    // small matrices of one text: two single-threaded sessions embed 2.3x the texts per
+    // CPU-second on 2 cores (docs/BENCHMARKS.md, "Embedding models").
+    sessions: Vec<Mutex<TextEmbedding>>,
     id: String,
     dim: usize,
     batch_size: usize,
@@ -240,13 +242,13 @@ impl fmt::Debug for FastEmbedder {
     }
 }
 
-/// How to run a model: token limit, batch size and ONNX Runtime threads.
+/// How to run a model: token limit, batch size and parallel sessions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ModelOptions {
     /// Tokens per text; longer texts are truncated.
     pub max_tokens: usize,
     pub batch_size: usize,
-    /// ONNX Runtime intra-op threads (`None`: one per core).
+    /// Single-threaded ONNX Runtime sessions embedding side by side (`None`: one per core).
     pub threads: Option<usize>,
 }
 
@@ -339,18 +341,30 @@ impl FastEmbedder {
             },
         );
         model.output_key = Some(OutputKey::ByName(leak(&manifest.output)));
-        let mut init = InitOptionsUserDefined::new().with_max_length(options.max_tokens);
-        if let Some(t) = options.threads {
-            init = init.with_intra_threads(t.max(1));
-        }
+        let workers = options
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .max(1);
         let onnx_path = dir.join("model.onnx");
-        let mut session = TextEmbedding::try_new_from_user_defined(model, init).map_err(|e| {
-            model_err(
-                dir,
-                Some(&onnx_path),
-                format!("ONNX Runtime cannot load it: {e}"),
-            )
-        })?;
+        let mut sessions = Vec::with_capacity(workers);
+        for _ in 0..workers {
+            // A single-threaded session has no intra-op pool; spinning off keeps an idle
+            // worker from burning the core another one needs.
+            let init = InitOptionsUserDefined::new()
+                .with_max_length(options.max_tokens)
+                .with_intra_threads(1)
+                .with_session_config("session.intra_op.allow_spinning", "0");
+            let session =
+                TextEmbedding::try_new_from_user_defined(model.clone(), init).map_err(|e| {
+                    model_err(
+                        dir,
+                        Some(&onnx_path),
+                        format!("ONNX Runtime cannot load it: {e}"),
+                    )
+                })?;
+            sessions.push(session);
+        }
+        let session = &mut sessions[0];
         // The dimension is whatever the model produces; probing once also proves the output
         // name and pooling work before anyone relies on this embedder.
         let probe = session.embed(["probe"], None).map_err(|e| {
@@ -369,7 +383,7 @@ impl FastEmbedder {
             ));
         }
         Ok(FastEmbedder {
-            model: Mutex::new(session),
+            sessions: sessions.into_iter().map(Mutex::new).collect(),
             id,
             dim,
             // Alone, a text's vector never depends on which texts it was embedded with (the
@@ -387,6 +401,18 @@ impl FastEmbedder {
     /// The model's name (from its manifest).
     pub fn name(&self) -> &str {
         &self.name
+    }
+}
+
+impl FastEmbedder {
+    /// Embeds `texts` on session `k`.
+    fn embed_on(&self, k: usize, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        // A panic inside another embed call poisons the mutex but leaves the session usable:
+        // ONNX Runtime runs are independent.
+        let mut model = self.sessions[k].lock().unwrap_or_else(|p| p.into_inner());
+        model
+            .embed(texts, Some(self.batch_size))
+            .map_err(|e| Error::Embed(e.to_string()))
     }
 }
 
@@ -413,12 +439,43 @@ impl Embedder for FastEmbedder {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        // A panic inside another embed call poisons the mutex but leaves the session usable:
-        // ONNX Runtime runs are independent.
-        let mut model = self.model.lock().unwrap_or_else(|p| p.into_inner());
-        let out = model
-            .embed(texts, Some(self.batch_size))
-            .map_err(|e| Error::Embed(e.to_string()))?;
+        let workers = self
+            .sessions
+            .len()
+            .min(texts.len().div_ceil(self.batch_size));
+        let out = if workers <= 1 {
+            self.embed_on(0, texts)?
+        } else {
+            // Worker k takes texts k, k + n, k + 2n, …: callers sort texts by length, so
+            // every worker gets an even share of long and short ones.
+            let shares: Vec<Vec<&str>> = (0..workers)
+                .map(|k| texts.iter().skip(k).step_by(workers).copied().collect())
+                .collect();
+            let results: Vec<Result<Vec<Vec<f32>>>> = std::thread::scope(|scope| {
+                let handles: Vec<_> = shares
+                    .iter()
+                    .enumerate()
+                    .map(|(k, share)| scope.spawn(move || self.embed_on(k, share)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            Err(Error::Embed("an embedding worker panicked".into()))
+                        })
+                    })
+                    .collect()
+            });
+            let mut per_worker = Vec::with_capacity(workers);
+            for r in results {
+                per_worker.push(r?.into_iter());
+            }
+            let mut out = Vec::with_capacity(texts.len());
+            for i in 0..texts.len() {
+                out.extend(per_worker[i % workers].next());
+            }
+            out
+        };
         if out.len() != texts.len() || out.iter().any(|v| v.len() != self.dim) {
             return Err(Error::Embed(format!(
                 "model returned {} vectors for {} texts",

@@ -131,3 +131,64 @@ fn scores_separate_the_answer_from_word_matches_tests_and_vendored_code() {
         );
     }
 }
+
+/// A repository where the task names one function that calls many helpers the task says
+/// nothing about, and another module matches the task's words directly.
+fn walk_repository() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let w = |rel: &str, text: String| {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    let mut report = String::from("from ledger.steps import *\n\ndef build_report(rows):\n");
+    for i in 0..16 {
+        report.push_str(&format!("    rows = step_{i}(rows)\n"));
+    }
+    report.push_str("    return rows\n");
+    w("ledger/report.py", report);
+    let mut steps = String::new();
+    for i in 0..16 {
+        steps.push_str(&format!(
+            "def step_{i}(rows):\n    \"\"\"Stage {i} of the pipeline.\"\"\"\n    return [r for r in rows if r.stage != {i}]\n\n"
+        ));
+    }
+    w("ledger/steps.py", steps);
+    w(
+        "ledger/rounding.py",
+        "def round_negative_totals(total):\n    \"\"\"Round negative totals towards zero.\"\"\"\n    \
+         if total < 0:\n        return -round(-total)\n    return round(total)\n"
+            .to_string(),
+    );
+    let opts = acms_index::IndexOptions::new(dir.path());
+    let report = acms_index::index_repo(dir.path(), &opts).unwrap();
+    acms_retrieve::update_derived(
+        &opts.index_dir,
+        &report.changes,
+        &ContextConfig::default(),
+        None,
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn what_the_graph_walk_reaches_does_not_outrank_a_direct_match() {
+    let dir = walk_repository();
+    let task = "build_report rounds negative totals the wrong way";
+    let ctx = assemble(&engine(&dir), task, 8000);
+    let score = |pred: &dyn Fn(&acms_assemble::ManifestEntry) -> bool| {
+        ctx.manifest
+            .iter()
+            .filter(|m| pred(m))
+            .map(|m| m.score)
+            .fold(0.0, f64::max)
+    };
+    let rounding = score(&|m| m.name.ends_with("round_negative_totals"));
+    let walked = score(&|m| m.path == "ledger/steps.py");
+    assert!(rounding > 0.0, "{:#?}", ctx.manifest);
+    assert!(
+        walked < rounding,
+        "a callee the task never mentions scores {walked} against the direct match's {rounding}"
+    );
+}
