@@ -110,9 +110,26 @@ impl Engine {
         components: &PipelineRegistry,
         llm: Option<Arc<dyn LlmClient>>,
     ) -> Result<Engine> {
+        Engine::open_with_corpus(index_dir, config, strategies, components, llm, None)
+    }
+
+    /// [`Engine::open_with`] on a corpus the caller already holds (`None`: load it), e.g. one
+    /// patched after an incremental run ([`acms_retrieve::Corpus::patched`]) instead of
+    /// reading every node and edge again.
+    pub fn open_with_corpus(
+        index_dir: &Path,
+        config: &ContextConfig,
+        strategies: &StrategyRegistry,
+        components: &PipelineRegistry,
+        llm: Option<Arc<dyn LlmClient>>,
+        corpus: Option<acms_retrieve::Corpus>,
+    ) -> Result<Engine> {
         let store = Store::open(index_dir)?;
         let meta = store.meta()?;
-        let retriever = Retriever::open(index_dir, config, strategies, llm)?;
+        let retriever = match corpus {
+            Some(c) => Retriever::open_with_corpus(index_dir, config, strategies, llm, c)?,
+            None => Retriever::open(index_dir, config, strategies, llm)?,
+        };
         let mut notes = retriever.notes().to_vec();
         if !meta.repo_root.as_os_str().is_empty() && !meta.repo_root.is_dir() {
             notes.push(format!(

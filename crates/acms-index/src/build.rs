@@ -14,7 +14,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::analyze::{ParseLimits, analyzer_for, detect_language};
 use crate::model::{Language, NodeKind, ParsedFile, RefKind};
-use crate::store::{EdgeKind, EdgeRecord, FileRecord, FileRows, NodeRecord, NodeRow, Store};
+use crate::store::{
+    EdgeKind, EdgeRecord, FileRecord, FileRows, NodeRecord, NodeRow, Store, StoredEdge,
+};
 use crate::walk::{WalkEntry, git_commit_times, walk};
 use crate::{Error, Result};
 
@@ -48,6 +50,10 @@ pub struct NodeChanges {
     pub removed: Vec<NodeId>,
     /// Nodes of new or changed files as they are now.
     pub upserted: Vec<NodeId>,
+    /// `Some` after a run that resolved edges incrementally: the only nodes whose outgoing
+    /// edges may have changed (those of `removed` and `upserted` among them), sorted. `None`:
+    /// any edge may have changed.
+    pub edge_sources: Option<Vec<NodeId>>,
 }
 
 /// What an index run did.
@@ -71,6 +77,10 @@ pub struct IndexReport {
     pub warnings: Vec<Warning>,
     pub seconds: f64,
     pub generation: u64,
+    /// True when the run resolved only the edges the changed files can affect (a few changed
+    /// files, none added or removed); false when it resolved every edge again.
+    #[serde(default)]
+    pub edges_incremental: bool,
     #[serde(skip)]
     pub changes: NodeChanges,
 }
@@ -133,9 +143,15 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
     let counter = opts.config.tokenizer.counter();
 
     // A damaged store is found before anything read from it is trusted: an incremental run
-    // would otherwise carry garbled rows forward and report success.
+    // would otherwise carry garbled rows forward and report success. The whole file is read
+    // only when it is not byte-for-byte as the last committed run left it (its size and
+    // modification times differ from that run's stamp); otherwise damage shows as an error of
+    // the pages this run reads, which checks the whole file then (`Store::err`).
+    let trusted = !opts.rebuild && crate::store::stamp_matches(&opts.index_dir);
     let checked = Store::open_for_write(&opts.index_dir).and_then(|store| {
-        store.check_integrity()?;
+        if !trusted {
+            store.check_integrity()?;
+        }
         Ok(store)
     });
     let mut store = match checked {
@@ -158,9 +174,6 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
         .into_iter()
         .map(|f| (f.path.clone(), f))
         .collect();
-    let old_nodes = store.nodes()?;
-    let old_refs = store.refs()?;
-    let old_imports = store.imports()?;
 
     let walked = walk(&repo, &opts.index_dir);
     let (entries, mut warnings) = (walked.entries, walked.warnings);
@@ -244,38 +257,6 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
         .collect();
     report.removed = gone.len();
 
-    // Nodes of the index after this run, for edge resolution.
-    let stale = |path: &str| !keep.contains(path);
-    let mut changes = NodeChanges::default();
-    let mut all_nodes: Vec<NodeRecord> = Vec::with_capacity(old_nodes.len());
-    let mut stale_ids = HashSet::new();
-    for n in old_nodes {
-        if stale(&n.path) {
-            changes.removed.push(n.id);
-            stale_ids.insert(n.id);
-        } else {
-            all_nodes.push(n);
-        }
-    }
-    let mut all_refs: Vec<(NodeId, String, RefKind)> = old_refs
-        .into_iter()
-        .filter(|(src, _, _)| !stale_ids.contains(src))
-        .collect();
-    let mut all_imports: Vec<(String, String)> =
-        old_imports.into_iter().filter(|(p, _)| !stale(p)).collect();
-    for f in &changed {
-        for row in &f.rows.nodes {
-            changes.upserted.push(row.record.id);
-            all_nodes.push(row.record.clone());
-        }
-        all_refs.extend(f.rows.refs.iter().cloned());
-        all_imports.extend(
-            f.rows
-                .imports
-                .iter()
-                .map(|i| (f.record.path.clone(), i.module.clone())),
-        );
-    }
     let mut languages: HashMap<String, Language> = old_files
         .iter()
         .filter(|(p, _)| keep.contains(*p))
@@ -284,7 +265,45 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
     for f in &changed {
         languages.insert(f.record.path.clone(), f.record.language);
     }
-    let edges = resolve_edges(&all_nodes, &all_refs, &all_imports, &languages);
+
+    // A few edited files (none added or removed, so every import resolves as before) change
+    // only the edges of their own nodes and of the references named like their symbols:
+    // those are resolved from indexed lookups. Anything else resolves every edge again.
+    let few = changed.len() <= INCREMENTAL_MAX_FILES.max(old_files.len() / 8);
+    let only_edits = gone.is_empty()
+        && changed
+            .iter()
+            .all(|f| old_files.contains_key(&f.record.path));
+    let diff = if !recount && meta.generation > 0 && few && only_edits {
+        incremental_edges(&store, &changed, &languages)?
+    } else {
+        None
+    };
+    let mut changes = NodeChanges::default();
+    let edges = match diff {
+        Some(diff) => {
+            let nodes = store.count("nodes")?;
+            let edges = store.count("edges")?;
+            changes.removed = diff.removed_nodes.clone();
+            for f in &changed {
+                changes
+                    .upserted
+                    .extend(f.rows.nodes.iter().map(|r| r.record.id));
+            }
+            report.nodes = nodes + changes.upserted.len() - changes.removed.len();
+            report.edges = edges + diff.added.len() - diff.gone.len();
+            report.edges_incremental = true;
+            changes.edge_sources = Some(diff.sources.clone());
+            EdgeWrite::Diff(diff)
+        }
+        None => {
+            let (all_nodes, edges) =
+                resolve_all(&store, &keep, &changed, &languages, &mut changes)?;
+            report.nodes = all_nodes;
+            report.edges = edges.len();
+            EdgeWrite::All(edges)
+        }
+    };
 
     let generation = meta.generation + 1;
     let tx = store.begin()?;
@@ -297,19 +316,23 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
     for f in &changed {
         tx.put_file(&f.record, &f.content, &f.rows)?;
     }
-    tx.replace_edges(&edges)?;
+    match &edges {
+        EdgeWrite::All(edges) => tx.replace_edges(edges)?,
+        EdgeWrite::Diff(diff) => tx.edit_edges(&diff.gone, &diff.added)?,
+    }
     tx.set_meta("repo_root", &repo.to_string_lossy())?;
     tx.set_meta("tokenizer", counter.name())?;
     tx.set_meta("generation", &generation.to_string())?;
     tx.commit()?;
+    // Closed first: closing may checkpoint the WAL into the database file.
+    drop(store);
+    crate::store::record_stamp(&opts.index_dir);
 
     for lang in languages.values() {
         *report.languages.entry(lang.name().to_string()).or_default() += 1;
     }
     changes.removed.sort();
     changes.upserted.sort();
-    report.nodes = all_nodes.len();
-    report.edges = edges.len();
     warnings.sort_by(|a, b| a.path.cmp(&b.path).then(a.message.cmp(&b.message)));
     report.warnings = warnings;
     report.generation = generation;
@@ -317,6 +340,350 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
 }
+
+/// Changed files an incremental run resolves edges for by lookups; more (beyond an eighth of
+/// the index) resolve every edge, which is then the cheaper way.
+const INCREMENTAL_MAX_FILES: usize = 32;
+
+/// How a run writes its edges.
+enum EdgeWrite {
+    /// Every edge of the index (the table is made to hold exactly these).
+    All(Vec<EdgeRecord>),
+    /// The difference for the sources the changed files affect.
+    Diff(EdgeDiff),
+}
+
+/// The edge difference of an incremental run.
+struct EdgeDiff {
+    /// Rowids of edges that are no longer produced.
+    gone: Vec<i64>,
+    /// Edges produced now that the store does not hold.
+    added: Vec<EdgeRecord>,
+    /// Nodes of the changed files before the run.
+    removed_nodes: Vec<NodeId>,
+    /// Every node whose outgoing edges were resolved again, sorted.
+    sources: Vec<NodeId>,
+}
+
+/// The full path: every node, reference and import of the index after the run, and every
+/// edge resolved from them. Returns the number of nodes and the edges; fills `changes`.
+fn resolve_all(
+    store: &Store,
+    keep: &HashSet<String>,
+    changed: &[ChangedFile],
+    languages: &HashMap<String, Language>,
+    changes: &mut NodeChanges,
+) -> Result<(usize, Vec<EdgeRecord>)> {
+    let stale = |path: &str| !keep.contains(path);
+    let old_nodes = store.nodes()?;
+    let mut all_nodes: Vec<NodeRecord> = Vec::with_capacity(old_nodes.len());
+    let mut stale_ids = HashSet::new();
+    for n in old_nodes {
+        if stale(&n.path) {
+            changes.removed.push(n.id);
+            stale_ids.insert(n.id);
+        } else {
+            all_nodes.push(n);
+        }
+    }
+    let mut all_refs: Vec<(NodeId, String, RefKind)> = store
+        .refs()?
+        .into_iter()
+        .filter(|(src, _, _)| !stale_ids.contains(src))
+        .collect();
+    let mut all_imports: Vec<(String, String)> = store
+        .imports()?
+        .into_iter()
+        .filter(|(p, _)| !stale(p))
+        .collect();
+    for f in changed {
+        for row in &f.rows.nodes {
+            changes.upserted.push(row.record.id);
+            all_nodes.push(row.record.clone());
+        }
+        all_refs.extend(f.rows.refs.iter().cloned());
+        all_imports.extend(
+            f.rows
+                .imports
+                .iter()
+                .map(|i| (f.record.path.clone(), i.module.clone())),
+        );
+    }
+    let edges = resolve_edges(&all_nodes, &all_refs, &all_imports, languages);
+    Ok((all_nodes.len(), edges))
+}
+
+/// A node a reference of `name` may resolve to: (id, path, kind).
+type Candidate = (NodeId, String, NodeKind);
+
+/// Resolves the edges a run over the edited files `changed` changes, reading only what they
+/// touch: the edges out of their nodes (structure, imports, references), and the edges of
+/// every other reference named like one of their symbols before or after the edit (whose
+/// candidates changed). Every other edge depends on nothing that changed, as long as the set of
+/// files and their module nodes stay the same (imports then resolve as before): when a
+/// changed file's module node is not the one it had, returns `None` (resolve everything).
+fn incremental_edges(
+    store: &Store,
+    changed: &[ChangedFile],
+    languages: &HashMap<String, Language>,
+) -> Result<Option<EdgeDiff>> {
+    let edited: HashMap<&str, &ChangedFile> = changed
+        .iter()
+        .map(|f| (f.record.path.as_str(), f))
+        .collect();
+    let mut removed_nodes = Vec::new();
+    let mut old_edges: Vec<StoredEdge> = Vec::new();
+    // Names whose candidate set may have changed.
+    let mut names: HashSet<String> = HashSet::new();
+    for f in changed {
+        let old = store.file_nodes(&f.record.path)?;
+        let old_root = old.iter().find(|n| n.3.is_none()).map(|n| n.0);
+        let new_root = f
+            .rows
+            .nodes
+            .iter()
+            .find(|n| n.record.parent.is_none())
+            .map(|n| n.record.id);
+        if old_root != new_root {
+            return Ok(None);
+        }
+        for (id, name, kind, _) in old {
+            if is_candidate(kind) {
+                names.insert(name);
+            }
+            old_edges.extend(store.edges_from(id)?);
+            removed_nodes.push(id);
+        }
+        for n in &f.rows.nodes {
+            if is_candidate(n.record.kind) {
+                names.insert(n.record.name.clone());
+            }
+        }
+    }
+
+    let mut candidates: HashMap<String, Vec<Candidate>> = HashMap::new();
+    let mut candidates_of = |name: &str| -> Result<Vec<Candidate>> {
+        if let Some(c) = candidates.get(name) {
+            return Ok(c.clone());
+        }
+        let mut c: Vec<Candidate> = store
+            .nodes_named(name)?
+            .into_iter()
+            .filter(|(_, path, kind)| is_candidate(*kind) && !edited.contains_key(path.as_str()))
+            .collect();
+        for f in changed {
+            c.extend(
+                f.rows
+                    .nodes
+                    .iter()
+                    .map(|n| &n.record)
+                    .filter(|n| n.name == name && is_candidate(n.kind))
+                    .map(|n| (n.id, n.path.clone(), n.kind)),
+            );
+        }
+        candidates.insert(name.to_string(), c.clone());
+        Ok(c)
+    };
+    // Module nodes are the same before and after the run (checked above), so the store says
+    // which paths have one.
+    let roots: std::cell::RefCell<HashMap<String, Option<NodeId>>> = Default::default();
+    let failed: std::cell::RefCell<Option<Error>> = Default::default();
+    let root_of = |path: &str| -> Option<NodeId> {
+        if let Some(r) = roots.borrow().get(path) {
+            return *r;
+        }
+        let r = store.root_of(path).unwrap_or_else(|e| {
+            failed.borrow_mut().get_or_insert(e);
+            None
+        });
+        roots.borrow_mut().insert(path.to_string(), r);
+        r
+    };
+    let exists = |path: &str| root_of(path).is_some();
+    let mut imported: HashMap<String, HashSet<String>> = HashMap::new();
+
+    let mut wanted: BTreeMap<(NodeId, NodeId, EdgeKind), f32> = BTreeMap::new();
+    let mut add = |src: NodeId, dst: NodeId, kind: EdgeKind, conf: f32| {
+        if src != dst {
+            let e = wanted.entry((src, dst, kind)).or_insert(conf);
+            *e = e.max(conf);
+        }
+    };
+
+    // The edges out of the changed files' nodes.
+    for f in changed {
+        let path = f.record.path.as_str();
+        for n in &f.rows.nodes {
+            if let Some(p) = n.record.parent {
+                add(p, n.record.id, EdgeKind::Contains, 1.0);
+            }
+        }
+        let analyzer = analyzer_for(f.record.language);
+        let mut targets = HashSet::new();
+        for imp in &f.rows.imports {
+            let Some(target) = analyzer.resolve_import(path, &imp.module, &exists) else {
+                continue;
+            };
+            if let (Some(src), Some(dst)) = (root_of(path), root_of(&target)) {
+                add(src, dst, EdgeKind::Imports, 1.0);
+            }
+            targets.insert(target);
+        }
+        imported.insert(path.to_string(), targets);
+        for (src, name, kind) in &f.rows.refs {
+            let cands = candidates_of(name)?;
+            resolve_ref(*src, path, *kind, &cands, imported.get(path), &mut add);
+        }
+    }
+
+    // The other references named like a changed symbol, and their stored edges.
+    let mut sources: HashSet<NodeId> = HashSet::new();
+    let mut names_sorted: Vec<&String> = names.iter().collect();
+    names_sorted.sort();
+    for name in names_sorted {
+        let cands = candidates_of(name)?;
+        for (path, src, kind) in store.refs_named(name)? {
+            if edited.contains_key(path.as_str()) {
+                continue;
+            }
+            if !imported.contains_key(&path) {
+                let mut targets = HashSet::new();
+                if let Some(lang) = languages.get(&path) {
+                    let analyzer = analyzer_for(*lang);
+                    for module in store.imports_of(&path)? {
+                        if let Some(t) = analyzer.resolve_import(&path, &module, &exists) {
+                            targets.insert(t);
+                        }
+                    }
+                }
+                imported.insert(path.clone(), targets);
+            }
+            resolve_ref(src, &path, kind, &cands, imported.get(&path), &mut add);
+            sources.insert(src);
+        }
+    }
+    if let Some(e) = failed.into_inner() {
+        return Err(e);
+    }
+    let mut others: Vec<NodeId> = sources.iter().copied().collect();
+    others.sort();
+    for &src in &others {
+        old_edges.extend(
+            store
+                .edges_from(src)?
+                .into_iter()
+                .filter(|(_, e, dst_name)| {
+                    match (e, dst_name) {
+                        (Some(e), Some(n)) => {
+                            matches!(e.kind, EdgeKind::Calls | EdgeKind::Inherits)
+                                && names.contains(n)
+                        }
+                        // Rows no resolution produces: replaced.
+                        _ => true,
+                    }
+                }),
+        );
+    }
+
+    let mut gone = Vec::new();
+    for (rowid, edge, _) in old_edges {
+        let kept = edge.is_some_and(|e| {
+            let key = (e.src, e.dst, e.kind);
+            if wanted
+                .get(&key)
+                .is_some_and(|c| c.to_bits() == e.confidence.to_bits())
+            {
+                wanted.remove(&key);
+                true
+            } else {
+                false
+            }
+        });
+        if !kept {
+            gone.push(rowid);
+        }
+    }
+    let added = wanted
+        .into_iter()
+        .map(|((src, dst, kind), confidence)| EdgeRecord {
+            src,
+            dst,
+            kind,
+            confidence,
+        })
+        .collect();
+    removed_nodes.sort();
+    sources.extend(removed_nodes.iter().copied());
+    for f in changed {
+        sources.extend(f.rows.nodes.iter().map(|n| n.record.id));
+    }
+    let mut sources: Vec<NodeId> = sources.into_iter().collect();
+    sources.sort();
+    Ok(Some(EdgeDiff {
+        gone,
+        added,
+        removed_nodes,
+        sources,
+    }))
+}
+
+/// Whether a node of `kind` can be what a name reference points at.
+fn is_candidate(kind: NodeKind) -> bool {
+    !matches!(kind, NodeKind::Module | NodeKind::Chunk | NodeKind::Section)
+}
+
+/// Adds the edges of one reference from `src` (in the file `src_path`) to `name`, given the
+/// candidates named `name` in the whole index and the files `src_path` imports.
+///
+/// A reference prefers a same-named node in its own file, then in a file its file imports,
+/// then a unique one anywhere; ambiguous names link to every candidate with split
+/// confidence, and names with more than [`MAX_CANDIDATES`] candidates are dropped as noise.
+fn resolve_ref(
+    src: NodeId,
+    src_path: &str,
+    kind: RefKind,
+    candidates: &[Candidate],
+    imported: Option<&HashSet<String>>,
+    add: &mut impl FnMut(NodeId, NodeId, EdgeKind, f32),
+) {
+    let cands: Vec<&Candidate> = candidates
+        .iter()
+        .filter(|c| c.0 != src)
+        .filter(|c| {
+            kind != RefKind::Inherits
+                || matches!(
+                    c.2,
+                    NodeKind::Class | NodeKind::Interface | NodeKind::Trait | NodeKind::Struct
+                )
+        })
+        .collect();
+    let edge_kind = match kind {
+        RefKind::Call => EdgeKind::Calls,
+        RefKind::Inherits => EdgeKind::Inherits,
+    };
+    let same_file: Vec<_> = cands.iter().filter(|c| c.1 == src_path).collect();
+    if same_file.len() == 1 {
+        add(src, same_file[0].0, edge_kind, 0.9);
+        return;
+    }
+    let via_import: Vec<_> = cands
+        .iter()
+        .filter(|c| imported.is_some_and(|t| t.contains(&c.1)))
+        .collect();
+    if via_import.len() == 1 {
+        add(src, via_import[0].0, edge_kind, 0.8);
+    } else if cands.len() == 1 {
+        add(src, cands[0].0, edge_kind, 0.6);
+    } else if !cands.is_empty() && cands.len() <= MAX_CANDIDATES {
+        let conf = 0.5 / cands.len() as f32;
+        for c in &cands {
+            add(src, c.0, edge_kind, conf);
+        }
+    }
+}
+
+/// Names with more candidates than this are too common to link.
+const MAX_CANDIDATES: usize = 3;
 
 /// Drops files over `context.file.max-size` and those past `context.file.max-total-size`.
 fn apply_size_caps(
@@ -522,19 +889,14 @@ pub(crate) fn to_rows(
     }
 }
 
-/// Builds the graph's edges from the nodes, raw references and imports of the whole index.
-///
-/// Names resolve best effort: a reference prefers a same-named node in its own file, then in
-/// a file its file imports, then a unique one anywhere; ambiguous names link to every
-/// candidate with split confidence, and names with more than [`MAX_CANDIDATES`] candidates
-/// are dropped as noise.
+/// Builds the graph's edges from the nodes, raw references and imports of the whole index
+/// (references resolve as [`resolve_ref`] says).
 pub(crate) fn resolve_edges(
     nodes: &[NodeRecord],
     refs: &[(NodeId, String, RefKind)],
     imports: &[(String, String)],
     languages: &HashMap<String, Language>,
 ) -> Vec<EdgeRecord> {
-    const MAX_CANDIDATES: usize = 3;
     let mut edges: BTreeMap<(NodeId, NodeId, EdgeKind), f32> = BTreeMap::new();
     let mut add = |src: NodeId, dst: NodeId, kind: EdgeKind, conf: f32| {
         if src != dst {
@@ -567,13 +929,13 @@ pub(crate) fn resolve_edges(
         }
         imported.entry(path.as_str()).or_default().insert(target);
     }
-    let mut by_name: HashMap<&str, Vec<&NodeRecord>> = HashMap::new();
+    let mut by_name: HashMap<&str, Vec<Candidate>> = HashMap::new();
     for n in nodes {
-        if !matches!(
-            n.kind,
-            NodeKind::Module | NodeKind::Chunk | NodeKind::Section
-        ) {
-            by_name.entry(n.name.as_str()).or_default().push(n);
+        if is_candidate(n.kind) {
+            by_name
+                .entry(n.name.as_str())
+                .or_default()
+                .push((n.id, n.path.clone(), n.kind));
         }
     }
     for (src, name, kind) in refs {
@@ -583,42 +945,8 @@ pub(crate) fn resolve_edges(
         let Some(cands) = by_name.get(name.as_str()) else {
             continue;
         };
-        let cands: Vec<&&NodeRecord> = cands
-            .iter()
-            .filter(|c| c.id != *src)
-            .filter(|c| {
-                *kind != RefKind::Inherits
-                    || matches!(
-                        c.kind,
-                        NodeKind::Class | NodeKind::Interface | NodeKind::Trait | NodeKind::Struct
-                    )
-            })
-            .collect();
-        let edge_kind = match kind {
-            RefKind::Call => EdgeKind::Calls,
-            RefKind::Inherits => EdgeKind::Inherits,
-        };
-        let same_file: Vec<_> = cands.iter().filter(|c| c.path == src_node.path).collect();
-        let via_import: Vec<_> = cands
-            .iter()
-            .filter(|c| {
-                imported
-                    .get(src_node.path.as_str())
-                    .is_some_and(|t| t.contains(&c.path))
-            })
-            .collect();
-        if same_file.len() == 1 {
-            add(*src, same_file[0].id, edge_kind, 0.9);
-        } else if via_import.len() == 1 {
-            add(*src, via_import[0].id, edge_kind, 0.8);
-        } else if cands.len() == 1 {
-            add(*src, cands[0].id, edge_kind, 0.6);
-        } else if !cands.is_empty() && cands.len() <= MAX_CANDIDATES {
-            let conf = 0.5 / cands.len() as f32;
-            for c in &cands {
-                add(*src, c.id, edge_kind, conf);
-            }
-        }
+        let path = src_node.path.as_str();
+        resolve_ref(*src, path, *kind, cands, imported.get(path), &mut add);
     }
     edges
         .into_iter()

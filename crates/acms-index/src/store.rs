@@ -48,6 +48,15 @@ CREATE INDEX IF NOT EXISTS imports_path ON imports(path);
 CREATE TABLE IF NOT EXISTS edges (src INTEGER NOT NULL, dst INTEGER NOT NULL, kind TEXT NOT NULL, confidence REAL NOT NULL);
 ";
 
+/// Indexes an incremental run looks rows up by (names for edge resolution, edges by source,
+/// a file's root node). Created on every open for writing, so a store written before them
+/// gets them on its next run; readers do not need them.
+const LOOKUP_INDEXES: &str = "
+CREATE INDEX IF NOT EXISTS nodes_name ON nodes(name);
+CREATE INDEX IF NOT EXISTS refs_name ON refs(name);
+CREATE INDEX IF NOT EXISTS edges_src ON edges(src);
+";
+
 /// `PRAGMA application_id` of every store acms writes (`ACMS` in ASCII), so a database acms
 /// did not write is recognized and left alone.
 pub const APPLICATION_ID: i32 = 0x4143_4D53;
@@ -118,7 +127,7 @@ pub(crate) fn remove_db(index_dir: &Path) -> Result<()> {
     if let DbFile::Foreign(detail) = inspect(&db) {
         return Err(Error::NotAnIndex { path: db, detail });
     }
-    for suffix in ["", "-wal", "-shm"] {
+    for suffix in ["", "-wal", "-shm", ".stamp"] {
         let path = index_dir.join(format!("{DB_FILE}{suffix}"));
         match std::fs::remove_file(&path) {
             Ok(()) => {}
@@ -127,6 +136,56 @@ pub(crate) fn remove_db(index_dir: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// File in the index directory holding the [`stamp`] of the store's files as acms's last
+/// committed run left them.
+pub const STAMP_FILE: &str = "index.sqlite.stamp";
+
+/// Size and modification time (ns) of the database and its WAL file; `None` when a time cannot
+/// be read (then no stamp is trusted).
+fn stamp(index_dir: &Path) -> Option<String> {
+    let mut parts = Vec::with_capacity(2);
+    for suffix in ["", "-wal"] {
+        match std::fs::metadata(index_dir.join(format!("{DB_FILE}{suffix}"))) {
+            Ok(m) => {
+                let t = m
+                    .modified()
+                    .ok()?
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .ok()?;
+                parts.push(format!("{} {}", m.len(), t.as_nanos()));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => parts.push("-".into()),
+            Err(_) => return None,
+        }
+    }
+    Some(parts.join(" "))
+}
+
+/// True when the store's files are exactly as acms's last committed run left them (same
+/// sizes and modification times as its stamp): nothing else wrote them since, so what that
+/// run checked and wrote has not been garbled by a writer since.
+pub(crate) fn stamp_matches(index_dir: &Path) -> bool {
+    let Ok(recorded) = std::fs::read_to_string(index_dir.join(STAMP_FILE)) else {
+        return false;
+    };
+    stamp(index_dir).is_some_and(|now| recorded.trim_end() == now)
+}
+
+/// Records the stamp after a committed run, written beside and renamed over the previous
+/// one. Best effort: without a stamp the next run checks the whole store.
+pub(crate) fn record_stamp(index_dir: &Path) {
+    let path = index_dir.join(STAMP_FILE);
+    let Some(now) = stamp(index_dir) else {
+        let _ = std::fs::remove_file(&path);
+        return;
+    };
+    let tmp = index_dir.join(format!("{STAMP_FILE}.tmp"));
+    if std::fs::write(&tmp, format!("{now}\n")).is_err() || std::fs::rename(&tmp, &path).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+        let _ = std::fs::remove_file(&path);
+    }
 }
 
 /// An edge kind of the UKO graph.
@@ -173,6 +232,12 @@ pub struct EdgeRecord {
     pub kind: EdgeKind,
     pub confidence: f32,
 }
+
+/// A node as [`Store::file_nodes`] reads it: (id, name, kind, parent).
+pub(crate) type NodeBrief = (NodeId, String, NodeKind, Option<NodeId>);
+
+/// An edge row as [`Store::edges_from`] reads it: (rowid, edge, target name).
+pub(crate) type StoredEdge = (i64, Option<EdgeRecord>, Option<String>);
 
 /// A stored file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -296,7 +361,8 @@ impl Store {
     }
 
     /// Checks the whole file with `PRAGMA quick_check` (every page read once): an index run
-    /// does this before it trusts what the store holds.
+    /// does this before it trusts what the store holds, unless the store is exactly as the
+    /// last run left it (see [`STAMP_FILE`]).
     pub fn check_integrity(&self) -> Result<()> {
         match quick_check(&self.conn) {
             Some(detail) => Err(self.damaged(detail)),
@@ -362,6 +428,10 @@ impl Store {
         } else {
             store.check_version(index_dir)?;
         }
+        store
+            .conn
+            .execute_batch(LOOKUP_INDEXES)
+            .map_err(|e| store.err(e))?;
         Ok(store)
     }
 
@@ -455,6 +525,35 @@ impl Store {
             .map_err(|e| self.err(e))?;
         nodes.sort_unstable_by(|a, b| a.0.path.cmp(&b.0.path).then(a.1.cmp(&b.1)));
         Ok(nodes.into_iter().map(|(n, _)| n).collect())
+    }
+
+    /// The nodes of the file at `path`, in source order (what a changed file contributes to a
+    /// corpus patched after an incremental run).
+    pub fn nodes_in(&self, path: &str) -> Result<Vec<NodeRecord>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, path, kind, name, qualified_name, parent, start_line, end_line,
+                        start_byte, end_byte, signature, doc, tok0, tok2, tok4, tok9
+                 FROM nodes WHERE path = ?1 ORDER BY seq",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![path], node_row)
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The edges out of `src`, by target and kind.
+    pub fn edges_out(&self, src: NodeId) -> Result<Vec<EdgeRecord>> {
+        let mut edges: Vec<EdgeRecord> = self
+            .edges_from(src)?
+            .into_iter()
+            .filter_map(|(_, e, _)| e)
+            .collect();
+        edges.sort_unstable_by(edge_order);
+        Ok(edges)
     }
 
     /// The nodes of `ids` that exist, in the order of `ids` (one primary-key lookup each:
@@ -591,11 +690,7 @@ impl Store {
         // The order `ORDER BY src, dst, kind` gave (ids compare as SQLite's signed integers),
         // sorted here rather than by SQLite's sorter; ties by confidence, so it never depends
         // on the order rows were written in.
-        edges.sort_unstable_by(|a, b| {
-            (a.src.0 as i64, a.dst.0 as i64, a.kind.name())
-                .cmp(&(b.src.0 as i64, b.dst.0 as i64, b.kind.name()))
-                .then(a.confidence.total_cmp(&b.confidence))
-        });
+        edges.sort_unstable_by(edge_order);
         Ok(edges)
     }
 
@@ -608,12 +703,11 @@ impl Store {
         let rows = stmt
             .query_map([], |r| {
                 let kind: String = r.get(2)?;
-                let kind = if kind == "inherits" {
-                    crate::model::RefKind::Inherits
-                } else {
-                    crate::model::RefKind::Call
-                };
-                Ok((NodeId(r.get::<_, i64>(0)? as u64), r.get(1)?, kind))
+                Ok((
+                    NodeId(r.get::<_, i64>(0)? as u64),
+                    r.get(1)?,
+                    ref_kind(&kind),
+                ))
             })
             .map_err(|e| self.err(e))?;
         rows.collect::<rusqlite::Result<_>>()
@@ -630,6 +724,139 @@ impl Store {
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
             .map_err(|e| self.err(e))?;
         rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The nodes of the file at `path` in source order: (id, name, kind, parent), what an
+    /// incremental run needs of a changed file's previous nodes.
+    pub(crate) fn file_nodes(&self, path: &str) -> Result<Vec<NodeBrief>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT id, name, kind, parent FROM nodes WHERE path = ?1 ORDER BY seq")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![path], |r| {
+                let kind: String = r.get(2)?;
+                Ok((
+                    NodeId(r.get::<_, i64>(0)? as u64),
+                    r.get(1)?,
+                    NodeKind::from_name(&kind).unwrap_or(NodeKind::Chunk),
+                    r.get::<_, Option<i64>>(3)?.map(|p| NodeId(p as u64)),
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The first top-level node of the file at `path` (its module node), if it has one.
+    pub(crate) fn root_of(&self, path: &str) -> Result<Option<NodeId>> {
+        self.conn
+            .prepare_cached(
+                "SELECT id FROM nodes WHERE path = ?1 AND parent IS NULL ORDER BY seq LIMIT 1",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![path], |r| Ok(NodeId(r.get::<_, i64>(0)? as u64)))
+                    .optional()
+            })
+            .map_err(|e| self.err(e))
+    }
+
+    /// Every node named `name`: (id, path, kind).
+    pub(crate) fn nodes_named(&self, name: &str) -> Result<Vec<(NodeId, String, NodeKind)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT id, path, kind FROM nodes WHERE name = ?1")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![name], |r| {
+                let kind: String = r.get(2)?;
+                Ok((
+                    NodeId(r.get::<_, i64>(0)? as u64),
+                    r.get(1)?,
+                    NodeKind::from_name(&kind).unwrap_or(NodeKind::Chunk),
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Every raw reference to `name`: (path of the referring file, source node, kind).
+    pub(crate) fn refs_named(
+        &self,
+        name: &str,
+    ) -> Result<Vec<(String, NodeId, crate::model::RefKind)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT path, src, kind FROM refs WHERE name = ?1")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![name], |r| {
+                let kind: String = r.get(2)?;
+                Ok((
+                    r.get(0)?,
+                    NodeId(r.get::<_, i64>(1)? as u64),
+                    ref_kind(&kind),
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The modules the file at `path` imports, as written.
+    pub(crate) fn imports_of(&self, path: &str) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT module FROM imports WHERE path = ?1")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![path], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The stored edges out of `src`: (rowid, the edge, the name of its target). The edge is
+    /// `None` for a row whose kind this build does not know (it is never wanted), the name
+    /// `None` for a target no node has.
+    pub(crate) fn edges_from(&self, src: NodeId) -> Result<Vec<StoredEdge>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT e.rowid, e.dst, e.kind, e.confidence, n.name
+                 FROM edges e LEFT JOIN nodes n ON n.id = e.dst WHERE e.src = ?1",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![src.0 as i64], |r| {
+                let kind: String = r.get(2)?;
+                let dst = NodeId(r.get::<_, i64>(1)? as u64);
+                let confidence = r.get::<_, f64>(3)? as f32;
+                Ok((
+                    r.get(0)?,
+                    EdgeKind::from_name(&kind).map(|kind| EdgeRecord {
+                        src,
+                        dst,
+                        kind,
+                        confidence,
+                    }),
+                    r.get(4)?,
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Rows in `table` (one of the store's tables).
+    pub(crate) fn count(&self, table: &str) -> Result<usize> {
+        self.conn
+            .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map(|n| n as usize)
             .map_err(|e| self.err(e))
     }
 
@@ -870,11 +1097,54 @@ impl Tx<'_> {
         Ok(())
     }
 
+    /// Deletes the edge rows `gone` (rowids) and inserts `added`: the edge difference an
+    /// incremental run computed for the few sources it touched.
+    pub(crate) fn edit_edges(&self, gone: &[i64], added: &[EdgeRecord]) -> Result<()> {
+        let mut delete = self
+            .tx
+            .prepare_cached("DELETE FROM edges WHERE rowid = ?1")
+            .map_err(|e| self.err(e))?;
+        for rowid in gone {
+            delete.execute(params![rowid]).map_err(|e| self.err(e))?;
+        }
+        let mut insert = self
+            .tx
+            .prepare_cached("INSERT INTO edges(src, dst, kind, confidence) VALUES (?1, ?2, ?3, ?4)")
+            .map_err(|e| self.err(e))?;
+        for e in added {
+            insert
+                .execute(params![
+                    e.src.0 as i64,
+                    e.dst.0 as i64,
+                    e.kind.name(),
+                    e.confidence as f64
+                ])
+                .map_err(|err| self.err(err))?;
+        }
+        Ok(())
+    }
+
     pub(crate) fn commit(self) -> Result<()> {
         let path = self.path;
         self.tx
             .commit()
             .map_err(|source| Error::Store { path, source })
+    }
+}
+
+/// The order [`Store::edges`] returns: the order `ORDER BY src, dst, kind` gave (ids compare
+/// as SQLite's signed integers), ties by confidence.
+pub fn edge_order(a: &EdgeRecord, b: &EdgeRecord) -> std::cmp::Ordering {
+    (a.src.0 as i64, a.dst.0 as i64, a.kind.name())
+        .cmp(&(b.src.0 as i64, b.dst.0 as i64, b.kind.name()))
+        .then(a.confidence.total_cmp(&b.confidence))
+}
+
+fn ref_kind(name: &str) -> crate::model::RefKind {
+    if name == "inherits" {
+        crate::model::RefKind::Inherits
+    } else {
+        crate::model::RefKind::Call
     }
 }
 

@@ -4,11 +4,12 @@
 //! Loaded once per process (or per index generation); it holds no node texts beyond
 //! signatures and docs, which are fetched from the store only for what is packed.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use acms_core::NodeId;
-use acms_index::{EdgeKind, EdgeRecord, FileRecord, NodeRecord, Store};
+use acms_index::{EdgeKind, EdgeRecord, FileRecord, NodeChanges, NodeRecord, Store};
 use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::visit::EdgeRef;
 
 use crate::Result;
 
@@ -36,6 +37,76 @@ impl Corpus {
             files,
             store.meta()?.generation,
         ))
+    }
+
+    /// The corpus of `store` after the index run that made `changes`, built from this one
+    /// (the corpus of the generation before that run) instead of reading every node and edge:
+    /// the changed files' nodes and the edges out of `changes.edge_sources` are read, the rest
+    /// is kept. `None` when the run did not say which edges it changed or the store is not
+    /// exactly one generation on (another run came between): load it whole then.
+    pub fn patched(&self, store: &Store, changes: &NodeChanges) -> Result<Option<Corpus>> {
+        let Some(sources) = &changes.edge_sources else {
+            return Ok(None);
+        };
+        let generation = store.meta()?.generation;
+        if generation != self.generation + 1 {
+            return Ok(None);
+        }
+        let mut paths: BTreeSet<&str> = changes
+            .removed
+            .iter()
+            .filter_map(|id| self.node(*id))
+            .map(|n| n.path.as_str())
+            .collect();
+        let mut fresh = Vec::new();
+        for path in store
+            .nodes_by_id(&changes.upserted)?
+            .iter()
+            .map(|n| n.path.clone())
+        {
+            if !paths.contains(path.as_str()) && !fresh.contains(&path) {
+                fresh.push(path);
+            }
+        }
+        paths.extend(fresh.iter().map(String::as_str));
+        let mut nodes: Vec<NodeRecord> = Vec::with_capacity(self.nodes.len() + 64);
+        nodes.extend(
+            self.nodes
+                .iter()
+                .filter(|n| !paths.contains(n.path.as_str()))
+                .cloned(),
+        );
+        for path in &paths {
+            nodes.extend(store.nodes_in(path)?);
+        }
+        // Stable: each file's nodes stay in source order, as `Store::nodes` gives them (and two
+        // sorted runs merge in one pass).
+        nodes.sort_by(|a, b| a.path.cmp(&b.path));
+        let sources_set: HashSet<NodeId> = sources.iter().copied().collect();
+        let mut edges: Vec<EdgeRecord> = Vec::with_capacity(self.graph.edge_count() + 1024);
+        // In insertion order, which was `Store::edges`'s order.
+        edges.extend(
+            self.graph
+                .edge_references()
+                .map(|e| EdgeRecord {
+                    src: self.graph[e.source()],
+                    dst: self.graph[e.target()],
+                    kind: e.weight().0,
+                    confidence: e.weight().1,
+                })
+                .filter(|e| !sources_set.contains(&e.src)),
+        );
+        for &src in sources {
+            edges.extend(store.edges_out(src)?);
+        }
+        // Stable and run-aware: the kept edges are one sorted run, the new ones a few more.
+        edges.sort_by(acms_index::store::edge_order);
+        Ok(Some(Corpus::from_parts(
+            nodes,
+            &edges,
+            store.files()?,
+            generation,
+        )))
     }
 
     /// Builds a corpus from parts (for tests and for callers that already hold them).

@@ -39,7 +39,19 @@ impl Retriever {
         llm: Option<Arc<dyn LlmClient>>,
     ) -> Result<Retriever> {
         let store = Store::open(index_dir)?;
-        let corpus = Arc::new(Corpus::load(&store)?);
+        Retriever::open_with_corpus(index_dir, config, registry, llm, Corpus::load(&store)?)
+    }
+
+    /// [`Retriever::open`] with a corpus the caller already holds (one patched after an
+    /// incremental run: [`Corpus::patched`]).
+    pub fn open_with_corpus(
+        index_dir: &Path,
+        config: &ContextConfig,
+        registry: &StrategyRegistry,
+        llm: Option<Arc<dyn LlmClient>>,
+        corpus: Corpus,
+    ) -> Result<Retriever> {
+        let corpus = Arc::new(corpus);
         let mut notes = Vec::new();
         let keyword = || -> Result<Arc<KeywordIndex>> {
             let dir = keyword_dir(index_dir);

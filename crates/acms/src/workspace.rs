@@ -18,7 +18,7 @@ use acms_assemble::{
     AssembledContext, AssemblyRequest, Budget, Engine, Fragment, PipelineRegistry, Placed, Skeleton,
 };
 use acms_core::{ContextConfig, Depth, NodeId, TokenCounter};
-use acms_index::{IndexOptions, Store};
+use acms_index::{IndexOptions, NodeChanges, Store};
 use acms_llm::LlmClient;
 use acms_plan::{
     Clock, Decision, DecisionId, FragmentRef, History, MemoryView, NewPhase, PhaseRecord, Plan,
@@ -106,6 +106,9 @@ pub struct RefreshReport {
     pub scan_ms: f64,
     pub index_ms: f64,
     pub reopen_ms: f64,
+    /// True when the engine's corpus was patched with what the index run changed rather than
+    /// loaded whole again.
+    pub corpus_patched: bool,
     /// Why nothing was checked (the indexed repository is not on this machine).
     pub skipped: Option<String>,
 }
@@ -302,7 +305,7 @@ impl Workspace {
             o.config = index_config.clone();
             crate::index_repository(repo, &o, opts.vectors)?;
         }
-        let engine = open_engine(&index_dir, &config, &components, &memory, llm.clone())?;
+        let engine = open_engine(&index_dir, &config, &components, &memory, llm.clone(), None)?;
         let tracker = match &repo {
             Some(r) => Some(ChangeTracker::new(
                 r,
@@ -364,22 +367,36 @@ impl Workspace {
         Ok(self.plans.as_mut().expect("opened above"))
     }
 
-    fn reopen(&mut self) -> Result<()> {
+    /// Opens the engine on the index as the last run left it. After an incremental run
+    /// (`changes`) the corpus is the current one patched with what the run changed, not a
+    /// reload of every node and edge.
+    fn reopen(&mut self, changes: Option<&NodeChanges>) -> Result<bool> {
+        let corpus = match changes {
+            Some(c) => self
+                .engine
+                .retriever()
+                .corpus()
+                .patched(self.engine.store(), c)?,
+            None => None,
+        };
+        let patched = corpus.is_some();
         self.engine = open_engine(
             &self.index_dir,
             &self.config,
             &self.components,
             &self.memory,
             self.llm.clone(),
+            corpus,
         )?;
         if let Some(t) = &mut self.tracker {
             t.reload(self.engine.store())?;
         }
-        Ok(())
+        Ok(patched)
     }
 
-    /// Runs the incremental index and derived-index update on `repo`.
-    fn reindex(&mut self, repo: &Path) -> Result<(usize, usize, usize)> {
+    /// Runs the incremental index and derived-index update on `repo`: the keyword documents
+    /// and vectors rewritten, and what the index run changed.
+    fn reindex(&mut self, repo: &Path) -> Result<(usize, usize, NodeChanges)> {
         let mut o = IndexOptions::new(repo);
         o.index_dir = self.index_dir.clone();
         o.config = self.index_config.clone();
@@ -400,11 +417,7 @@ impl Workspace {
             },
         )?;
         let (index, derived) = (report.index, report.derived);
-        Ok((
-            index.parsed + index.removed,
-            derived.keyword_docs,
-            derived.embedded,
-        ))
+        Ok((derived.keyword_docs, derived.embedded, index.changes))
     }
 
     /// Brings the index up to date with the repository: a no-op (one walk and stat) when
@@ -428,12 +441,12 @@ impl Workspace {
         report.refreshed = scan.changed.len();
         report.paths = scan.changed.iter().take(20).cloned().collect();
         let t = Instant::now();
-        let (_, keyword_docs, embedded) = self.reindex(&repo)?;
+        let (keyword_docs, embedded, changes) = self.reindex(&repo)?;
         report.keyword_docs = keyword_docs;
         report.embedded = embedded;
         report.index_ms = t.elapsed().as_secs_f64() * 1000.0;
         let t = Instant::now();
-        self.reopen()?;
+        report.corpus_patched = self.reopen(Some(&changes))?;
         report.reopen_ms = t.elapsed().as_secs_f64() * 1000.0;
         Ok(report)
     }
@@ -912,14 +925,16 @@ fn open_engine(
     components: &PipelineRegistry,
     memory: &MemoryView,
     llm: Option<Arc<dyn LlmClient>>,
+    corpus: Option<acms_retrieve::Corpus>,
 ) -> Result<Engine> {
     let mut strategies = StrategyRegistry::new();
     acms_plan::register(&mut strategies, memory);
-    Ok(Engine::open_with(
+    Ok(Engine::open_with_corpus(
         index_dir,
         config,
         &strategies,
         components,
         llm,
+        corpus,
     )?)
 }

@@ -191,3 +191,119 @@ proptest::proptest! {
         proptest::prop_assert_eq!(edge_list(dir.path()), edge_list(fresh.path()));
     }
 }
+
+/// Nodes as comparable rows (everything but nothing left out: a node's every field).
+fn node_list(repo: &std::path::Path) -> Vec<acms_index::NodeRecord> {
+    let mut nodes = open(repo).nodes().unwrap();
+    nodes.sort_by_key(|n| n.id);
+    nodes
+}
+
+/// The files of a repository in which `pkg/a.py` is edited: the others call its functions
+/// (edges into it), it calls theirs (edges out of it), and `shared` is defined in two files,
+/// so whether a call to it resolves depends on `pkg/a.py`'s symbols.
+fn calling_repo(root: &std::path::Path, a_py: &str) {
+    write_repo(
+        root,
+        &[
+            ("pkg/a.py", a_py.as_bytes()),
+            (
+                "pkg/b.py",
+                b"from .a import helper\n\n\ndef user_b(x):\n    helper(x)\n    shared(x)\n    return fresh_fn(x)\n",
+            ),
+            (
+                "pkg/c.py",
+                b"def shared(x):\n    return x\n\n\ndef user_c(x):\n    helper(x)\n    return renamed(x)\n",
+            ),
+            (
+                "pkg/d.py",
+                b"class Base:\n    pass\n\n\nclass Child(Target):\n    def run(self):\n        return fresh_fn(self)\n",
+            ),
+        ],
+    );
+}
+
+const A_BEFORE: &str = "def helper(x):\n    return user_c(x)\n\n\ndef shared(x):\n    return user_b(x)\n\n\nclass Target(Base):\n    def go(self):\n        return helper(self)\n";
+
+/// Edits that add, remove and rename functions other files call: after each, the one-file
+/// incremental run (edges resolved only for what the edit affects) must leave exactly the
+/// nodes and edges of an index built from scratch on the same tree. Each edit changes edges
+/// of files that were not edited (b, c, d), so a run that resolved only the edited file's own
+/// references would fail here.
+#[test]
+fn one_file_edits_leave_the_index_a_fresh_run_builds() {
+    let edits = [
+        // Adds `fresh_fn`, called from b and d (edges into a), calling b (edge out of a).
+        (
+            "adds a called function",
+            format!("{A_BEFORE}\n\ndef fresh_fn(x):\n    return user_b(x)\n"),
+        ),
+        // Removes `helper`: the calls from b, c and from a's own method lose their target.
+        (
+            "removes a called function",
+            "def shared(x):\n    return user_b(x)\n\n\nclass Target(Base):\n    def go(self):\n        return helper(self)\n\n\ndef fresh_fn(x):\n    return user_b(x)\n".to_string(),
+        ),
+        // Renames `shared` to `renamed`: b's call to `shared` now has one candidate (c's),
+        // c's call to `renamed` gains one, and the class `Target` d inherits from is renamed
+        // away (d's inherit edge goes).
+        (
+            "renames functions",
+            "def renamed(x):\n    return user_b(x)\n\n\nclass Target2(Base):\n    def go(self):\n        return helper(self)\n\n\ndef fresh_fn(x):\n    return user_b(x)\n".to_string(),
+        ),
+        // And back: every edge the edits removed comes back.
+        ("restores the original", A_BEFORE.to_string()),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    calling_repo(dir.path(), A_BEFORE);
+    index(dir.path());
+    let mut edges_before = edge_list(dir.path());
+    for (what, a_py) in edits {
+        std::fs::write(dir.path().join("pkg/a.py"), &a_py).unwrap();
+        let f = std::fs::File::options()
+            .write(true)
+            .open(dir.path().join("pkg/a.py"))
+            .unwrap();
+        f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(60))
+            .unwrap();
+        let report = index(dir.path());
+        assert_eq!(report.parsed, 1, "{what}");
+        assert!(
+            report.edges_incremental,
+            "{what}: resolved every edge again"
+        );
+
+        let fresh = tempfile::tempdir().unwrap();
+        calling_repo(fresh.path(), &a_py);
+        let fresh_report = index(fresh.path());
+        assert!(!fresh_report.edges_incremental);
+        let edges = edge_list(dir.path());
+        assert_eq!(edges, edge_list(fresh.path()), "{what}");
+        assert_eq!(node_list(dir.path()), node_list(fresh.path()), "{what}");
+        assert_eq!(
+            (report.nodes, report.edges),
+            (fresh_report.nodes, fresh_report.edges),
+            "{what}"
+        );
+        // Edges of the files that were not edited changed too.
+        let moved = |v: &[(u64, u64, &'static str, u32)]| -> Vec<(u64, u64, &'static str, u32)> {
+            let store = open(dir.path());
+            let a_nodes: std::collections::HashSet<u64> = store
+                .nodes()
+                .unwrap()
+                .iter()
+                .filter(|n| n.path == "pkg/a.py")
+                .map(|n| n.id.0)
+                .collect();
+            v.iter()
+                .filter(|e| !a_nodes.contains(&e.0))
+                .copied()
+                .collect()
+        };
+        assert_ne!(
+            moved(&edges),
+            moved(&edges_before),
+            "{what}: no edge of b, c or d changed"
+        );
+        edges_before = edges;
+    }
+}
