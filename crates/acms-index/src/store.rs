@@ -1062,39 +1062,21 @@ impl Tx<'_> {
             self.tx
                 .execute("DELETE FROM edges", [])
                 .map_err(|e| self.err(e))?;
-            wanted.clear();
-            for e in edges {
-                *wanted.entry(key(e)).or_default() += 1;
-            }
-        } else {
-            let mut delete = self
-                .tx
-                .prepare_cached("DELETE FROM edges WHERE rowid = ?1")
-                .map_err(|e| self.err(e))?;
-            for rowid in gone {
-                delete.execute(params![rowid]).map_err(|e| self.err(e))?;
-            }
+            return self.edit_edges(&[], edges);
         }
-        let mut insert = self
-            .tx
-            .prepare_cached("INSERT INTO edges(src, dst, kind, confidence) VALUES (?1, ?2, ?3, ?4)")
-            .map_err(|e| self.err(e))?;
         // In the order of `edges`, as a full rewrite writes them.
-        for e in edges {
-            let Some(n) = wanted.get_mut(&key(e)).filter(|n| **n > 0) else {
-                continue;
-            };
-            *n -= 1;
-            insert
-                .execute(params![
-                    e.src.0 as i64,
-                    e.dst.0 as i64,
-                    e.kind.name(),
-                    e.confidence as f64
-                ])
-                .map_err(|err| self.err(err))?;
-        }
-        Ok(())
+        let added: Vec<EdgeRecord> = edges
+            .iter()
+            .filter(|e| match wanted.get_mut(&key(e)).filter(|n| **n > 0) {
+                Some(n) => {
+                    *n -= 1;
+                    true
+                }
+                None => false,
+            })
+            .cloned()
+            .collect();
+        self.edit_edges(&gone, &added)
     }
 
     /// Deletes the edge rows `gone` (rowids) and inserts `added`: the edge difference an

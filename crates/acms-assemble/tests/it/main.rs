@@ -21,15 +21,7 @@ impl Default for Fixture {
 impl Fixture {
     pub fn new() -> Fixture {
         let dir = acms_testkit::shop();
-        let opts = acms_index::IndexOptions::new(dir.path());
-        let report = acms_index::index_repo(dir.path(), &opts).unwrap();
-        acms_retrieve::update_derived(
-            &opts.index_dir,
-            &report.changes,
-            &ContextConfig::default(),
-            Some(&acms_vector::HashEmbedder::default()),
-        )
-        .unwrap();
+        index(dir.path(), Some(&acms_vector::HashEmbedder::default()));
         Fixture { dir }
     }
 
@@ -40,6 +32,20 @@ impl Fixture {
         config.strategies.semantic_embedding.embedder = acms_core::EmbedderKind::Hash;
         Engine::open(&self.dir.path().join(".acms"), &config).unwrap()
     }
+}
+
+/// Indexes the repository at `dir` into `dir/.acms`: store, keyword index and, with an
+/// embedder, vectors.
+pub fn index(dir: &std::path::Path, embedder: Option<&dyn acms_vector::Embedder>) {
+    let opts = acms_index::IndexOptions::new(dir);
+    let report = acms_index::index_repo(dir, &opts).unwrap();
+    acms_retrieve::update_derived(
+        &opts.index_dir,
+        &report.changes,
+        &ContextConfig::default(),
+        embedder,
+    )
+    .unwrap();
 }
 
 pub fn assemble(engine: &Engine, task: &str, budget: usize) -> AssembledContext {

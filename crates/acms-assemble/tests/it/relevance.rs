@@ -2,20 +2,31 @@
 //! word matches for the task's vocabulary, one function the task names, a test file and a
 //! vendored copy that share its words.
 
-use acms_assemble::Engine;
+use acms_assemble::{AssembledContext, Engine, ManifestEntry};
 use acms_core::{ContextConfig, Depth};
 
-use crate::assemble;
+use crate::{assemble, index};
+
+fn write(dir: &tempfile::TempDir, rel: &str, text: String) {
+    let p = dir.path().join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+/// The best score among the packed fragments `pred` picks (0 when none).
+fn best_score(ctx: &AssembledContext, pred: &dyn Fn(&ManifestEntry) -> bool) -> f64 {
+    ctx.manifest
+        .iter()
+        .filter(|m| pred(m))
+        .map(|m| m.score)
+        .fold(0.0, f64::max)
+}
 
 /// A small client library: `Client.send` is the answer; every other file talks about
 /// timeouts and requests too.
 fn repository() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let w = |rel: &str, text: String| {
-        let p = dir.path().join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let w = |rel: &str, text: String| write(&dir, rel, text);
     let mut client = String::from(
         "\"\"\"HTTP client.\"\"\"\n\nclass Client:\n    \"\"\"Sends requests with a timeout.\"\"\"\n\n",
     );
@@ -58,15 +69,7 @@ fn repository() -> tempfile::TempDir {
         ));
     }
     w("httpclient/_vendor/oldclient.py", v);
-    let opts = acms_index::IndexOptions::new(dir.path());
-    let report = acms_index::index_repo(dir.path(), &opts).unwrap();
-    acms_retrieve::update_derived(
-        &opts.index_dir,
-        &report.changes,
-        &ContextConfig::default(),
-        None,
-    )
-    .unwrap();
+    index(dir.path(), None);
     dir
 }
 
@@ -108,13 +111,7 @@ fn the_named_method_ranks_first_and_is_shown_in_full_with_its_class_line() {
 fn scores_separate_the_answer_from_word_matches_tests_and_vendored_code() {
     let dir = repository();
     let ctx = assemble(&engine(&dir), TASK, 8000);
-    let score = |pred: &dyn Fn(&acms_assemble::ManifestEntry) -> bool| {
-        ctx.manifest
-            .iter()
-            .filter(|m| pred(m))
-            .map(|m| m.score)
-            .fold(0.0, f64::max)
-    };
+    let score = |pred: &dyn Fn(&ManifestEntry) -> bool| best_score(&ctx, pred);
     let send = score(&|m| m.name.ends_with("Client.send") && !m.path.contains("_vendor"));
     let helpers = score(&|m| m.path.contains("helpers_"));
     let tests = score(&|m| m.path.starts_with("tests/"));
@@ -136,11 +133,7 @@ fn scores_separate_the_answer_from_word_matches_tests_and_vendored_code() {
 /// nothing about, and another module matches the task's words directly.
 fn walk_repository() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let w = |rel: &str, text: String| {
-        let p = dir.path().join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let w = |rel: &str, text: String| write(&dir, rel, text);
     let mut report = String::from("from ledger.steps import *\n\ndef build_report(rows):\n");
     for i in 0..16 {
         report.push_str(&format!("    rows = step_{i}(rows)\n"));
@@ -160,15 +153,7 @@ fn walk_repository() -> tempfile::TempDir {
          if total < 0:\n        return -round(-total)\n    return round(total)\n"
             .to_string(),
     );
-    let opts = acms_index::IndexOptions::new(dir.path());
-    let report = acms_index::index_repo(dir.path(), &opts).unwrap();
-    acms_retrieve::update_derived(
-        &opts.index_dir,
-        &report.changes,
-        &ContextConfig::default(),
-        None,
-    )
-    .unwrap();
+    index(dir.path(), None);
     dir
 }
 
@@ -177,13 +162,7 @@ fn what_the_graph_walk_reaches_does_not_outrank_a_direct_match() {
     let dir = walk_repository();
     let task = "build_report rounds negative totals the wrong way";
     let ctx = assemble(&engine(&dir), task, 8000);
-    let score = |pred: &dyn Fn(&acms_assemble::ManifestEntry) -> bool| {
-        ctx.manifest
-            .iter()
-            .filter(|m| pred(m))
-            .map(|m| m.score)
-            .fold(0.0, f64::max)
-    };
+    let score = |pred: &dyn Fn(&ManifestEntry) -> bool| best_score(&ctx, pred);
     let rounding = score(&|m| m.name.ends_with("round_negative_totals"));
     let walked = score(&|m| m.path == "ledger/steps.py");
     assert!(rounding > 0.0, "{:#?}", ctx.manifest);
