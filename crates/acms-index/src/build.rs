@@ -603,15 +603,7 @@ fn incremental_edges(
             gone.push(rowid);
         }
     }
-    let added = wanted
-        .into_iter()
-        .map(|((src, dst, kind), confidence)| EdgeRecord {
-            src,
-            dst,
-            kind,
-            confidence,
-        })
-        .collect();
+    let added = wanted.into_iter().map(edge_record).collect();
     removed_nodes.sort();
     sources.extend(removed_nodes.iter().copied());
     for f in changed {
@@ -948,13 +940,15 @@ pub(crate) fn resolve_edges(
         let path = src_node.path.as_str();
         resolve_ref(*src, path, *kind, cands, imported.get(path), &mut add);
     }
-    edges
-        .into_iter()
-        .map(|((src, dst, kind), confidence)| EdgeRecord {
-            src,
-            dst,
-            kind,
-            confidence,
-        })
-        .collect()
+    edges.into_iter().map(edge_record).collect()
+}
+
+/// An edge from its (source, target, kind) key and confidence.
+fn edge_record(((src, dst, kind), confidence): ((NodeId, NodeId, EdgeKind), f32)) -> EdgeRecord {
+    EdgeRecord {
+        src,
+        dst,
+        kind,
+        confidence,
+    }
 }
