@@ -444,7 +444,11 @@ impl Embedder for FastEmbedder {
             .len()
             .min(texts.len().div_ceil(self.batch_size));
         let out = if workers <= 1 {
-            self.embed_on(0, texts)?
+            // A free session if there is one: concurrent queries need not queue on the first.
+            let free = (0..self.sessions.len())
+                .find(|&k| self.sessions[k].try_lock().is_ok())
+                .unwrap_or(0);
+            self.embed_on(free, texts)?
         } else {
             // Worker k takes texts k, k + n, k + 2n, …: callers sort texts by length, so
             // every worker gets an even share of long and short ones.
