@@ -217,25 +217,34 @@ impl Meter {
                 step = step.saturating_mul(2);
             }
         }
-        // Largest fitting boundary in [lo, hi).
-        let mut hi = hi.saturating_sub(1).max(lo);
-        while lo < hi {
-            let mid = floor_boundary(text, lo + (hi - lo).div_ceil(2));
-            if mid <= lo {
-                break;
-            }
-            if fits(mid) {
-                lo = mid;
-            } else {
-                hi = mid - 1;
-            }
+        longest_fitting_prefix(text, lo, hi.saturating_sub(1).max(lo), fits)
+    }
+}
+
+/// The longest prefix of `text` that `fits`, searched between the boundaries `lo` (fits)
+/// and `hi`, cut back to its last line break when that keeps more than half of it.
+fn longest_fitting_prefix(
+    text: &str,
+    mut lo: usize,
+    mut hi: usize,
+    mut fits: impl FnMut(usize) -> bool,
+) -> &str {
+    while lo < hi {
+        let mid = floor_boundary(text, lo + (hi - lo).div_ceil(2));
+        if mid <= lo {
+            break;
         }
-        let cut = floor_boundary(text, lo);
-        let prefix = &text[..cut];
-        match prefix.rfind('\n') {
-            Some(nl) if nl > cut / 2 => &prefix[..nl],
-            _ => prefix,
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
         }
+    }
+    let cut = floor_boundary(text, lo);
+    let prefix = &text[..cut];
+    match prefix.rfind('\n') {
+        Some(nl) if nl > cut / 2 => &prefix[..nl],
+        _ => prefix,
     }
 }
 
@@ -514,24 +523,7 @@ mod tests {
         if m.text(text) <= max {
             return text;
         }
-        let (mut lo, mut hi) = (0usize, text.len());
-        while lo < hi {
-            let mid = floor_boundary(text, lo + (hi - lo).div_ceil(2));
-            if mid <= lo {
-                break;
-            }
-            if m.text(&text[..mid]) <= max {
-                lo = mid;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        let cut = floor_boundary(text, lo);
-        let prefix = &text[..cut];
-        match prefix.rfind('\n') {
-            Some(nl) if nl > cut / 2 => &prefix[..nl],
-            _ => prefix,
-        }
+        longest_fitting_prefix(text, 0, text.len(), |mid| m.text(&text[..mid]) <= max)
     }
 
     #[test]

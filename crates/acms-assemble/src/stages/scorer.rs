@@ -13,8 +13,8 @@
 //! - **relevance** fuses each strategy's best hit for the node (`context.scoring.fusion`):
 //!   `noisy-or` (default) over `quality × relevance` per strategy — so strategy quality
 //!   counts where it belongs, in how far a strategy's hit is trusted —, `rrf` or `max`.
-//!   A hit because the task *names* the node (a mention) is trusted fully, a node the
-//!   graph walk only reached from one a third as much as the navigator's quality. Keyword
+//!   A hit because the task *names* the node (a mention) is trusted fully; a node only
+//!   the graph walk reached, at 0.3 of the navigator's quality. Keyword
 //!   relevances (BM25 over the best hit) are sharpened, because BM25 scores of a query's
 //!   top fifty differ by less than 2×.
 //! - **file**: the evidence for the node's file (all its fragments' relevances, saturating),
