@@ -7,9 +7,13 @@
 //! is docutils (`scripts/fetch-corpus.sh`), or `ACMS_BENCH_REPO=/path` for any directory (e.g.
 //! sympy); `ACMS_BENCH_MAX_TOKENS` overrides `max-tokens`.
 //!
-//! Columns: symbols embedded, the symbol pass (walk, parse, store, keyword index: queries work
-//! from here on), embedding seconds and symbols/s, query embedding p50/p95 (one query text
-//! embedded alone, as `acms query` does), peak RSS of the whole run.
+//! `ACMS_BENCH_ALL_PLACES=1` embeds tests, examples, vendored and generated code too (the
+//! default leaves them to keyword and graph).
+//!
+//! Columns: symbols in the index and of them embedded, the symbol pass (walk, parse, store,
+//! keyword index: queries work from here on), embedding seconds, embedded symbols per second
+//! and indexed symbols per embedding second, query embedding p50/p95 (one query text embedded
+//! alone, as `acms query` does), peak RSS of the whole run.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -63,6 +67,8 @@ fn run_one(model: &str) -> anyhow::Result<()> {
     {
         config.strategies.semantic_embedding.max_tokens = t;
     }
+    config.strategies.semantic_embedding.all_places =
+        std::env::var_os("ACMS_BENCH_ALL_PLACES").is_some_and(|v| v == "1");
     let mut opts = IndexOptions::new(copy.path());
     opts.config = config.clone();
     let started = Instant::now();
@@ -93,12 +99,19 @@ fn run_one(model: &str) -> anyhow::Result<()> {
     let (p50, p95) = acms_benches::p50_p95(&mut ms);
     let (unrelated, related) = calibration(&opts.index_dir, loaded.embedder.as_ref())?;
     println!(
-        "| {model} | {} | {} | {:.1} | {:.1} | {:.0} | {p50:.1} / {p95:.1} | {:.0} | {unrelated:.2} / {related:.2} |",
+        "| {model} | {} | {} | {} | {} | {:.1} | {:.1} | {:.0} | {:.0} | {p50:.1} / {p95:.1} | {:.0} | {unrelated:.2} / {related:.2} |",
         config.strategies.semantic_embedding.max_tokens,
+        if config.strategies.semantic_embedding.all_places {
+            "all"
+        } else {
+            "source"
+        },
+        report.index.nodes,
         d.embedded,
         searchable.get(),
         d.embed_seconds,
         d.embedded as f64 / d.embed_seconds.max(1e-9),
+        report.index.nodes as f64 / d.embed_seconds.max(1e-9),
         peak_rss_mb()
     );
     Ok(())
@@ -204,9 +217,9 @@ fn main() -> anyhow::Result<()> {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     println!(
-        "| model | max tokens | symbols | searchable after (s) | embedding (s) | symbols/s | query embedding p50 / p95 (ms) | peak RSS (MB) | cosine unrelated / related (median) |"
+        "| model | max tokens | places | symbols indexed | symbols embedded | searchable after (s) | embedding (s) | embedded/s | indexed/s | query embedding p50 / p95 (ms) | peak RSS (MB) | cosine unrelated / related (median) |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let me = std::env::current_exe()?;
     for model in models {
         let status = Command::new(&me)

@@ -233,17 +233,24 @@ pub struct SemanticConfig {
     /// file that sets it); unset means `$ACMS_MODEL_DIR`, then the cache.
     pub model_dir: Option<String>,
     /// Tokens of each symbol's compact text the model reads (longer texts are truncated):
-    /// embedding time grows with it, recall hardly does past a signature, doc and a few lines.
+    /// embedding time grows about linearly with it, recall slowly (64 → 128: half the
+    /// throughput for a few points of recall on identifier-free tasks, docs/EVAL.md).
     pub max_tokens: usize,
     /// Below this many vectors an exact scan is used instead of HNSW.
     pub exact_scan_below: usize,
+    /// Embed the symbols of tests, examples, vendored and generated code too. Off by default:
+    /// the scorer demotes those places and keyword and graph find them, so their vectors
+    /// would cost embedding time (a third of sympy's symbols are tests) for hits that rarely
+    /// reach a context.
+    pub all_places: bool,
 }
 defaults!(SemanticConfig {
     embedder: EmbedderKind::Model,
     model: DEFAULT_MODEL.into(),
     model_dir: None,
-    max_tokens: 128,
+    max_tokens: 64,
     exact_scan_below: 20_000,
+    all_places: false,
 });
 
 /// The default embedding model (chosen by measurement, docs/EVAL.md "Embedding models").

@@ -11,7 +11,7 @@
 //!   table (an endpoint URL and the name of the environment variable whose value is sent to it
 //!   as the API key). Such a key is ignored with a warning, so indexing still works;
 //! - may lower but never raise the limits in [`CAPPED_KEYS`] (file sizes, timeouts, worker
-//!   counts, rounds, hops, tokens per embedded text) above the user's value or the default; a
+//!   counts, rounds, hops, tokens per embedded text, embedding every place) above the user's value or the default; a
 //!   higher value is cut to it with a warning;
 //! - sets everything else (retrieval, scoring and packing choices, which only change which
 //!   registered code runs and how it ranks).
@@ -34,7 +34,7 @@ pub const USER_ONLY_KEYS: [&str; 4] = [
 ];
 
 /// Limits a repository's `acms.toml` may lower but not raise.
-pub const CAPPED_KEYS: [&str; 8] = [
+pub const CAPPED_KEYS: [&str; 9] = [
     "context.file.max-size",
     "context.file.max-total-size",
     "context.index.parse-timeout-ms",
@@ -43,6 +43,7 @@ pub const CAPPED_KEYS: [&str; 8] = [
     "context.strategies.arce.max-rounds",
     "context.strategies.breadth-depth-navigator.max-hops",
     "context.strategies.semantic-embedding.max-tokens",
+    "context.strategies.semantic-embedding.all-places",
 ];
 
 /// A configuration and what loading it had to say (ignored or capped repository keys).
@@ -169,6 +170,11 @@ fn cap_limits(config: &mut Config, base: &Config, origin: &str, warnings: &mut V
         "context.strategies.semantic-embedding.max-tokens",
         strategies.semantic_embedding.max_tokens
     );
+    // Turning it on embeds a third more symbols or so (tests), at the user's cost.
+    cap!(
+        "context.strategies.semantic-embedding.all-places",
+        strategies.semantic_embedding.all_places
+    );
 }
 
 /// Deep-merges `over` into `base` (tables merge key by key, anything else is replaced).
@@ -286,7 +292,8 @@ mod tests {
             &dir,
             "acms.toml",
             "[context.file]\nmax-size = 9000000000\nmax-total-size = 99000000000\n\
-             [context.executor]\nmax-workers = 2\ntimeout-seconds = 1e9\n",
+             [context.executor]\nmax-workers = 2\ntimeout-seconds = 1e9\n\
+             [context.strategies.semantic-embedding]\nall-places = true\n",
         );
         let loaded = Config::load(Some(&user), Some(&repo)).unwrap();
         let c = &loaded.config.context;
@@ -294,7 +301,8 @@ mod tests {
         assert_eq!(c.file.max_total_size, 50 << 20, "capped at the default");
         assert_eq!(c.executor.max_workers, 2, "lowering is fine");
         assert_eq!(c.executor.timeout_seconds, 30.0);
-        assert_eq!(loaded.warnings.len(), 3, "{:?}", loaded.warnings);
+        assert!(!c.strategies.semantic_embedding.all_places);
+        assert_eq!(loaded.warnings.len(), 4, "{:?}", loaded.warnings);
     }
 
     #[test]

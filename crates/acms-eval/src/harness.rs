@@ -52,6 +52,8 @@ pub struct RunOptions {
     pub model_name: Option<String>,
     /// The model's token limit per text (`max-tokens`); `None` = acms' default.
     pub max_tokens: Option<usize>,
+    /// Embed every place, tests and vendored code included (`all-places`).
+    pub all_places: bool,
     /// Also run acms without the semantic strategy (keyword + navigator) on every set and
     /// budget: what the semantic strategy contributes.
     pub without_semantic: bool,
@@ -83,6 +85,7 @@ impl RunOptions {
             model: true,
             model_name: None,
             max_tokens: None,
+            all_places: false,
             without_semantic: false,
             seed: tasks::DEFAULT_SEED,
             cap: tasks::DEFAULT_CAP,
@@ -699,6 +702,7 @@ pub fn run_corpus(opts: &RunOptions, name: &str, model_dir: Option<&Path>) -> Re
     if let Some(t) = opts.max_tokens {
         config.strategies.semantic_embedding.max_tokens = t;
     }
+    config.strategies.semantic_embedding.all_places = opts.all_places;
     let index_dir = opts.work_dir.join("index").join(name);
     let mut iopts = acms::index::IndexOptions::new(&stripped);
     iopts.index_dir = index_dir.clone();

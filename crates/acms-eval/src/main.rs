@@ -49,6 +49,9 @@ enum Cmd {
         /// The model's token limit per text (default: acms' `max-tokens`).
         #[arg(long)]
         max_tokens: Option<usize>,
+        /// Embed tests, examples, vendored and generated code too (acms' `all-places`).
+        #[arg(long)]
+        all_places: bool,
         /// Also run acms without the semantic strategy on every set and budget.
         #[arg(long)]
         without_semantic: bool,
@@ -316,6 +319,7 @@ fn main() -> Result<()> {
             no_model,
             model,
             max_tokens,
+            all_places,
             without_semantic,
             out,
         } => {
@@ -329,6 +333,7 @@ fn main() -> Result<()> {
             opts.model = !no_model;
             opts.model_name = model;
             opts.max_tokens = max_tokens;
+            opts.all_places = all_places;
             opts.without_semantic = without_semantic;
             opts.verbose = true;
             if opts.ablations && !opts.budgets.contains(&acms_eval::harness::ABLATION_BUDGET) {

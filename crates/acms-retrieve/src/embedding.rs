@@ -18,14 +18,14 @@ use std::path::Path;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use acms_core::{ContextConfig, Depth, NodeId};
+use acms_core::{ContextConfig, Depth, NodeId, SemanticConfig};
 use acms_index::{NodeChanges, NodeRecord, Store};
 use acms_vector::{Embedder, IndexParams, VectorIndex, VectorLock};
 use serde::{Deserialize, Serialize};
 
 use crate::derived::vector_dir;
 use crate::shared::SharedVectors;
-use crate::{Error, Result};
+use crate::{Error, Place, Result};
 
 /// The file in the vectors directory holding the store generation the vectors are complete
 /// for.
@@ -70,6 +70,18 @@ pub struct VectorReport {
     /// The embedder's id.
     pub embedder: Option<String>,
     pub seconds: f64,
+}
+
+/// Whether `n` gets a vector: source and docs always; tests, examples, vendored and generated
+/// code only with `all-places` (see [`acms_core::SemanticConfig::all_places`]).
+pub fn embeds(n: &NodeRecord, config: &SemanticConfig) -> bool {
+    config.all_places || matches!(crate::place(&n.path), Place::Source | Place::Docs)
+}
+
+/// What the `generation` file says besides the number: which nodes the vectors cover. A file
+/// without it (written before the choice existed) covered every place.
+fn scope(config: &SemanticConfig) -> &'static str {
+    if config.all_places { "" } else { " source" }
 }
 
 /// Characters of a doc comment / docstring kept in an embedding text.
@@ -163,7 +175,8 @@ pub fn update_vectors(
     };
     let store = Store::open(index_dir)?;
     let generation = store.meta()?.generation;
-    let stored_generation = vector_generation(index_dir);
+    let semantic = &config.strategies.semantic_embedding;
+    let stored_generation = vector_generation(index_dir, semantic);
 
     // A run with little to do (the vectors were complete for this or the previous generation)
     // updates the vectors this process keeps in memory, in place; a long run works on its
@@ -217,6 +230,7 @@ pub fn update_vectors(
     };
     report.rebuilt = !reused;
     let run = Run {
+        semantic,
         vdir: &vdir,
         store: &store,
         generation,
@@ -258,6 +272,7 @@ impl Held {
 
 /// What an embedding run needs besides the vectors.
 struct Run<'a> {
+    semantic: &'a SemanticConfig,
     vdir: &'a Path,
     store: &'a Store,
     generation: u64,
@@ -272,6 +287,7 @@ impl Run<'_> {
     /// Embeds what `vectors` lack and saves them (see `update_vectors`).
     fn embed_into(&self, vectors: &mut VectorIndex, report: &mut VectorReport) -> Result<()> {
         let Run {
+            semantic,
             vdir,
             store,
             generation,
@@ -293,7 +309,7 @@ impl Run<'_> {
         // In step: the vectors were complete for the previous run, so only its changes matter.
         let in_step = reused && stored_generation.is_some_and(|g| g + 1 == generation);
         if in_step && changes.removed.is_empty() && changes.upserted.is_empty() {
-            write_generation(vdir, generation)?;
+            write_generation(vdir, generation, semantic)?;
             report.complete = true;
             report.vectors = Some(vectors.len());
             return Ok(());
@@ -305,7 +321,11 @@ impl Run<'_> {
         } else {
             store.nodes()?
         };
-        let nodes: HashMap<NodeId, NodeRecord> = nodes.into_iter().map(|n| (n.id, n)).collect();
+        let nodes: HashMap<NodeId, NodeRecord> = nodes
+            .into_iter()
+            .filter(|n| embeds(n, semantic))
+            .map(|n| (n.id, n))
+            .collect();
         if in_step {
             for id in &changes.removed {
                 if !nodes.contains_key(id) {
@@ -378,18 +398,18 @@ impl Run<'_> {
             }
         }
         vectors.save(vdir)?;
-        write_generation(vdir, generation)?;
+        write_generation(vdir, generation, semantic)?;
         report.complete = true;
         report.vectors = Some(vectors.len());
         Ok(())
     }
 }
 
-fn write_generation(dir: &Path, generation: u64) -> Result<()> {
+fn write_generation(dir: &Path, generation: u64, config: &SemanticConfig) -> Result<()> {
     let tmp = dir.join(format!("{VECTOR_GENERATION}.tmp"));
     let path = dir.join(VECTOR_GENERATION);
     std::fs::create_dir_all(dir)
-        .and_then(|()| std::fs::write(&tmp, generation.to_string()))
+        .and_then(|()| std::fs::write(&tmp, format!("{generation}{}", scope(config))))
         .and_then(|()| std::fs::rename(&tmp, &path))
         .map_err(|e| Error::Derived {
             path,
@@ -409,9 +429,11 @@ fn remove_generation(dir: &Path) -> Result<()> {
     }
 }
 
-/// The store generation the vectors in `index_dir` are complete for, if any.
-pub fn vector_generation(index_dir: &Path) -> Option<u64> {
-    std::fs::read_to_string(vector_dir(index_dir).join(VECTOR_GENERATION))
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
+/// The store generation the vectors in `index_dir` are complete for, if any, with the nodes
+/// `config` wants embedded (vectors made for other places are not complete for these).
+pub fn vector_generation(index_dir: &Path, config: &SemanticConfig) -> Option<u64> {
+    let marker = std::fs::read_to_string(vector_dir(index_dir).join(VECTOR_GENERATION)).ok()?;
+    let marker = marker.trim_end();
+    let number = marker.strip_suffix(scope(config))?;
+    number.parse().ok()
 }

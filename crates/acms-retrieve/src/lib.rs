@@ -18,6 +18,7 @@ mod error;
 mod executor;
 mod graph;
 mod keyword;
+mod place;
 mod query;
 mod retriever;
 mod semantic;
@@ -29,12 +30,13 @@ pub use arce::ArceStrategy;
 pub use corpus::{Corpus, MAX_NAME_DEFINITIONS, Mention};
 pub use derived::{DerivedReport, keyword_dir, update_derived, vector_dir};
 pub use embedding::{
-    VectorOptions, VectorReport, embedding_text, update_vectors, vector_generation,
+    VectorOptions, VectorReport, embedding_text, embeds, update_vectors, vector_generation,
 };
 pub use error::{Error, Result};
 pub use executor::{Execution, RunStatus, StrategyExecutor, StrategyRun};
 pub use graph::NavigatorStrategy;
 pub use keyword::KeywordStrategy;
+pub use place::{Place, place};
 pub use query::{Hit, Query, Reason};
 pub use retriever::Retriever;
 pub use semantic::SemanticStrategy;

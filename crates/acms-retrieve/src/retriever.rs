@@ -13,7 +13,7 @@ use acms_llm::LlmClient;
 use acms_vector::IndexParams;
 
 use crate::derived::{keyword_dir, vector_dir};
-use crate::embedding::vector_generation;
+use crate::embedding::{embeds, vector_generation};
 use crate::strategy::Capped;
 use crate::{
     ArceStrategy, Corpus, Error, Execution, KeywordStrategy, NavigatorStrategy, Query, Result,
@@ -75,8 +75,12 @@ impl Retriever {
                     }
                 }
                 crate::semantic::NAME => {
-                    let (s, note) =
-                        semantic(index_dir, config, corpus.generation(), corpus.nodes().len());
+                    let (s, note) = semantic(
+                        index_dir,
+                        config,
+                        corpus.generation(),
+                        embeddable(&corpus, config),
+                    );
                     notes.push(note);
                     Arc::new(s)
                 }
@@ -178,6 +182,16 @@ impl Retriever {
     }
 }
 
+/// How many of the corpus's nodes get a vector under `config`.
+fn embeddable(corpus: &Corpus, config: &ContextConfig) -> usize {
+    let semantic = &config.strategies.semantic_embedding;
+    corpus
+        .nodes()
+        .iter()
+        .filter(|n| embeds(n, semantic))
+        .count()
+}
+
 /// The semantic strategy for `index_dir`, or an unavailable one saying why, plus the line
 /// that says which embedder is in use (and whether the vectors are complete).
 fn semantic(
@@ -223,7 +237,7 @@ fn semantic(
                 embedder.id()
             ));
         }
-        if vector_generation(index_dir) != Some(generation) {
+        if vector_generation(index_dir, &config.strategies.semantic_embedding) != Some(generation) {
             note = format!(
                 "semantic-embedding: incomplete ({} of {} symbols embedded; run `acms index` to \
                  finish): {note}",

@@ -30,7 +30,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use acms_core::{Depth, Fusion, NodeId};
 use acms_index::NodeKind;
-use acms_retrieve::{Hit, Reason};
+use acms_retrieve::{Hit, Place, Reason, place};
 
 use super::StageContext;
 use crate::Fragment;
@@ -73,79 +73,6 @@ fn hierarchy(kind: NodeKind, nesting: usize) -> f64 {
         NodeKind::Chunk => 0.5,
     };
     base * 0.9f64.powi(nesting.saturating_sub(2) as i32)
-}
-
-/// Where a file sits: ordinary source, or a place whose code is rarely what a task is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Place {
-    Source,
-    Test,
-    Docs,
-    Example,
-    Vendored,
-    Generated,
-}
-
-/// The place of `path` (repository-relative, `/`-separated), by its directories and name.
-pub fn place(path: &str) -> Place {
-    let lower = path.to_ascii_lowercase();
-    let mut parts: Vec<&str> = lower.split('/').collect();
-    let name = parts.pop().unwrap_or("");
-    let dir_is = |names: &[&str]| parts.iter().any(|p| names.contains(p));
-    if dir_is(&[
-        "vendor",
-        "vendored",
-        "_vendor",
-        "third_party",
-        "third-party",
-        "node_modules",
-        "extern",
-        "externals",
-    ]) {
-        return Place::Vendored;
-    }
-    if name.ends_with(".min.js")
-        || name.ends_with("_pb2.py")
-        || name.ends_with(".pb.go")
-        || name.ends_with(".generated.ts")
-        || name.contains(".gen.")
-        || dir_is(&["generated", "__generated__", "dist", "build"])
-    {
-        return Place::Generated;
-    }
-    if dir_is(&[
-        "test",
-        "tests",
-        "testing",
-        "__tests__",
-        "spec",
-        "specs",
-        "test_helpers",
-        "fixtures",
-        "test_data",
-        "testdata",
-        "fuzz",
-        "benches",
-        "benchmarks",
-        "bench",
-    ]) || name.starts_with("test_")
-        || name.ends_with("_test.py")
-        || name.ends_with("_test.go")
-        || name == "conftest.py"
-        || name == "tests.rs"
-        || name.contains(".test.")
-        || name.contains(".spec.")
-    {
-        return Place::Test;
-    }
-    if dir_is(&["doc", "docs", "documentation"]) || name.ends_with(".md") || name.ends_with(".rst")
-    {
-        return Place::Docs;
-    }
-    if dir_is(&["example", "examples", "samples", "demo", "demos"]) {
-        return Place::Example;
-    }
-    Place::Source
 }
 
 /// Factor for a place the task does not name.
@@ -418,22 +345,5 @@ mod tests {
         assert!(depth_value(Depth::Doc) > depth_value(Depth::Signature));
         assert!(hierarchy(NodeKind::Function, 1) > hierarchy(NodeKind::Module, 0));
         assert!(hierarchy(NodeKind::Function, 1) > hierarchy(NodeKind::Function, 4));
-    }
-
-    #[test]
-    fn places() {
-        assert_eq!(place("sympy/core/tests/test_mul.py"), Place::Test);
-        assert_eq!(place("testing/test_runner.py"), Place::Test);
-        assert_eq!(place("src/_pytest/python.py"), Place::Source);
-        assert_eq!(place("src/router.test.ts"), Place::Test);
-        assert_eq!(place("axum/src/routing/tests/mod.rs"), Place::Test);
-        assert_eq!(place("docs/conf.py"), Place::Docs);
-        assert_eq!(place("README.md"), Place::Docs);
-        assert_eq!(place("requests/packages/chardet/x.py"), Place::Source);
-        assert_eq!(place("pip/_vendor/chardet/x.py"), Place::Vendored);
-        assert_eq!(place("examples/hello/src/main.rs"), Place::Example);
-        assert_eq!(place("sphinx/util/rst.py"), Place::Source);
-        assert_eq!(place("fuzz/corpus/analyze_python/seed.py"), Place::Test);
-        assert_eq!(place("crates/x/test_data/fixture.json"), Place::Test);
     }
 }

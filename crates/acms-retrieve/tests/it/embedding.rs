@@ -87,7 +87,10 @@ fn an_interrupted_embedding_run_resumes_where_it_stopped() {
     // The checkpoint holds what was embedded, and the vectors are not marked complete.
     let partial = VectorIndex::load(&index_dir.join("vectors"), Default::default()).unwrap();
     assert_eq!(partial.len(), saved);
-    assert_eq!(vector_generation(&index_dir), None);
+    assert_eq!(
+        vector_generation(&index_dir, &config.strategies.semantic_embedding),
+        None
+    );
 
     // A query meanwhile uses what exists and says the strategy is incomplete.
     let r = Retriever::open(&index_dir, &config, &StrategyRegistry::new(), None).unwrap();
@@ -122,6 +125,58 @@ fn an_interrupted_embedding_run_resumes_where_it_stopped() {
         "{:?}",
         r.notes()
     );
+}
+
+#[test]
+fn tests_and_vendored_code_get_vectors_only_when_all_places_are_asked_for() {
+    let dir = repo(50);
+    std::fs::create_dir_all(dir.path().join("tests")).unwrap();
+    std::fs::write(
+        dir.path().join("tests/test_scale.py"),
+        "def test_scale():\n    assert func_0_1(2) == 2\n\ndef test_zero():\n    assert func_0_0(2) == 0\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.path().join("vendor")).unwrap();
+    std::fs::write(
+        dir.path().join("vendor/lib.py"),
+        "def vendored(value):\n    return value\n",
+    )
+    .unwrap();
+    let changes = index(dir.path());
+    let index_dir = dir.path().join(".acms");
+    let embed = |changes: &NodeChanges, all_places: bool| {
+        let mut config = hash_config();
+        config.strategies.semantic_embedding.all_places = all_places;
+        let options = VectorOptions::default();
+        update_vectors(
+            &index_dir,
+            changes,
+            &config,
+            &HashEmbedder::default(),
+            &options,
+        )
+        .unwrap()
+    };
+    let source = embed(&changes, false);
+    // Ten modules and fifty functions; not the test file's three nodes nor vendor's two.
+    assert!(source.complete, "{source:?}");
+    assert_eq!(source.vectors, Some(60), "{source:?}");
+
+    // Asking for every place: the vectors are no longer complete for that choice, and the
+    // next run embeds only what was left out.
+    let mut config = hash_config();
+    config.strategies.semantic_embedding.all_places = true;
+    let s = &config.strategies.semantic_embedding;
+    assert_eq!(vector_generation(&index_dir, s), None);
+    let r = Retriever::open(&index_dir, &config, &StrategyRegistry::new(), None).unwrap();
+    assert!(r.notes().join("\n").contains("60 of 65"), "{:?}", r.notes());
+    let all = embed(&NodeChanges::default(), true);
+    assert!(all.complete && !all.rebuilt, "{all:?}");
+    assert_eq!((all.embedded, all.vectors), (5, Some(65)), "{all:?}");
+
+    // And back: the extra vectors are dropped, nothing is embedded.
+    let back = embed(&NodeChanges::default(), false);
+    assert_eq!((back.embedded, back.vectors), (0, Some(60)), "{back:?}");
 }
 
 #[test]
