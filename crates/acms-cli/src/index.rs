@@ -128,12 +128,16 @@ pub fn run(args: &IndexArgs) -> anyhow::Result<ExitCode> {
     }
     match args.format {
         Format::Json => crate::out(&format!("{}\n", serde_json::to_string_pretty(&report)?))?,
-        Format::Text => crate::out(&text_report(&report, &opts.index_dir))?,
+        Format::Text => crate::out(&text_report(
+            &report,
+            &opts.index_dir,
+            opts.config.strategies.semantic_embedding.all_places,
+        ))?,
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn text_report(report: &RepositoryIndex, index_dir: &std::path::Path) -> String {
+fn text_report(report: &RepositoryIndex, index_dir: &std::path::Path, all_places: bool) -> String {
     use std::fmt::Write;
     let r = &report.index;
     for w in &r.warnings {
@@ -184,9 +188,15 @@ fn text_report(report: &RepositoryIndex, index_dir: &std::path::Path) -> String 
         };
         let _ = writeln!(
             out,
-            "vectors: {} embedded, {} total ({:.2} s{rate}){}; {line}",
+            "vectors: {} embedded, {} total{} ({:.2} s{rate}){}; {line}",
             d.embedded,
             d.vectors.unwrap_or(0),
+            if all_places {
+                ""
+            } else {
+                " for source and docs (tests, examples, vendored and generated code: keyword \
+                 and graph only, unless all-places = true)"
+            },
             d.embed_seconds,
             if d.vectors_complete {
                 ""
