@@ -384,13 +384,17 @@ pub fn run_set(opts: &IssueOptions, set: &str, model_dir: Option<&Path>) -> Resu
 
     let config = base_config(model_dir);
     let trees = opts.run.work_dir.join("trees");
-    // Indexes with the model's vectors and without them live apart: the marker of one is not
-    // the other's.
-    let indexes = opts.run.work_dir.join(if opts.run.model {
-        "issue-index-model"
-    } else {
-        "issue-index"
-    });
+    // Indexes with a model's vectors and without them live apart, and so do two models' (or
+    // two token limits'): the marker of one is not the other's, and a mismatched index would
+    // open with the semantic strategy unavailable and be measured without it.
+    let indexes = match model_dir {
+        Some(dir) => opts.run.work_dir.join("issue-index-model").join(format!(
+            "{}-t{}",
+            dir.file_name().unwrap_or_default().to_string_lossy(),
+            config.strategies.semantic_embedding.max_tokens
+        )),
+        None => opts.run.work_dir.join("issue-index"),
+    };
     let mut index_seconds = 0.0;
     let mut embedder = String::from("(cached indexes)");
     let mut unresolved = 0;

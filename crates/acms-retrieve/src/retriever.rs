@@ -75,12 +75,7 @@ impl Retriever {
                     }
                 }
                 crate::semantic::NAME => {
-                    let (s, note) = semantic(
-                        index_dir,
-                        config,
-                        corpus.generation(),
-                        embeddable(&corpus, config),
-                    );
+                    let (s, note) = semantic(index_dir, config, &corpus);
                     notes.push(note);
                     Arc::new(s)
                 }
@@ -197,8 +192,7 @@ fn embeddable(corpus: &Corpus, config: &ContextConfig) -> usize {
 fn semantic(
     index_dir: &Path,
     config: &ContextConfig,
-    generation: u64,
-    nodes: usize,
+    corpus: &Corpus,
 ) -> (SemanticStrategy, String) {
     let unavailable = |why: String| {
         let note = format!("semantic-embedding: unavailable ({why})");
@@ -237,12 +231,14 @@ fn semantic(
                 embedder.id()
             ));
         }
-        if vector_generation(index_dir, &config.strategies.semantic_embedding) != Some(generation) {
+        if vector_generation(index_dir, &config.strategies.semantic_embedding)
+            != Some(corpus.generation())
+        {
             note = format!(
                 "semantic-embedding: incomplete ({} of {} symbols embedded; run `acms index` to \
                  finish): {note}",
                 vectors.len(),
-                nodes
+                embeddable(corpus, config)
             );
         }
     }
