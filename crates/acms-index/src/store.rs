@@ -1067,12 +1067,9 @@ impl Tx<'_> {
         // In the order of `edges`, as a full rewrite writes them.
         let added: Vec<EdgeRecord> = edges
             .iter()
-            .filter(|e| match wanted.get_mut(&key(e)).filter(|n| **n > 0) {
-                Some(n) => {
-                    *n -= 1;
-                    true
-                }
-                None => false,
+            .filter(|e| {
+                let count = wanted.get_mut(&key(e)).filter(|n| **n > 0);
+                count.map(|n| *n -= 1).is_some()
             })
             .cloned()
             .collect();

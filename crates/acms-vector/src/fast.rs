@@ -20,7 +20,7 @@
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, TryLockError};
 
 use acms_core::{EmbedderKind, SemanticConfig};
 use fastembed::{
@@ -405,11 +405,29 @@ impl FastEmbedder {
 }
 
 impl FastEmbedder {
-    /// Embeds `texts` on session `k`.
+    /// Embeds `texts` on session `k`, waiting for it if another call holds it.
     fn embed_on(&self, k: usize, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         // A panic inside another embed call poisons the mutex but leaves the session usable:
         // ONNX Runtime runs are independent.
         let mut model = self.sessions[k].lock().unwrap_or_else(|p| p.into_inner());
+        self.run(&mut model, texts)
+    }
+
+    /// Embeds `texts` on the first session no other call holds (the first one if all are
+    /// busy): concurrent queries need not queue on one session.
+    fn embed_on_free(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let free = self.sessions.iter().find_map(|s| match s.try_lock() {
+            Ok(model) => Some(model),
+            Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        });
+        match free {
+            Some(mut model) => self.run(&mut model, texts),
+            None => self.embed_on(0, texts),
+        }
+    }
+
+    fn run(&self, model: &mut TextEmbedding, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         model
             .embed(texts, Some(self.batch_size))
             .map_err(|e| Error::Embed(e.to_string()))
@@ -444,11 +462,7 @@ impl Embedder for FastEmbedder {
             .len()
             .min(texts.len().div_ceil(self.batch_size));
         let out = if workers <= 1 {
-            // A free session if there is one: concurrent queries need not queue on the first.
-            let free = (0..self.sessions.len())
-                .find(|&k| self.sessions[k].try_lock().is_ok())
-                .unwrap_or(0);
-            self.embed_on(free, texts)?
+            self.embed_on_free(texts)?
         } else {
             // Worker k takes texts k, k + n, k + 2n, …: callers sort texts by length, so
             // every worker gets an even share of long and short ones.
