@@ -96,6 +96,20 @@ pub(crate) fn select_terms(
         .collect()
 }
 
+/// A one-character term (`x`, `e`, `f`: the variables of a pasted session, a loop index) or a
+/// number of at most two digits (`0`, `2`, `10`). Code is full of both: as a name they find
+/// local helpers called `f`, not the code a task is about. In a body they still count, since
+/// a quoted snippet (`p == q or p == -q`) is matched by its letters too. A longer number (a
+/// status code, an error number) can name something and counts everywhere.
+pub(crate) fn names_nothing(term: &str) -> bool {
+    let mut chars = term.chars();
+    match (chars.next(), chars.next(), chars.next()) {
+        (Some(_), None, _) => true,
+        (Some(a), Some(b), None) => a.is_ascii_digit() && b.is_ascii_digit(),
+        _ => false,
+    }
+}
+
 /// One (field, term) pair of the query and the query terms (indices) it came from; two query
 /// terms share a pair when they stem alike (`render`, `rendering`).
 #[derive(Clone, Debug)]
@@ -127,6 +141,9 @@ pub(crate) fn clauses(
     let mut index: HashMap<(Field, String), usize> = HashMap::new();
     for f in fields {
         for (qi, term) in terms.iter().enumerate() {
+            if !f.vague_terms && names_nothing(term) {
+                continue;
+            }
             let text = match f.analysis {
                 Analysis::Code => term,
                 Analysis::Stemmed => &stems[qi],
@@ -270,5 +287,24 @@ mod tests {
         assert_eq!(doc[0].query_terms, vec![0, 1]);
         let name: Vec<&Clause> = clauses.iter().filter(|c| c.field == fields.name).collect();
         assert_eq!(name.len(), 2);
+    }
+
+    #[test]
+    fn letters_and_small_numbers_are_matched_in_bodies_only() {
+        let (_, fields) = crate::schema::Fields::schema();
+        let terms: Vec<String> = ["f", "10", "404", "subs"].map(String::from).into();
+        let clauses = clauses(&terms, &fields.searchable(), &mut crate::schema::stemmer());
+        let fields_of = |qi: usize| {
+            clauses
+                .iter()
+                .filter(|c| c.query_terms.contains(&qi))
+                .map(|c| c.field)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(fields_of(0), vec![fields.body]);
+        assert_eq!(fields_of(1), vec![fields.body]);
+        assert_eq!(fields_of(2).len(), 7, "a longer number can name a constant");
+        assert_eq!(fields_of(3).len(), 7);
+        assert!(names_nothing("é") && names_nothing("07") && !names_nothing("ab"));
     }
 }

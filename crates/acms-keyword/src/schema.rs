@@ -41,6 +41,10 @@ pub(crate) struct SearchField {
     pub field: Field,
     pub boost: f32,
     pub analysis: Analysis,
+    /// Whether a term that names nothing on its own (`crate::query::names_nothing`) is
+    /// matched here: only in bodies, where it adds to a quoted snippet's match; in a name it
+    /// would find every local helper called `f`.
+    pub vague_terms: bool,
 }
 
 /// The fields of the index.
@@ -97,6 +101,7 @@ impl Fields {
             field,
             boost,
             analysis,
+            vague_terms: false,
         };
         [
             f(self.name, NAME_BOOST, Analysis::Code),
@@ -105,7 +110,10 @@ impl Fields {
             f(self.doc, DOC_BOOST, Analysis::Stemmed),
             f(self.path, PATH_BOOST, Analysis::Code),
             f(self.identifiers, IDENTIFIERS_BOOST, Analysis::Code),
-            f(self.body, BODY_BOOST, Analysis::Stemmed),
+            SearchField {
+                vague_terms: true,
+                ..f(self.body, BODY_BOOST, Analysis::Stemmed)
+            },
         ]
     }
 }

@@ -161,9 +161,18 @@ const NOISE: &[&str] = &[
     "github",
 ];
 
+/// Capitalized spellings of [`NOISE`] words that are still the languages' own (`None`,
+/// `Some`, `String`). Any other capitalized spelling is a class the project may define:
+/// `Mod`, `Set`, `Lambda` in sympy are not the keywords `mod`, `set`, `lambda`.
+const CAPITALIZED_NOISE: &[&str] = &[
+    "None", "True", "False", "Self", "Some", "Ok", "Err", "String", "Object", "Error",
+];
+
 fn is_noise(word: &str) -> bool {
     let lower = word.to_ascii_lowercase();
-    lower.len() < 3 || NOISE.contains(&lower.as_str()) || lower.chars().all(|c| c.is_ascii_digit())
+    let keyword =
+        NOISE.contains(&lower.as_str()) && (lower == word || CAPITALIZED_NOISE.contains(&word));
+    lower.len() < 3 || keyword || lower.chars().all(|c| c.is_ascii_digit())
 }
 
 fn ident_start(c: char) -> bool {
@@ -526,6 +535,17 @@ mod tests {
         assert!(!r.identifiers.contains_key("from"));
         assert!(!r.identifiers.contains_key("doesn"));
         assert!(!r.identifiers.contains_key("helper"));
+    }
+
+    #[test]
+    fn a_capitalized_keyword_is_a_class_name() {
+        let r = read("```\n>>> Mod(x**2, x)\n>>> mod = Set(None)\n>>> f(STR, True)\n```");
+        assert_eq!(r.identifiers.get("Mod"), Some(&IN_CODE));
+        assert_eq!(r.identifiers.get("Set"), Some(&IN_CODE));
+        assert_eq!(r.identifiers.get("STR"), Some(&IN_CODE), "a constant");
+        for noise in ["mod", "None", "True"] {
+            assert!(!r.identifiers.contains_key(noise), "{noise}");
+        }
     }
 
     #[test]
