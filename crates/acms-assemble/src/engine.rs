@@ -346,7 +346,10 @@ impl Engine {
             &p.budget_packer.name,
             fragments.len(),
             || {
-                let candidates = p.budget_packer.component.candidates(&ctx, &fragments);
+                let candidates =
+                    p.budget_packer
+                        .component
+                        .candidates(&ctx, &fragments, fragment_budget);
                 let draft = {
                     let mut d = provenance.clone();
                     d.by_depth = [fragments.len(); 4];

@@ -17,7 +17,12 @@ pub trait BudgetPacker: Send + Sync {
     /// The implementation's name, for diagnostics.
     fn name(&self) -> &str;
     /// The knapsack candidates for `fragments` (same order).
-    fn candidates(&self, ctx: &StageContext<'_>, fragments: &[Fragment]) -> Vec<Candidate>;
+    fn candidates(
+        &self,
+        ctx: &StageContext<'_>,
+        fragments: &[Fragment],
+        budget: u32,
+    ) -> Vec<Candidate>;
     /// Packs `candidates` into `budget` tokens.
     fn pack(&self, candidates: &[Candidate], budget: u32) -> Packing;
 }
@@ -40,10 +45,31 @@ impl KnapsackPacker {
 /// recall at 4k by 0.02–0.14 and symbol recall by up to 0.06 over exponent 1.
 const SCORE_SHARPNESS: i32 = 3;
 
+/// How the value of a rendering grows with its size: as `tokens^e`, with `e` rising with
+/// the budget to [`SIZE_EXPONENT`] at [`SIZE_FULL_BUDGET`] and above. With a value independent
+/// of size, the 2 000-token body of the best match was worth as much as a 60-token helper, so
+/// a dozen mid-ranked small fragments outbid it and the function a bug report is about came
+/// as its signature. Sub-linear, because most of a long body is not the lines that matter;
+/// scaled by the budget, because a small window is better spent on breadth (at 2k–4k the full
+/// exponent cost the docstring sets up to 0.05 of recall). Measured in docs/EVAL.md, "A longer
+/// body is worth more".
+pub const SIZE_EXPONENT: f64 = 0.5;
+
+/// The budget from which a rendering's size counts with the whole [`SIZE_EXPONENT`].
+pub const SIZE_FULL_BUDGET: u32 = 16_000;
+
+/// The knapsack value of showing a fragment of `score` at `depth` in `tokens` of a `budget`:
+/// the sharpened score, times what the depth delivers, times the size factor (1 at 100
+/// tokens).
+pub fn value(score: f64, depth: Depth, tokens: u32, budget: u32) -> f64 {
+    let e = SIZE_EXPONENT * (f64::from(budget) / f64::from(SIZE_FULL_BUDGET)).min(1.0);
+    score.powi(SCORE_SHARPNESS) * depth_value(depth) * (f64::from(tokens.max(1)) / 100.0).powf(e)
+}
+
 /// The depths offered for `f`: those of `context.packer.depth-fallback` not deeper than the
 /// fragment allows. A partial rendering under `min-fragment-tokens` is not worth its header;
 /// a complete symbol (depth 9) is offered however small.
-pub(crate) fn options(ctx: &StageContext<'_>, f: &Fragment) -> Vec<DepthOption> {
+pub(crate) fn options(ctx: &StageContext<'_>, f: &Fragment, budget: u32) -> Vec<DepthOption> {
     let min = ctx.config.packer.min_fragment_tokens as u32;
     let node = ctx.corpus.node(f.node);
     f.depths()
@@ -52,7 +78,7 @@ pub(crate) fn options(ctx: &StageContext<'_>, f: &Fragment) -> Vec<DepthOption> 
         .map(|d| DepthOption {
             depth: d,
             tokens: f.cost[d.index()],
-            value: f.score.powi(SCORE_SHARPNESS) * depth_value(d),
+            value: value(f.score, d, f.cost[d.index()], budget),
         })
         .collect()
 }
@@ -62,17 +88,71 @@ impl BudgetPacker for KnapsackPacker {
         self.inner.name()
     }
 
-    fn candidates(&self, ctx: &StageContext<'_>, fragments: &[Fragment]) -> Vec<Candidate> {
+    fn candidates(
+        &self,
+        ctx: &StageContext<'_>,
+        fragments: &[Fragment],
+        budget: u32,
+    ) -> Vec<Candidate> {
         fragments
             .iter()
             .map(|f| Candidate {
                 id: f.node.0,
-                options: options(ctx, f),
+                options: options(ctx, f, budget),
             })
             .collect()
     }
 
     fn pack(&self, candidates: &[Candidate], budget: u32) -> Packing {
         self.inner.pack(candidates, budget)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A candidate with its full body and its signature as options.
+    fn candidate(id: u64, score: f64, full: u32, signature: u32, budget: u32) -> Candidate {
+        let options = [(Depth::Full, full), (Depth::Signature, signature)]
+            .map(|(depth, tokens)| DepthOption {
+                depth,
+                tokens,
+                value: value(score, depth, tokens, budget),
+            })
+            .into();
+        Candidate { id, options }
+    }
+
+    /// The best match is a 2 000-token function; twelve helpers at half its score take 150
+    /// tokens each. The depth the packer gives the best match.
+    fn best_match_depth(budget: u32) -> Option<Depth> {
+        let mut candidates = vec![candidate(0, 1.0, 2000, 100, budget)];
+        candidates.extend((1..=12).map(|i| candidate(i, 0.5, 150, 30, budget)));
+        let packing = acms_pack::packer_by_name("exact")
+            .expect("a registered packer")
+            .pack(&candidates, 2100);
+        assert!(packing.tokens <= 2100);
+        packing.items.iter().find(|i| i.id == 0).map(|i| i.depth)
+    }
+
+    #[test]
+    fn in_a_large_window_the_best_match_s_long_body_beats_a_dozen_half_as_relevant_helpers() {
+        // Before the size factor, the packer showed the best match as its signature and the
+        // twelve helpers in full at every budget.
+        assert_eq!(best_match_depth(SIZE_FULL_BUDGET), Some(Depth::Full));
+        assert_eq!(best_match_depth(2000), Some(Depth::Signature));
+    }
+
+    #[test]
+    fn a_larger_rendering_is_worth_more_but_less_than_in_proportion() {
+        let at = |tokens, budget| value(1.0, Depth::Full, tokens, budget);
+        assert!(at(2000, 16_000) > at(100, 16_000) && at(2000, 16_000) < 20.0 * at(100, 16_000));
+        assert!(
+            at(2000, 4000) < at(2000, 16_000),
+            "a small window values breadth"
+        );
+        assert_eq!(at(2000, 32_000), at(2000, 16_000));
+        assert!(value(0.5, Depth::Full, 100, 16_000) < at(100, 16_000));
     }
 }

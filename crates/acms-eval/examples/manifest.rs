@@ -1,0 +1,67 @@
+//! One real-issue task's assembly, fragment by fragment, for finding where its gold is lost:
+//! `cargo run --release -p acms-eval --example manifest -- SET_FILE TASK_ID BUDGET [--model DIR]`
+//! (after `acms-eval issues` has exported and indexed the task's tree under `.cache/acms-eval`).
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let (set, id, budget) = (&args[1], &args[2], args[3].parse::<usize>()?);
+    let model = args
+        .iter()
+        .position(|a| a == "--model")
+        .map(|i| &args[i + 1]);
+    let tasks = acms_eval::realtasks::load(std::path::Path::new(set))?;
+    let task = tasks
+        .iter()
+        .find(|t| &t.instance_id == id)
+        .ok_or_else(|| anyhow::anyhow!("no task {id} in {set}"))?;
+    let work = std::path::Path::new(".cache/acms-eval");
+    let slug = task.repo.replace('/', "+");
+    let tree = work.join("trees").join(&slug).join(&task.base_commit);
+    let index = match model {
+        Some(m) => std::path::PathBuf::from(m),
+        None => work.join("issue-index").join(&slug).join(&task.base_commit),
+    };
+    let gold = acms_eval::realtasks::resolve_gold(task, &tree);
+    let config = acms_eval::issues::base_config(None);
+    let engine = acms::Engine::open(&index, &config)?;
+    let ctx = engine.assemble(&acms::AssemblyRequest {
+        query: acms::Query::new(task.problem_statement.as_str()),
+        budget: acms::Budget::Tokens(budget),
+        parent: None,
+    })?;
+    let gold_lines: Vec<(&str, u32)> = gold
+        .symbols
+        .iter()
+        .map(|s| (s.path.as_str(), s.start_line))
+        .collect();
+    let corpus = engine.retriever().corpus();
+    let is_gold = |path: &str, line: u32| gold_lines.contains(&(path, line));
+    let mut entries: Vec<&acms::ManifestEntry> = ctx.manifest.iter().collect();
+    entries.sort_by(|a, b| b.score.total_cmp(&a.score));
+    for e in entries {
+        let mark = if is_gold(&e.path, e.start_line) {
+            "GOLD"
+        } else {
+            ""
+        };
+        println!(
+            "{:.3} d{} {:>5}t {}:{} {} {:?} {mark}",
+            e.score, e.depth, e.tokens, e.path, e.start_line, e.name, e.reasons
+        );
+    }
+    for d in &ctx.dropped {
+        if let Some(n) = corpus.nodes().iter().find(|n| n.id == d.node)
+            && is_gold(&n.path, n.start_line)
+        {
+            println!(
+                "dropped GOLD {}:{} {:?}",
+                n.path, n.qualified_name, d.reason
+            );
+        }
+    }
+    println!(
+        "gold: {:?}",
+        gold.symbols.iter().map(|s| &s.spec).collect::<Vec<_>>()
+    );
+    Ok(())
+}
