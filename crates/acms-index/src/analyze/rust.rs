@@ -301,19 +301,20 @@ fn module_names(path: &str) -> (String, String) {
     (q.clone(), q)
 }
 
-/// Leading `//!` / `/*! */` comments of the file.
+/// Leading `//!` / `/*! */` comments of the file, with the `#![doc = …]` attributes among
+/// them: rustdoc joins them into one crate doc, and a crate that includes a chapter from a file
+/// in the middle (`#![doc = include_str!("docs/handlers.md")]`) documents the rest below it.
 fn module_doc(root: Node, src: &str) -> Option<DocSpan> {
     let mut span: Option<(usize, usize)> = None;
     for c in named_children(root) {
         let t = text(c, src);
-        if matches!(c.kind(), "line_comment" | "block_comment")
-            && (t.starts_with("//!") || t.starts_with("/*!"))
-        {
+        let inner_doc = match c.kind() {
+            "line_comment" | "block_comment" => t.starts_with("//!") || t.starts_with("/*!"),
+            "inner_attribute_item" => t.starts_with("#![doc"),
+            _ => break,
+        };
+        if inner_doc {
             span = Some((span.map_or(c.start_byte(), |s| s.0), c.end_byte()));
-        } else if c.kind() == "line_comment" || c.kind() == "block_comment" {
-            continue;
-        } else {
-            break;
         }
     }
     let (a, b) = span?;
@@ -492,6 +493,20 @@ mod inner {
             "#[derive(Debug)]\npub struct Store<T>",
             "/// A store.\n#[derive(Debug)]\npub struct Store<T>",
             "/// A store.\n#[derive(Debug)]\npub struct Store<T> {\n    items: Vec<T>,\n}",
+        );
+    }
+
+    #[test]
+    fn the_crate_doc_runs_on_past_an_included_chapter() {
+        let src = "//! # Routing\n//! See Router.\n#![doc = include_str!(\"docs/handlers.md\")]\n//! # Feature flags\n//! `json` enables Json.\n#![warn(missing_docs)]\n\nuse std::fmt;\n//! not a crate doc after an item\n";
+        let f = Rust.analyze("src/lib.rs", src, &ParseLimits::default());
+        let doc = f.nodes[0].doc.as_deref().unwrap_or_default();
+        assert!(doc.starts_with("# Routing"), "{doc}");
+        assert!(doc.contains("include_str!(\"docs/handlers.md\")"), "{doc}");
+        assert!(doc.contains("`json` enables Json."), "{doc}");
+        assert!(
+            !doc.contains("missing_docs") && !doc.contains("after an item"),
+            "{doc}"
         );
     }
 
