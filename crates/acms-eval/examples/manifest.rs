@@ -1,14 +1,14 @@
 //! One real-issue task's assembly, fragment by fragment, for finding where its gold is lost:
-//! `cargo run --release -p acms-eval --example manifest -- SET_FILE TASK_ID BUDGET [--model DIR]`
-//! (after `acms-eval issues` has exported and indexed the task's tree under `.cache/acms-eval`).
+//! `cargo run --release -p acms-eval --example manifest -- SET_FILE TASK_ID BUDGET`, after
+//! `acms-eval issues --no-model` has exported and indexed the task's tree under
+//! `.cache/acms-eval` (keyword + graph, as that run measures it).
 
 fn main() -> anyhow::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
-    let (set, id, budget) = (&args[1], &args[2], args[3].parse::<usize>()?);
-    let model = args
-        .iter()
-        .position(|a| a == "--model")
-        .map(|i| &args[i + 1]);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [set, id, budget] = args.as_slice() else {
+        anyhow::bail!("usage: manifest SET_FILE TASK_ID BUDGET");
+    };
+    let budget: usize = budget.parse()?;
     let tasks = acms_eval::realtasks::load(std::path::Path::new(set))?;
     let task = tasks
         .iter()
@@ -17,10 +17,7 @@ fn main() -> anyhow::Result<()> {
     let work = std::path::Path::new(".cache/acms-eval");
     let slug = task.repo.replace('/', "+");
     let tree = work.join("trees").join(&slug).join(&task.base_commit);
-    let index = match model {
-        Some(m) => std::path::PathBuf::from(m),
-        None => work.join("issue-index").join(&slug).join(&task.base_commit),
-    };
+    let index = work.join("issue-index").join(&slug).join(&task.base_commit);
     let gold = acms_eval::realtasks::resolve_gold(task, &tree);
     let config = acms_eval::issues::base_config(None);
     let engine = acms::Engine::open(&index, &config)?;
