@@ -30,7 +30,7 @@ pub enum Error {
     Locked { path: PathBuf },
     /// The directory holds an index whose fields differ from this version of acms.
     #[error(
-        "keyword index at {path} was written with a different schema by another acms version: delete the directory and re-index"
+        "keyword index at {path} was written with a different schema by another acms version: run `acms index` to rebuild it"
     )]
     SchemaMismatch { path: PathBuf },
     /// The commit payload (which carries the generation) is not ours or is damaged.
