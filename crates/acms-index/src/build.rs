@@ -166,9 +166,12 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
         other => other?,
     };
     let meta = store.meta()?;
-    // Counts made with another tokenizer are worthless: re-parse everything. A rebuild is the
-    // same thing asked for explicitly, and stays one transaction.
-    let recount = opts.rebuild || (meta.generation > 0 && meta.tokenizer != counter.name());
+    // Counts made with another tokenizer are worthless, and symbols found by older analyzers
+    // are stale (an upgrade must not wait for each file to change): re-parse everything. A
+    // rebuild is the same thing asked for explicitly, and stays one transaction.
+    let recount = opts.rebuild
+        || (meta.generation > 0
+            && (meta.tokenizer != counter.name() || meta.analyzers != crate::ANALYZERS_VERSION));
     let old_files: HashMap<String, FileRecord> = store
         .files()?
         .into_iter()
@@ -322,6 +325,7 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
     }
     tx.set_meta("repo_root", &repo.to_string_lossy())?;
     tx.set_meta("tokenizer", counter.name())?;
+    tx.set_meta("analyzers", crate::ANALYZERS_VERSION)?;
     tx.set_meta("generation", &generation.to_string())?;
     tx.commit()?;
     // Closed first: closing may checkpoint the WAL into the database file.

@@ -303,6 +303,9 @@ pub struct Meta {
     pub repo_root: PathBuf,
     /// Name of the tokenizer every stored count was made with.
     pub tokenizer: String,
+    /// The [`crate::ANALYZERS_VERSION`] every stored file was parsed with (empty before the
+    /// version was recorded).
+    pub analyzers: String,
     /// Incremented by every committed run.
     pub generation: u64,
 }
@@ -463,6 +466,7 @@ impl Store {
             format_version: FORMAT_VERSION,
             repo_root: PathBuf::from(self.meta_value("repo_root")?.unwrap_or_default()),
             tokenizer: self.meta_value("tokenizer")?.unwrap_or_default(),
+            analyzers: self.meta_value("analyzers")?.unwrap_or_default(),
             generation: self
                 .meta_value("generation")?
                 .and_then(|g| g.parse().ok())

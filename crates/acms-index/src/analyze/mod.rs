@@ -101,6 +101,7 @@ impl Cost {
 }
 
 mod common;
+mod doc_sections;
 mod java;
 mod json_schema;
 mod markdown;

@@ -500,14 +500,40 @@ mod inner {
     fn the_crate_doc_runs_on_past_an_included_chapter() {
         let src = "//! # Routing\n//! See Router.\n#![doc = include_str!(\"docs/handlers.md\")]\n//! # Feature flags\n//! `json` enables Json.\n#![warn(missing_docs)]\n\nuse std::fmt;\n//! not a crate doc after an item\n";
         let f = Rust.analyze("src/lib.rs", src, &ParseLimits::default());
-        let doc = f.nodes[0].doc.as_deref().unwrap_or_default();
-        assert!(doc.starts_with("# Routing"), "{doc}");
-        assert!(doc.contains("include_str!(\"docs/handlers.md\")"), "{doc}");
-        assert!(doc.contains("`json` enables Json."), "{doc}");
-        assert!(
-            !doc.contains("missing_docs") && !doc.contains("after an item"),
-            "{doc}"
+        // The doc is all sections: the module keeps their headings as an outline.
+        assert_eq!(f.nodes[0].doc, None);
+        let skeleton = &f.nodes[0].skeleton;
+        assert!(skeleton.starts_with("//! # Routing\n"), "{skeleton}");
+        assert!(skeleton.contains("//! # Feature flags"), "{skeleton}");
+        let sections: Vec<(&str, u32, u32)> = f
+            .nodes
+            .iter()
+            .filter(|n| n.kind == NodeKind::Section)
+            .map(|n| (n.qualified_name.as_str(), n.start_line, n.end_line))
+            .collect();
+        assert_eq!(
+            sections,
+            [("crate > Routing", 1, 3), ("crate > Feature flags", 4, 5)]
         );
+    }
+
+    #[test]
+    fn a_crate_doc_with_headings_is_split_into_sections() {
+        let src = "//! A web framework.\n//!\n//! # Feature flags\n//!\n//! Name | Default\n//! `json` | yes\n\npub fn route() {}\n";
+        let f = Rust.analyze("src/lib.rs", src, &ParseLimits::default());
+        let module = &f.nodes[0];
+        assert_eq!(module.doc.as_deref(), Some("A web framework."));
+        assert_eq!(module.with_doc, "// src/lib.rs\n//! A web framework.\n//!");
+        let flags = f
+            .nodes
+            .iter()
+            .find(|n| n.kind == NodeKind::Section)
+            .unwrap();
+        assert_eq!(flags.qualified_name, "crate > Feature flags");
+        assert_eq!(flags.parent, Some(0));
+        assert_eq!((flags.start_line, flags.end_line), (3, 6));
+        assert_eq!(flags.doc.as_deref(), Some("Name | Default\n`json` | yes"));
+        assert!(f.nodes.iter().any(|n| n.name == "route"));
     }
 
     #[test]

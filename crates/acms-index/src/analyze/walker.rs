@@ -16,6 +16,7 @@ use super::common::{
     clean_docstring, clean_name, deadline, dedent_slice, file_stem, is_closing_line, is_noise_name,
     make_node, module_node, next_code_lines, parse, render_kept, slice, timeout_warning,
 };
+use super::doc_sections::{DocSections, cut_at_heading, doc_sections};
 use super::{MAX_DEF_DEPTH, ParseLimits};
 use crate::model::{Language, NodeKind, ParsedFile, ParsedImport, ParsedRef, RefKind};
 
@@ -738,28 +739,47 @@ fn finish(
 
     // Module renderings: a one-line header, the module doc, and imports + top-level
     // signatures + top-level control flow.
-    let doc = (table.module_doc)(root, src);
-    if let Some((_, a, b)) = &doc {
+    if let Some(p) = package {
+        file.nodes[0].qualified_name = format!("{p}.{}", file_stem(path));
+    }
+    let mut doc = (table.module_doc)(root, src);
+    // A doc with Markdown headings is split into sections; the module keeps the part before
+    // the first heading, and the headings as an outline in its skeleton.
+    let sections = match &doc {
+        Some((_, a, b)) => doc_sections(
+            lines,
+            *a,
+            *b,
+            &file.nodes[0].qualified_name,
+            file.nodes.len(),
+        ),
+        None => DocSections::default(),
+    };
+    if let (Some((text, a, b)), Some(l)) = (&mut doc, sections.first_line) {
+        *b = lines.start(l).max(*a);
+        cut_at_heading(text, lines.text(l));
+    }
+    if let Some((_, a, b)) = &doc
+        && b > a
+    {
         defs[0]
             .kept
             .insert_range(lines.line_of(*a), lines.last_line(*a, *b));
     }
+    defs[0].kept.extend(sections.heading_lines);
     let signature = format!("{} {path}", table.comment_prefix);
     let with_doc = match &doc {
-        Some((_, a, b)) => format!("{signature}\n{}", block_at(lines, *a, *b, 0)),
-        None => signature.clone(),
+        Some((_, a, b)) if b > a => format!("{signature}\n{}", block_at(lines, *a, *b, 0)),
+        _ => signature.clone(),
     };
     let module = &mut file.nodes[0];
-    if let Some(p) = package {
-        module.qualified_name = format!("{p}.{}", file_stem(path));
-    }
     module.skeleton = render_kept(lines, 0, src.len(), &defs[0].kept.set, &neutral);
     if module.skeleton.is_empty() {
         module.skeleton = signature.clone();
     }
     module.signature = signature;
     module.with_doc = with_doc;
-    module.doc = doc.map(|d| d.0);
+    module.doc = doc.map(|d| d.0).filter(|d| !d.is_empty());
 
     for (i, st) in defs.iter_mut().enumerate().skip(1) {
         if clock.expired() {
@@ -790,6 +810,7 @@ fn finish(
         let skeleton = render_kept(lines, n.start_byte, n.end_byte, &st.kept.set, &neutral);
         file.nodes[i].skeleton = skeleton;
     }
+    file.nodes.extend(sections.nodes);
     if errors > 0 {
         file.warnings.push(format!(
             "syntax errors: {errors} error node(s); indexed what the parser recovered"

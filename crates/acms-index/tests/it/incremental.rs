@@ -307,3 +307,28 @@ fn one_file_edits_leave_the_index_a_fresh_run_builds() {
         edges_before = edges;
     }
 }
+
+#[test]
+fn an_index_of_older_analyzers_is_parsed_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    write_repo(repo, &[("pkg/app.py", APP_PY.as_bytes())]);
+    index(repo);
+    assert_eq!(
+        open(repo).meta().unwrap().analyzers,
+        acms_index::ANALYZERS_VERSION
+    );
+    assert_eq!(index(repo).parsed, 0);
+
+    // What an acms with older analyzers left: nothing changed in the repository since.
+    let db = rusqlite::Connection::open(repo.join(".acms").join(acms_index::DB_FILE)).unwrap();
+    db.execute("UPDATE meta SET value = '1' WHERE key = 'analyzers'", [])
+        .unwrap();
+    drop(db);
+    let again = index(repo);
+    assert_eq!((again.parsed, again.unchanged), (1, 0), "{again:#?}");
+    assert_eq!(
+        open(repo).meta().unwrap().analyzers,
+        acms_index::ANALYZERS_VERSION
+    );
+}
