@@ -78,10 +78,16 @@ pub fn embeds(n: &NodeRecord, config: &SemanticConfig) -> bool {
     config.all_places || matches!(crate::place(&n.path), Place::Source | Place::Docs)
 }
 
-/// What the `generation` file says besides the number: which nodes the vectors cover. A file
-/// without it (written before the choice existed) covered every place.
-fn scope(config: &SemanticConfig) -> &'static str {
-    if config.all_places { "" } else { " source" }
+/// The version of [`embedding_text`]'s recipe. Vectors made from another recipe are not
+/// complete: the next run compares every node's text tag and re-embeds what changed.
+const EMBEDDING_TEXT_VERSION: u32 = 2;
+
+/// What the `generation` file says besides the number: which nodes the vectors cover (no
+/// word for every place, ` source` without tests, examples, vendored and generated code) and
+/// the recipe of their texts. A marker written before the recipe was recorded is not complete.
+fn scope(config: &SemanticConfig) -> String {
+    let places = if config.all_places { "" } else { " source" };
+    format!("{places} text{EMBEDDING_TEXT_VERSION}")
 }
 
 /// Characters of a doc comment / docstring kept in an embedding text.
@@ -89,24 +95,35 @@ const EMBED_DOC_CHARS: usize = 500;
 /// Characters of the body (after the signature, without the doc) kept in an embedding text.
 const EMBED_BODY_CHARS: usize = 500;
 
-/// The compact text a node is embedded from: qualified name, signature, the head of its doc
+/// The compact text a node is embedded from: qualified name, the head of its doc, signature
 /// and the head of its body (blank lines, indentation and the doc's own lines dropped). The
-/// model truncates it further to `max-tokens`; bounding it here keeps tokenizing cheap for a
-/// module or class whose full text is a whole file.
+/// doc comes before the signature because the model reads only `max-tokens` (64 by default):
+/// a task is prose, and a multi-line signature would otherwise leave no room for the sentence
+/// that says what the code does. Bounding the text here keeps tokenizing cheap for a module
+/// or class whose full text is a whole file.
 pub fn embedding_text(n: &NodeRecord, full: &str) -> String {
     let mut text = String::with_capacity(EMBED_DOC_CHARS + EMBED_BODY_CHARS + 200);
     text.push_str(&n.qualified_name);
-    text.push('\n');
-    text.push_str(n.signature.trim());
     text.push('\n');
     let doc = n.doc.as_deref().unwrap_or("").trim();
     push_bounded(&mut text, doc, EMBED_DOC_CHARS);
     if !doc.is_empty() {
         text.push('\n');
     }
-    let signature_lines = n.signature.lines().count().max(1);
+    text.push_str(n.signature.trim());
+    text.push('\n');
+    // The body starts after the signature; what precedes it (doc comments, attributes,
+    // decorators) is not body. A signature not found verbatim is skipped by its line count.
+    let signature = n.signature.trim();
+    let rest = match full.find(signature).filter(|_| !signature.is_empty()) {
+        Some(at) => &full[at + signature.len()..],
+        None => {
+            let skip = signature.lines().count().max(1);
+            full.splitn(skip + 1, '\n').nth(skip).unwrap_or("")
+        }
+    };
     let mut body = 0;
-    for line in full.lines().skip(signature_lines) {
+    for line in rest.lines() {
         let line = line.trim();
         // A line of the docstring itself (or its quotes) adds nothing the doc did not.
         if line.len() < 2 || (!doc.is_empty() && (doc.contains(line) || is_quote(line))) {
@@ -434,6 +451,46 @@ fn remove_generation(dir: &Path) -> Result<()> {
 pub fn vector_generation(index_dir: &Path, config: &SemanticConfig) -> Option<u64> {
     let marker = std::fs::read_to_string(vector_dir(index_dir).join(VECTOR_GENERATION)).ok()?;
     let marker = marker.trim_end();
-    let number = marker.strip_suffix(scope(config))?;
+    let number = marker.strip_suffix(scope(config).as_str())?;
     number.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use acms_core::NodeId;
+    use acms_index::NodeKind;
+
+    #[test]
+    fn the_doc_comes_before_a_long_signature_and_is_not_repeated() {
+        let signature =
+            "pub fn verify_and_trim(\n    items: Vec<PackItem>,\n    budget: u32,\n) -> Verified";
+        let doc = "Renders the items, counts the text exactly and trims it to the budget.";
+        let full = format!("/// {doc}\n{signature} {{\n    let text = render(&items);\n}}");
+        let n = NodeRecord {
+            id: NodeId(1),
+            path: "src/verify.rs".into(),
+            kind: NodeKind::Function,
+            name: "verify_and_trim".into(),
+            qualified_name: "crate::verify::verify_and_trim".into(),
+            parent: None,
+            start_line: 1,
+            end_line: 5,
+            start_byte: 0,
+            end_byte: full.len(),
+            signature: signature.into(),
+            doc: Some(doc.into()),
+            tokens: [10, 20, 30, 40],
+        };
+        let text = embedding_text(&n, &full);
+        assert!(
+            text.starts_with(&format!("crate::verify::verify_and_trim\n{doc}\npub fn")),
+            "{text}"
+        );
+        assert_eq!(text.matches("trims it to the budget").count(), 1, "{text}");
+        assert!(
+            text.ends_with(") -> Verified\nlet text = render(&items);"),
+            "{text}"
+        );
+    }
 }
