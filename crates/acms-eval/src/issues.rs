@@ -275,7 +275,9 @@ pub fn ablations(base: &ContextConfig) -> Vec<(String, ContextConfig)> {
 /// Indexes `tree` into `index` unless a complete index is there (a marker is written last).
 /// A new index starts as a copy of `seed` (the previous task's index of the same repository)
 /// and is updated incrementally, so only the files that differ between the two base commits
-/// are parsed again — the same path a user's re-index takes.
+/// are parsed again — the same path a user's re-index takes. A complete index is re-indexed
+/// too, which costs a walk when nothing changed and brings an index of an older acms (other
+/// analyzers, another keyword schema) up to date, as `acms index` does for a user.
 fn ensure_index(
     opts: &IssueOptions,
     tree: &Path,
@@ -284,7 +286,11 @@ fn ensure_index(
     config: &ContextConfig,
 ) -> Result<Option<(f64, String)>> {
     let marker = index.join(".acms-eval-indexed");
+    let mut iopts = acms::index::IndexOptions::new(tree);
+    iopts.index_dir = index.to_path_buf();
+    iopts.config = config.clone();
     if marker.is_file() && !opts.reindex && Engine::open(index, config).is_ok() {
+        acms::index_repository(tree, &iopts, opts.run.model)?;
         return Ok(None);
     }
     if index.exists() {
@@ -298,9 +304,6 @@ fn ensure_index(
         }
         None => false,
     };
-    let mut iopts = acms::index::IndexOptions::new(tree);
-    iopts.index_dir = index.to_path_buf();
-    iopts.config = config.clone();
     iopts.rebuild = !seeded;
     let started = Instant::now();
     // Without the model there are no vectors at all (the semantic strategy is then
