@@ -316,7 +316,6 @@ impl KeywordIndex {
         let fields = [
             f.id,
             f.name,
-            f.name_stem,
             f.qualified_name,
             f.signature,
             f.doc,
@@ -512,7 +511,6 @@ fn to_document(fields: &Fields, d: &KeywordDoc) -> TantivyDocument {
     let mut doc = TantivyDocument::new();
     doc.add_u64(fields.id, d.id);
     doc.add_text(fields.name, &d.name);
-    doc.add_text(fields.name_stem, &d.name);
     doc.add_text(fields.qualified_name, &d.qualified_name);
     doc.add_text(fields.signature, &d.signature);
     doc.add_text(fields.doc, &d.doc);

@@ -52,7 +52,6 @@ pub(crate) struct SearchField {
 pub(crate) struct Fields {
     pub id: Field,
     pub name: Field,
-    pub name_stem: Field,
     pub qualified_name: Field,
     pub signature: Field,
     pub doc: Field,
@@ -65,10 +64,6 @@ pub(crate) struct Fields {
 /// want; body text matches almost anything, so it only breaks ties between better signals.
 pub(crate) const NAME_BOOST: f32 = 5.0;
 pub(crate) const QUALIFIED_NAME_BOOST: f32 = 4.0;
-/// A name matched only after stemming (`verified` finds `verify_and_trim`, `rendering` finds
-/// `render`): a task is prose, and prose inflects the verbs that code names are made of.
-/// Below the exact name, so a symbol named as written still wins.
-pub(crate) const NAME_STEM_BOOST: f32 = 2.0;
 pub(crate) const SIGNATURE_BOOST: f32 = 2.5;
 pub(crate) const DOC_BOOST: f32 = 2.0;
 pub(crate) const PATH_BOOST: f32 = 1.5;
@@ -90,7 +85,6 @@ impl Fields {
         let fields = Fields {
             id: b.add_u64_field("id", INDEXED | FAST),
             name: b.add_text_field("name", text(CODE_ANALYZER)),
-            name_stem: b.add_text_field("name_stem", text(TEXT_ANALYZER)),
             qualified_name: b.add_text_field("qualified_name", text(CODE_ANALYZER)),
             signature: b.add_text_field("signature", text(CODE_ANALYZER)),
             doc: b.add_text_field("doc", text(TEXT_ANALYZER)),
@@ -102,7 +96,7 @@ impl Fields {
     }
 
     /// The searchable fields with their boosts and analysis, highest boost first.
-    pub(crate) fn searchable(&self) -> [SearchField; 8] {
+    pub(crate) fn searchable(&self) -> [SearchField; 7] {
         let f = |field, boost, analysis| SearchField {
             field,
             boost,
@@ -112,7 +106,6 @@ impl Fields {
         [
             f(self.name, NAME_BOOST, Analysis::Code),
             f(self.qualified_name, QUALIFIED_NAME_BOOST, Analysis::Code),
-            f(self.name_stem, NAME_STEM_BOOST, Analysis::Stemmed),
             f(self.signature, SIGNATURE_BOOST, Analysis::Code),
             f(self.doc, DOC_BOOST, Analysis::Stemmed),
             f(self.path, PATH_BOOST, Analysis::Code),

@@ -1,8 +1,6 @@
 //! Expected top hits on the fixture set.
 
-use acms_keyword::KeywordIndex;
-
-use crate::fixture::{doc, ids, index};
+use crate::fixture::{ids, index};
 
 /// `query`'s best hits start with `expected_top`, in that order.
 fn check(query: &str, expected_top: &[u64]) {
@@ -38,44 +36,6 @@ fn expected_top_hits() {
 fn stemming_applies_to_doc_text() {
     // "caching" and "compiled" only occur as "Caches" / "compiled" in the doc comment.
     check("caching compiled", &[8]);
-}
-
-#[test]
-fn stemming_applies_to_names() {
-    // The task's prose inflects the verbs of a name: "verified" and "trimmed" only stem
-    // alike with `verify_and_trim`, which `finish` merely calls.
-    let tmp = tempfile::tempdir().unwrap();
-    let mut index = KeywordIndex::create_or_open(tmp.path().join("kw")).unwrap();
-    let signature = |name: &str| format!("pub fn {name}(text: String, budget: usize) -> String");
-    index
-        .apply(
-            &[],
-            &[
-                doc(
-                    1,
-                    "src/verify.rs",
-                    "verify::verify_and_trim",
-                    "function",
-                    &signature("verify_and_trim"),
-                    "",
-                    "    while count(&text) > budget { text = cut(text); }\n    text",
-                ),
-                doc(
-                    2,
-                    "src/render.rs",
-                    "render::finish",
-                    "function",
-                    &signature("finish"),
-                    "",
-                    "    verify_and_trim(text, budget)",
-                ),
-            ],
-        )
-        .unwrap();
-    assert_eq!(
-        ids(&index, "where is the output verified and trimmed", 2),
-        [1, 2]
-    );
 }
 
 #[test]
