@@ -63,17 +63,19 @@ fn headings(lines: &Lines, first: usize, last: usize) -> Vec<Heading> {
     out
 }
 
-/// The sections of the doc at source bytes `a..b`, for a file whose module node (index 0) is
-/// named `module`; `first_index` is the index the first section will have in the file's
-/// nodes. Also returns the lines of the headings, which the module's skeleton keeps as an
-/// outline, and the line of the first heading, where the module's own doc stops.
+/// What [`doc_sections`] finds in a module doc.
 #[derive(Default)]
 pub(crate) struct DocSections {
+    /// One Section node per heading, in source order, nested by level.
     pub nodes: Vec<ParsedNode>,
+    /// The heading lines, which the module's skeleton keeps as an outline.
     pub heading_lines: Vec<usize>,
+    /// The first heading's line, where the module's own doc stops.
     pub first_line: Option<usize>,
 }
 
+/// The sections of the doc at source bytes `a..b`, for a file whose module node (index 0) is
+/// named `module`; `first_index` is the index the first section will have in the file's nodes.
 pub(crate) fn doc_sections(
     lines: &Lines,
     a: usize,
