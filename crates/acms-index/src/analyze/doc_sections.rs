@@ -7,6 +7,7 @@
 use std::collections::BTreeSet;
 
 use super::common::{Lines, clean_comment, make_node, next_code_lines, render_kept};
+use super::markdown::nesting;
 use crate::model::{NodeKind, ParsedNode};
 
 /// A heading line of the doc.
@@ -85,22 +86,17 @@ pub(crate) fn doc_sections(
 ) -> DocSections {
     let (first, last) = (lines.line_of(a), lines.last_line(a, b));
     let hs = headings(lines, first, last);
+    if hs.is_empty() {
+        return DocSections::default();
+    }
     let any_line = next_code_lines(lines, &|_| false);
+    let tree = nesting(&hs.iter().map(|h| h.level).collect::<Vec<_>>());
     let mut nodes: Vec<ParsedNode> = Vec::with_capacity(hs.len());
-    // Indices (into `hs`) of the open headings, outermost first.
-    let mut open: Vec<usize> = Vec::new();
-    for (i, h) in hs.iter().enumerate() {
-        while open.last().is_some_and(|&j| hs[j].level >= h.level) {
-            open.pop();
-        }
-        let parent = open.last().map_or(0, |&j| first_index + j);
-        let parent_name = open.last().map_or(module, |&j| &nodes[j].qualified_name);
+    for (i, (h, t)) in hs.iter().zip(&tree).enumerate() {
+        let parent = t.parent.map_or(0, |j| first_index + j);
+        let parent_name = t.parent.map_or(module, |j| &nodes[j].qualified_name);
         let qualified_name = format!("{parent_name} > {}", h.text);
-        // A section ends before the next heading of the same or a higher level.
-        let end_line = hs[i + 1..]
-            .iter()
-            .find(|n| n.level <= h.level)
-            .map_or(last, |n| n.line - 1);
+        let end_line = t.end.map_or(last, |e| hs[e].line - 1);
         let start = lines.start(h.line);
         let end = (lines.start(end_line) + lines.text(end_line).len()).max(start);
         // The first paragraph under the heading is the section's doc.
@@ -143,28 +139,11 @@ pub(crate) fn doc_sections(
             with_doc,
             skeleton,
         ));
-        open.push(i);
     }
     DocSections {
         nodes,
         heading_lines: hs.iter().map(|h| h.line).collect(),
         first_line: hs.first().map(|h| h.line),
-    }
-}
-
-/// Cuts a cleaned doc `text` before the line that is the prose of `heading_line`, the first
-/// heading: what comes after it belongs to the sections.
-pub(crate) fn cut_at_heading(text: &mut String, heading_line: &str) {
-    let heading = prose(heading_line).unwrap_or(heading_line).trim();
-    let mut at = 0;
-    for line in text.split_inclusive('\n') {
-        if line.trim() == heading {
-            text.truncate(at);
-            let kept = text.trim_end().len();
-            text.truncate(kept);
-            return;
-        }
-        at += line.len();
     }
 }
 

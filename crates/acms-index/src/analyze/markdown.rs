@@ -159,6 +159,31 @@ fn paragraph_text(lines: &Lines, (a, b): (usize, usize)) -> String {
     slice(lines.src, a, b).trim().replace("\r\n", "\n")
 }
 
+/// Where a heading sits in its document's outline, as indices into the headings.
+pub(super) struct Nesting {
+    /// The heading it nests under: the last earlier one of a higher level.
+    pub parent: Option<usize>,
+    /// The heading that ends its section: the next one of the same or a higher level.
+    pub end: Option<usize>,
+}
+
+/// The outline of headings of `levels` (1 = `#`), in document order.
+pub(super) fn nesting(levels: &[usize]) -> Vec<Nesting> {
+    let mut open: Vec<usize> = Vec::new();
+    let mut out = Vec::with_capacity(levels.len());
+    for (i, &level) in levels.iter().enumerate() {
+        while open.last().is_some_and(|&j| levels[j] >= level) {
+            open.pop();
+        }
+        out.push(Nesting {
+            parent: open.last().copied(),
+            end: (i + 1..levels.len()).find(|&j| levels[j] <= level),
+        });
+        open.push(i);
+    }
+    out
+}
+
 /// The first paragraph in `[from, to)`, before any heading (paragraphs are in source order).
 fn first_paragraph(o: &Outline, from: usize, to: usize) -> Option<(usize, usize)> {
     let i = o.paragraphs.partition_point(|(a, _)| *a < from);
@@ -180,28 +205,18 @@ fn sections(path: &str, source: &str, limits: &ParseLimits, qname: String) -> Pa
     let lines = Lines::new(source);
     let neutral = next_code_lines(&lines, &|_| false);
     let hs = &o.headings;
-    // Section i ends where the next heading of the same or a higher level starts.
-    let ends: Vec<usize> = (0..hs.len())
-        .map(|i| {
-            hs[i + 1..]
-                .iter()
-                .find(|h| h.level <= hs[i].level)
-                .map_or(source.len(), |h| h.start)
-        })
+    let tree = nesting(&hs.iter().map(|h| h.level).collect::<Vec<_>>());
+    let ends: Vec<usize> = tree
+        .iter()
+        .map(|t| t.end.map_or(source.len(), |e| hs[e].start))
         .collect();
-    let mut parents: Vec<usize> = Vec::with_capacity(hs.len());
-    let mut open: Vec<usize> = Vec::new();
+    // Node indices: the module is 0, heading i is i + 1.
+    let parents: Vec<usize> = tree.iter().map(|t| t.parent.map_or(0, |p| p + 1)).collect();
     let mut kept: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); hs.len() + 1];
     for (i, h) in hs.iter().enumerate() {
-        while open.last().is_some_and(|&j| hs[j].level >= h.level) {
-            open.pop();
-        }
-        let parent = open.last().map_or(0, |j| j + 1);
-        parents.push(parent);
         let hl = lines.line_of(h.start)..=lines.last_line(h.start, h.end);
         kept[i + 1].extend(hl.clone());
-        kept[parent].extend(hl);
-        open.push(i);
+        kept[parents[i]].extend(hl);
     }
 
     let doc_of = |from: usize, to: usize| first_paragraph(&o, from, to);

@@ -537,6 +537,17 @@ mod inner {
     }
 
     #[test]
+    fn the_module_doc_stops_at_the_first_heading_not_at_a_fenced_line_like_it() {
+        let src =
+            "//! Intro:\n//! ```sh\n//! # Usage\n//! ```\n//! # Usage\n//! Text.\n\nfn f() {}\n";
+        let f = Rust.analyze("src/lib.rs", src, &ParseLimits::default());
+        assert_eq!(
+            f.nodes[0].doc.as_deref(),
+            Some("Intro:\n```sh\n# Usage\n```")
+        );
+    }
+
+    #[test]
     fn refs_imports_and_docs() {
         let f = Rust.analyze("src/store.rs", SRC, &ParseLimits::default());
         let imports: Vec<(&str, Vec<&str>)> = f

@@ -16,7 +16,7 @@ use super::common::{
     clean_docstring, clean_name, deadline, dedent_slice, file_stem, is_closing_line, is_noise_name,
     make_node, module_node, next_code_lines, parse, render_kept, slice, timeout_warning,
 };
-use super::doc_sections::{DocSections, cut_at_heading, doc_sections};
+use super::doc_sections::{DocSections, doc_sections};
 use super::{MAX_DEF_DEPTH, ParseLimits};
 use crate::model::{Language, NodeKind, ParsedFile, ParsedImport, ParsedRef, RefKind};
 
@@ -756,8 +756,9 @@ fn finish(
         None => DocSections::default(),
     };
     if let (Some((text, a, b)), Some(l)) = (&mut doc, sections.first_line) {
+        // Only comment docs have sections, so the shortened doc is cleaned as one.
         *b = lines.start(l).max(*a);
-        cut_at_heading(text, lines.text(l));
+        *text = clean_comment(slice(src, *a, *b));
     }
     if let Some((_, a, b)) = &doc
         && b > a
