@@ -85,6 +85,67 @@ const MAX_SEGMENTS: usize = 8;
 /// layout.
 const TIE_MARGIN: usize = 16;
 
+/// How many times `limit` documents are scored before the coordination factor re-ranks them.
+const COORD_POOL: usize = 2;
+
+/// The coordination factor (Lucene's classic `coord`): the idf-weighted share of the query's
+/// terms a document matches. BM25 sums per-term scores, so one word of a short question in a
+/// short name (`token` in `CodeTokenStream::token`) outscored the function whose doc matches
+/// every word of it (the README's example). In a short query every word is intent; in a bug
+/// report of sixty terms most are narrative and no code matches most of them, so the factor
+/// counts fully up to [`COORD_TERMS`] query terms and fades as `COORD_TERMS / n` beyond.
+/// Measured (docs/EVAL.md): at full strength for every query SWE-bench lost 0.06 of changed
+/// lines at 16k; fading beyond 2 terms it is level on real tasks and adds 0.01 on the
+/// identifier-free docstring sets. Fading beyond 4 added 0.02 there, but cost some docstring
+/// sets up to 0.04 where 2 costs at most 0.03.
+const COORD_TERMS: f32 = 2.0;
+
+/// The exponent on the coordination factor for a query of `num_terms` terms.
+fn coordination_exponent(num_terms: usize) -> f32 {
+    (COORD_TERMS / num_terms.max(1) as f32).min(1.0)
+}
+
+/// The idf of each query term: of its most frequent field, so a term common anywhere counts
+/// little.
+fn term_idf(
+    searcher: &tantivy::Searcher,
+    clauses: &[crate::query::Clause],
+    num_terms: usize,
+) -> Vec<f32> {
+    let n = searcher.num_docs() as f32;
+    let mut df = vec![0u64; num_terms];
+    for c in clauses {
+        let d = searcher.doc_freq(&c.term).unwrap_or(0);
+        for &q in &c.query_terms {
+            if let Some(x) = df.get_mut(q) {
+                *x = (*x).max(d);
+            }
+        }
+    }
+    // `doc_freq` counts deleted documents too, so it can exceed `num_docs`.
+    df.into_iter()
+        .map(|d| {
+            let d = d as f32;
+            (1.0 + ((n - d).max(0.0) + 0.5) / (d + 0.5)).ln()
+        })
+        .collect()
+}
+
+/// The idf-weighted share of the query's terms in `bits`, in [0, 1].
+fn coordination(bits: u128, idf: &[f32]) -> f32 {
+    let total: f32 = idf.iter().sum();
+    if total <= 0.0 {
+        return 1.0;
+    }
+    let matched: f32 = idf
+        .iter()
+        .enumerate()
+        .filter(|(q, _)| bits & (1u128 << q) != 0)
+        .map(|(_, w)| w)
+        .sum();
+    matched / total
+}
+
 /// A tantivy keyword index over code symbols, persisted in one directory.
 ///
 /// A `KeywordIndex` sees its own commits immediately; call [`KeywordIndex::reload`] to see
@@ -417,7 +478,9 @@ impl KeywordIndex {
             c.boost *= w;
         }
         let query = boolean_query(&clauses, terms.len());
-        let fetch = limit.saturating_add(TIE_MARGIN);
+        // Fetched beyond `limit`: the coordination factor below re-ranks the pool, and a
+        // document that matches most of the query can climb from below the cut.
+        let fetch = limit.saturating_mul(COORD_POOL).saturating_add(TIE_MARGIN);
         let top = searcher
             .search(&query, &TopDocs::with_limit(fetch).order_by_score())
             .map_err(|e| self.tantivy(e))?;
@@ -441,11 +504,11 @@ impl KeywordIndex {
             }
         }
         hits.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        hits.truncate(limit);
 
         // Which query terms each hit contains: walk each clause's postings over the hits of
-        // each segment in doc order. At most 64 query terms, so a u64 bit set suffices.
-        let mut matched = vec![0u64; hits.len()];
+        // each segment in doc order. At most 2 × 64 query terms (the rarest of the text and
+        // the emphasized ones), so a u128 bit set suffices.
+        let mut matched = vec![0u128; hits.len()];
         let mut by_segment: HashMap<u32, Vec<(DocId, usize)>> = HashMap::new();
         for (i, (_, _, addr)) in hits.iter().enumerate() {
             by_segment
@@ -469,7 +532,7 @@ impl KeywordIndex {
                 let bits = clause
                     .query_terms
                     .iter()
-                    .fold(0u64, |acc, &q| acc | (1u64 << q));
+                    .fold(0u128, |acc, &q| acc | (1u128 << q));
                 for &(doc, hit) in &docs {
                     if postings.doc() < doc {
                         postings.seek(doc);
@@ -481,18 +544,28 @@ impl KeywordIndex {
             }
         }
 
+        let idf = term_idf(&searcher, &clauses, terms.len());
+        let exponent = coordination_exponent(terms.len());
+        let mut hits: Vec<(f32, u64, u128)> = hits
+            .into_iter()
+            .zip(matched)
+            .map(|((score, id, _), bits)| {
+                (score * coordination(bits, &idf).powf(exponent), id, bits)
+            })
+            .collect();
+        hits.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        hits.truncate(limit);
         let best = hits.first().map_or(1.0, |h| h.0).max(f32::MIN_POSITIVE);
         Ok(hits
             .into_iter()
-            .zip(matched)
-            .map(|((score, id, _), bits)| KeywordHit {
+            .map(|(score, id, bits)| KeywordHit {
                 id,
                 score,
                 relevance: (score / best).clamp(0.0, 1.0),
                 matched_terms: terms
                     .iter()
                     .enumerate()
-                    .filter(|(q, _)| bits & (1u64 << q) != 0)
+                    .filter(|(q, _)| bits & (1u128 << q) != 0)
                     .map(|(_, t)| t.clone())
                     .collect(),
             })
@@ -596,5 +669,18 @@ mod tests {
         reopened.apply(&[], &[doc(2, "nextname")]).unwrap();
         assert_eq!(reopened.num_docs(), 2);
         assert!(reopened.search("ghostname", 10).unwrap().is_empty());
+    }
+
+    #[test]
+    fn coordination_is_the_idf_weighted_share_of_the_query_and_fades_with_its_length() {
+        let idf = [3.0, 1.0, 0.0];
+        assert_eq!(coordination(0b011, &idf), 1.0);
+        assert_eq!(coordination(0b001, &idf), 0.75);
+        assert_eq!(coordination(0, &idf), 0.0);
+        assert_eq!(coordination(0b111, &[0.0, 0.0]), 1.0);
+        assert_eq!(coordination_exponent(0), 1.0);
+        assert_eq!(coordination_exponent(2), 1.0);
+        assert_eq!(coordination_exponent(4), 0.5);
+        assert!(coordination_exponent(64) < 0.1);
     }
 }

@@ -142,3 +142,37 @@ fn terms_in_most_documents_are_dropped_from_large_indexes() {
     assert_eq!(index.query_terms("fn self"), ["fn", "self"]);
     assert_eq!(ids(&index, "fn self", 3).len(), 3);
 }
+
+#[test]
+fn many_emphasized_identifiers_beside_a_long_query_are_not_a_panic() {
+    // 64 terms of the text plus 64 emphasized identifiers: 128 query terms, each with its
+    // bit in the matched-terms set (a 64-bit set overflowed here).
+    let mut query = String::from("smtplib ");
+    for i in 0..100 {
+        query.push_str(&format!("nomatch{i} "));
+    }
+    // Letters only (digits would be terms of their own); "email" sorts first and is the
+    // 65th term.
+    let emphasis: Vec<(String, f32)> = (0..63u8)
+        .map(|i| {
+            (
+                format!(
+                    "zz{}{}",
+                    char::from(b'a' + i / 26),
+                    char::from(b'a' + i % 26)
+                ),
+                2.0,
+            )
+        })
+        .chain([("email".to_string(), 2.0)])
+        .collect();
+    let hits = shared()
+        .search_with(&query, &emphasis, 10)
+        .expect("search never fails");
+    assert_eq!(hits[0].id, 10, "{hits:?}");
+    assert!(
+        hits[0].matched_terms.contains(&"email".to_string()),
+        "{:?}",
+        hits[0].matched_terms
+    );
+}

@@ -1,6 +1,8 @@
 //! Expected top hits on the fixture set.
 
-use crate::fixture::{ids, index};
+use acms_keyword::KeywordIndex;
+
+use crate::fixture::{doc, ids, index};
 
 /// `query`'s best hits start with `expected_top`, in that order.
 fn check(query: &str, expected_top: &[u64]) {
@@ -115,4 +117,58 @@ fn results_do_not_depend_on_insertion_order() {
             "{query}"
         );
     }
+}
+
+#[test]
+fn a_document_that_matches_the_whole_question_beats_one_word_in_a_short_name() {
+    // The README's question: `token` alone is a short name, and BM25 summed over terms gave
+    // its one match more than a doc that matches every word of the question.
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let mut index = KeywordIndex::create_or_open(tmp.path().join("kw")).expect("create");
+    let docs = vec![
+        doc(
+            1,
+            "src/lexer.rs",
+            "crate::lexer::Lexer::token",
+            "method",
+            "pub fn token(&self) -> &Token",
+            "The current token.",
+            "    &self.token",
+        ),
+        doc(
+            2,
+            "src/lexer.rs",
+            "crate::lexer::Token",
+            "struct",
+            "pub struct Token",
+            "One token of the input.",
+            "    pub text: String,",
+        ),
+        doc(
+            3,
+            "src/budget.rs",
+            "crate::budget::Budget",
+            "struct",
+            "pub struct Budget",
+            "A budget of tokens.",
+            "    pub tokens: usize,",
+        ),
+        doc(
+            4,
+            "src/verify.rs",
+            "crate::verify::verify_and_trim",
+            "function",
+            "pub fn verify_and_trim(items: &[Item], budget: u32) -> Outcome",
+            "Renders the items, counts the tokens of the text exactly and, while it is over \
+             the budget, drops the item worth least per token, then verifies the rendering \
+             again; it returns what was kept and how it ended, with the counts of each step.",
+            "    let mut text = render(items);\n    while count(&text) > budget {\n        \
+             items.pop();\n        text = render(items);\n    }",
+        ),
+    ];
+    index.apply(&[], &docs).expect("apply");
+    let hits = index
+        .search("how is the token budget verified after rendering?", 4)
+        .expect("search");
+    assert_eq!(hits[0].id, 4, "{hits:?}");
 }

@@ -14,9 +14,11 @@ fn keyword_finds_by_name_doc_and_path() {
         "shop.pricing.sales_tax"
     );
     let e = run(&r, Query::new("renderTotal basket"), strategy::KEYWORD);
+    // The hits below the relevance floor are left out, so there may be fewer than three.
     assert!(
-        names(&r, &e, strategy::KEYWORD)[..3]
+        names(&r, &e, strategy::KEYWORD)
             .iter()
+            .take(3)
             .any(|n| n.ends_with("renderTotal"))
     );
     assert!(matches!(&e.hits[0].reason, Reason::Terms { terms } if !terms.is_empty()));
