@@ -506,8 +506,8 @@ impl KeywordIndex {
         hits.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
 
         // Which query terms each hit contains: walk each clause's postings over the hits of
-        // each segment in doc order. At most 2 × 64 query terms (the rarest of the text and
-        // the emphasized ones), so a u128 bit set suffices.
+        // each segment in doc order. At most 2 × 64 query terms (64 of the text, 64
+        // emphasized), so a u128 bit set suffices.
         let mut matched = vec![0u128; hits.len()];
         let mut by_segment: HashMap<u32, Vec<(DocId, usize)>> = HashMap::new();
         for (i, (_, _, addr)) in hits.iter().enumerate() {
