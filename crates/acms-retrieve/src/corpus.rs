@@ -162,7 +162,8 @@ impl Corpus {
     }
 
     /// Nodes whose simple name is `name` (case-insensitive), or whose qualified name ends
-    /// with it when `name` is qualified (`App.route`, `app::App`).
+    /// with it at a component boundary when `name` is qualified (`App.route`, `app::App`:
+    /// `printing.pretty` is not `test_printing.pretty`).
     pub fn find_symbol(&self, name: &str) -> Vec<&NodeRecord> {
         let simple = name
             .rsplit(['.', ':', '/', '#'])
@@ -173,16 +174,15 @@ impl Corpus {
             return Vec::new();
         };
         let qualified = name.contains(['.', ':', '#']);
+        let want = name.replace("::", ".").replace('#', ".").to_lowercase();
         cands
             .iter()
             .map(|&i| &self.nodes[i])
             .filter(|n| {
                 !qualified || {
-                    let want = name.replace("::", ".").replace('#', ".").to_lowercase();
-                    n.qualified_name
-                        .replace("::", ".")
-                        .to_lowercase()
-                        .ends_with(&want)
+                    let have = n.qualified_name.replace("::", ".").to_lowercase();
+                    have.strip_suffix(&want)
+                        .is_some_and(|rest| rest.is_empty() || rest.ends_with('.'))
                 }
             })
             .collect()

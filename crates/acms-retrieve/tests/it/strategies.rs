@@ -262,3 +262,21 @@ fn arce_searches_the_terms_a_scripted_model_proposes_until_it_is_done() {
         matches!(&e.runs[0].status, RunStatus::Failed { error } if error.contains("no language model"))
     );
 }
+
+#[test]
+fn a_qualified_name_matches_whole_components_only() {
+    let f = Fixture::new(false);
+    let r = f.retriever();
+    let found = |name: &str| -> Vec<String> {
+        r.corpus()
+            .find_symbol(name)
+            .iter()
+            .map(|n| n.qualified_name.clone())
+            .collect()
+    };
+    assert_eq!(found("Cart.total"), ["shop.cart.Cart.total"]);
+    assert_eq!(found("shop.pricing.sales_tax"), ["shop.pricing.sales_tax"]);
+    // `printing.pretty` in a bug report is not `test_printing.pretty`.
+    assert!(found("art.total").is_empty());
+    assert!(found("ricing.sales_tax").is_empty());
+}
