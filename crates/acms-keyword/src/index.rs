@@ -131,6 +131,10 @@ fn term_idf(
         .collect()
 }
 
+/// A query has at most [`MAX_QUERY_TERMS`] terms of its text and as many emphasized ones
+/// (`search_with`); each needs a bit of the `u128` matched-terms set.
+const _: () = assert!(2 * MAX_QUERY_TERMS <= u128::BITS as usize);
+
 /// The idf-weighted share of the query's terms in `bits`, in [0, 1].
 fn coordination(bits: u128, idf: &[f32]) -> f32 {
     let total: f32 = idf.iter().sum();
