@@ -12,6 +12,7 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
 
 use crate::Result;
+use crate::task::TaskReading;
 
 /// Node metadata, lookups and the edge graph of one index generation.
 pub struct Corpus {
@@ -274,7 +275,7 @@ impl Corpus {
     /// mention's weight times how specific it is: a name defined once is strong evidence, a
     /// name defined in k places shares it (`1/√k`), and a name defined in more than
     /// [`MAX_NAME_DEFINITIONS`] places is too common to mean anything.
-    pub fn resolve_mentions(&self, reading: &crate::task::TaskReading) -> Vec<Mention> {
+    pub fn resolve_mentions(&self, reading: &TaskReading) -> Vec<Mention> {
         let mut best: BTreeMap<NodeId, Mention> = BTreeMap::new();
         let mut put = |node: NodeId, weight: f32, name: &str| {
             let e = best.entry(node).or_insert_with(|| Mention {
@@ -348,7 +349,10 @@ impl Corpus {
                 .copied()
                 .filter(|n| contains_dotted(n))
                 .collect();
-            let defs = if owners.is_empty() { defs } else { owners };
+            let mut defs = if owners.is_empty() { defs } else { owners };
+            if defined_by_task(reading, name) {
+                defs.retain(|n| is_source(n));
+            }
             if defs.is_empty() || defs.len() > MAX_NAME_DEFINITIONS {
                 continue;
             }
@@ -359,6 +363,19 @@ impl Corpus {
         }
         best.into_values().collect()
     }
+}
+
+/// Whether the task's own code defines `name` or the object it is reached through
+/// (`foo` in `def foo`, `MyString.var` after `class MyString`).
+fn defined_by_task(reading: &TaskReading, name: &str) -> bool {
+    name.split(['.', ':'])
+        .any(|segment| reading.defined.contains(segment))
+}
+
+/// Whether `n` is in the project's own source (not a test, doc, example, vendored or
+/// generated file).
+fn is_source(n: &NodeRecord) -> bool {
+    crate::place(&n.path) == crate::Place::Source
 }
 
 /// A name defined in more places than this says nothing about which one a task means.

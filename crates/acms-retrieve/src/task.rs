@@ -13,7 +13,7 @@
 //! Each carries a weight in (0, 1]: how surely it names code the task is about. Resolving
 //! them against an index is [`crate::Corpus::resolve_mentions`]; this module reads no index.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A traceback frame: the file, the line and the function it names.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -31,6 +31,10 @@ pub struct TaskReading {
     pub paths: BTreeMap<String, f32>,
     /// Identifier mentions: simple (`flatten`) or dotted (`Mul.flatten`, `a.b.c`).
     pub identifiers: BTreeMap<String, f32>,
+    /// Names the task's own code defines (`def foo`, `class A`, `fn main`): usually the
+    /// reporter's reproduction, so they name project code only where the project's source
+    /// defines them too (a pasted method), never a test fixture that shares the name.
+    pub defined: BTreeSet<String>,
 }
 
 /// Weight of an identifier seen in code (a block, an inline span, a session or traceback).
@@ -412,6 +416,43 @@ fn at_frame(line: &str) -> Option<Frame> {
     })
 }
 
+/// Keywords that introduce a definition, in the languages acms reads.
+const DEFINING: &[&str] = &[
+    "def",
+    "class",
+    "function",
+    "fn",
+    "struct",
+    "enum",
+    "trait",
+    "interface",
+];
+
+/// The names `code` defines: an identifier after a defining keyword and a space
+/// (`function (req)` defines nothing).
+fn definitions(code: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = code;
+    while let Some(start) = rest.find(|c: char| ident_start(c)) {
+        let word_end = rest[start..]
+            .find(|c: char| !ident_char(c))
+            .map_or(rest.len(), |e| start + e);
+        let word = &rest[start..word_end];
+        let preceded = rest[..start].chars().next_back().is_some_and(ident_char);
+        let after = &rest[word_end..];
+        let name_at = after.len() - after.trim_start().len();
+        if !preceded && DEFINING.contains(&word) && name_at > 0 {
+            let name = after.trim_start();
+            let end = name.find(|c: char| !ident_char(c)).unwrap_or(name.len());
+            if name.starts_with(ident_start) {
+                out.push(&name[..end]);
+            }
+        }
+        rest = &rest[word_end..];
+    }
+    out
+}
+
 fn add(map: &mut BTreeMap<String, f32>, key: &str, weight: f32) {
     let e = map.entry(key.to_string()).or_insert(0.0);
     *e = e.max(weight);
@@ -437,7 +478,10 @@ pub fn read(text: &str) -> TaskReading {
         }
     }
     for region in code_regions(text) {
-        for (chain, _) in chains(&without_strings(region)) {
+        let code = without_strings(region);
+        r.defined
+            .extend(definitions(&code).into_iter().map(str::to_string));
+        for (chain, _) in chains(&code) {
             note_chain(&mut r, &chain, IN_CODE);
         }
         for token in region.split_whitespace() {
@@ -581,6 +625,19 @@ mod tests {
         assert!(!r.identifiers.contains_key("left"), "{:?}", r.identifiers);
         assert!(!r.identifiers.contains_key("right"));
         assert!(!r.identifiers.contains_key("frobnicate_all"));
+    }
+
+    #[test]
+    fn names_the_tasks_own_code_defines_are_marked() {
+        let r = read(
+            "```python\n@overload\ndef foo(x: int) -> int: ...\nclass MyString(str):\n    pass\n```\nand `app.get('/', function (req) {})`, `pub fn route<T>()`, `x.__class__`",
+        );
+        let defined: Vec<&str> = r.defined.iter().map(String::as_str).collect();
+        assert_eq!(defined, ["MyString", "foo", "route"]);
+        assert!(
+            r.identifiers.contains_key("foo"),
+            "still read as an identifier"
+        );
     }
 
     #[test]

@@ -20,7 +20,17 @@ pub struct Fixture {
 
 impl Fixture {
     pub fn new(vectors: bool) -> Fixture {
+        Fixture::with_files(vectors, &[])
+    }
+
+    /// The fixture with `files` (relative path, text) added before it is indexed.
+    pub fn with_files(vectors: bool, files: &[(&str, &str)]) -> Fixture {
         let dir = acms_testkit::shop();
+        for (path, text) in files {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
         let opts = IndexOptions::new(dir.path());
         let report = index_repo(dir.path(), &opts).unwrap();
         let embedder = HashEmbedder::default();

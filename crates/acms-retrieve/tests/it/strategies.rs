@@ -280,3 +280,35 @@ fn a_qualified_name_matches_whole_components_only() {
     assert!(found("art.total").is_empty());
     assert!(found("ricing.sales_tax").is_empty());
 }
+
+#[test]
+fn names_the_tasks_own_code_defines_resolve_to_project_source_only() {
+    let f = Fixture::with_files(
+        false,
+        &[(
+            "tests/test_pricing.py",
+            "def reproduce():\n    pass\n\ndef apply_discount(amount, percent):\n    return amount\n\ndef sales_tax(amount):\n    return 0\n",
+        )],
+    );
+    let r = f.retriever();
+    let task = "Tax is wrong:\n```python\ndef reproduce():\n    return sales_tax(10)\n\ndef apply_discount(amount, percent):\n    return amount\n```";
+    let reading = acms_retrieve::task::read(task);
+    let mut named: Vec<String> = r
+        .corpus()
+        .resolve_mentions(&reading)
+        .iter()
+        .filter_map(|m| r.corpus().node(m.node))
+        .map(|n| n.qualified_name.clone())
+        .collect();
+    named.sort();
+    // The reporter's `reproduce` names nothing; the pasted `apply_discount` is the project's,
+    // not the test double's; `sales_tax`, only called, keeps every definition.
+    assert_eq!(
+        named,
+        [
+            "shop.pricing.apply_discount",
+            "shop.pricing.sales_tax",
+            "tests.test_pricing.sales_tax"
+        ]
+    );
+}
