@@ -1,11 +1,16 @@
 //! Stage 5, DetailDepthResolver: settles each fragment's deepest offered depth. Strategies
 //! may propose different depths for one node (the deepest wins), and a container whose
 //! members are also candidates is capped at its skeleton, so a class and its method at
-//! depth 9 are never both paid for.
+//! depth 9 are never both paid for. A function is not such a container: a closure or helper
+//! nested in it is part of its body, and capping the enclosing function because the graph
+//! walk reached its closure showed the best match as an outline (hono's `cors`, ranked
+//! first, at depth 4 because of its nested `set`). Both may be packed; the renderer shows the
+//! nested one inside its parent's region, once.
 
 use std::collections::HashSet;
 
 use acms_core::{Depth, NodeId};
+use acms_index::NodeKind;
 
 use super::StageContext;
 use crate::Fragment;
@@ -15,7 +20,8 @@ pub trait DetailDepthResolver: Send + Sync {
     fn resolve(&self, ctx: &StageContext<'_>, fragments: &mut Vec<Fragment>);
 }
 
-/// Deepest proposal wins; containers of other candidates fall back to their skeleton.
+/// Deepest proposal wins; containers (not functions) of other candidates fall back to their
+/// skeleton.
 pub struct DefaultResolver;
 
 impl DetailDepthResolver for DefaultResolver {
@@ -37,7 +43,11 @@ impl DetailDepthResolver for DefaultResolver {
             }
         }
         for f in fragments.iter_mut() {
-            if containers.contains(&f.node) && f.max_depth > Depth::Skeleton {
+            let function = ctx
+                .corpus
+                .node(f.node)
+                .is_some_and(|n| matches!(n.kind, NodeKind::Function | NodeKind::Method));
+            if containers.contains(&f.node) && !function && f.max_depth > Depth::Skeleton {
                 f.max_depth = Depth::Skeleton;
             }
         }

@@ -171,3 +171,58 @@ fn what_the_graph_walk_reaches_does_not_outrank_a_direct_match() {
         "a callee the task never mentions scores {walked} against the direct match's {rounding}"
     );
 }
+
+/// A function with a nested closure, and a class with methods: the task names both.
+fn nested_repository() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = String::from(
+        "def make_handler(routes, timeout):\n    \"\"\"Build the request handler for the routes.\"\"\"\n    table = dict(routes)\n",
+    );
+    for i in 0..20 {
+        s.push_str(&format!("    limit_{i} = timeout * {i}\n"));
+    }
+    s.push_str(
+        "\n    def handle(request):\n        return table[request.path](request)\n\n    return handle\n\n\n",
+    );
+    s.push_str("class Registry:\n    \"\"\"Routes by path.\"\"\"\n\n");
+    s.push_str("    def register(self, path, fn):\n        self.routes[path] = fn\n\n");
+    s.push_str("    def lookup(self, path):\n        return self.routes.get(path)\n");
+    write(&dir, "web/handlers.py", s);
+    index(dir.path(), None);
+    dir
+}
+
+#[test]
+fn a_function_with_a_nested_candidate_is_shown_in_full_and_a_class_with_one_is_not() {
+    let dir = nested_repository();
+    let task = "`make_handler(routes, timeout)` drops the timeout; `Registry.lookup` is fine";
+    let ctx = assemble(&engine(&dir), task, 4000);
+    let depth = |name: &str| {
+        ctx.manifest
+            .iter()
+            .find(|m| m.name.ends_with(name))
+            .map(|m| m.depth)
+    };
+    assert!(
+        depth("make_handler.handle").is_some(),
+        "{:#?}",
+        ctx.manifest
+    );
+    // A nested function is part of its parent's body: before, the walk's hit on `handle`
+    // capped `make_handler` at its skeleton and its body was never shown.
+    assert_eq!(
+        depth("make_handler"),
+        Some(Depth::Full),
+        "{:#?}",
+        ctx.manifest
+    );
+    assert!(ctx.text.contains("    limit_19 = timeout * 19"));
+    assert_eq!(
+        ctx.text.matches("def handle(request)").count(),
+        1,
+        "the nested function is shown once, inside its parent's region"
+    );
+    // A class whose method is also a candidate stays an outline: the method is paid once.
+    assert!(depth("Registry.lookup").is_some(), "{:#?}", ctx.manifest);
+    assert!(depth("Registry").is_none_or(|d| d <= Depth::Skeleton));
+}
