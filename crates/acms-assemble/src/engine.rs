@@ -341,7 +341,12 @@ impl Engine {
 
         // 7. BudgetPacker: reserve what the preamble will cost (drafted with every fragment
         // included, its longest form) plus the blank lines joining the parts.
-        let (candidates, packing, pack_budget): (Vec<Candidate>, Packing, u32) = log.run(
+        let (candidates, packing, pack_budget, enclosed): (
+            Vec<Candidate>,
+            Packing,
+            u32,
+            Vec<usize>,
+        ) = log.run(
             "budget-packer",
             &p.budget_packer.name,
             fragments.len(),
@@ -361,10 +366,16 @@ impl Engine {
                 };
                 let reserve = pack_tokens(self.counter.count(&draft) + 4);
                 let pack_budget = fragment_budget.saturating_sub(reserve);
-                let packing = p.budget_packer.component.pack(&candidates, pack_budget);
-                (candidates, packing, pack_budget)
+                let (packing, enclosed) = crate::stages::packer::pack_unenclosed(
+                    &ctx,
+                    p.budget_packer.component.as_ref(),
+                    &fragments,
+                    &candidates,
+                    pack_budget,
+                );
+                (candidates, packing, pack_budget, enclosed)
             },
-            |(_, packing, _)| packing.items.len(),
+            |(_, packing, _, _)| packing.items.len(),
         );
 
         // 8. FragmentOrderer
@@ -394,6 +405,7 @@ impl Engine {
             ctx: &ctx,
             placed: &placed,
             fragments: &fragments,
+            enclosed: &enclosed,
             provenance: &provenance,
             inherited: &inherited,
             max_preamble,
@@ -454,11 +466,25 @@ impl Engine {
             |s| s.nodes.len(),
         );
 
-        for f in &fragments {
+        // An enclosed fragment is shown only while its parent kept depth 9 through
+        // verification; otherwise it is one more that did not fit.
+        let shown: std::collections::HashSet<usize> = crate::stages::packer::still_shown(
+            &ctx,
+            &fragments,
+            &enclosed,
+            &crate::stages::packer::full_nodes(&verified.items),
+        )
+        .into_iter()
+        .collect();
+        for (i, f) in fragments.iter().enumerate() {
             if !kept.contains_key(&f.node) {
                 dropped.push(Dropped {
                     node: f.node,
-                    reason: DropReason::Budget,
+                    reason: if shown.contains(&i) {
+                        DropReason::Enclosed
+                    } else {
+                        DropReason::Budget
+                    },
                 });
             }
         }
@@ -576,6 +602,8 @@ struct Layout<'a> {
     ctx: &'a StageContext<'a>,
     placed: &'a [Placed],
     fragments: &'a [Fragment],
+    /// Fragments left out of the packing because an enclosing fragment shows them.
+    enclosed: &'a [usize],
     provenance: &'a Provenance,
     inherited: &'a str,
     max_preamble: usize,
@@ -636,7 +664,14 @@ impl Layout<'_> {
             }
         }
         prov.files = files.len();
-        prov.dropped_budget = self.fragments.len() - items.len();
+        let shown = crate::stages::packer::still_shown(
+            self.ctx,
+            self.fragments,
+            self.enclosed,
+            &crate::stages::packer::full_nodes(items),
+        )
+        .len();
+        prov.dropped_budget = self.fragments.len() - items.len() - shown;
         self.engine.pipeline.preamble_generator.component.preamble(
             self.ctx,
             &prov,

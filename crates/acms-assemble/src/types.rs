@@ -68,6 +68,9 @@ pub enum DropReason {
     Duplicate,
     /// Did not fit the budget at any depth.
     Budget,
+    /// Shown inside an enclosing fragment at depth 9 (a closure inside its function), so
+    /// not packed on its own.
+    Enclosed,
 }
 
 /// A node that was considered and left out.

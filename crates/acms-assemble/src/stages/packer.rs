@@ -5,8 +5,10 @@
 //! The packer works on per-fragment exact counts; the assembler then verifies the final
 //! rendered text, because BPE counts are not additive.
 
-use acms_core::Depth;
-use acms_pack::{Candidate, DepthOption, Packer, Packing};
+use std::collections::HashSet;
+
+use acms_core::{Depth, NodeId};
+use acms_pack::{Candidate, DepthOption, PackItem, Packer, Packing};
 
 use super::StageContext;
 use super::scorer::depth_value;
@@ -106,6 +108,86 @@ impl BudgetPacker for KnapsackPacker {
     fn pack(&self, candidates: &[Candidate], budget: u32) -> Packing {
         self.inner.pack(candidates, budget)
     }
+}
+
+/// How many times [`pack_unenclosed`] packs again at most.
+const REPACK_ROUNDS: usize = 3;
+
+/// Whether an ancestor of `node` is in `full` (packed at depth 9, so its text shows `node`).
+pub(crate) fn shown_by_ancestor(
+    ctx: &StageContext<'_>,
+    full: &HashSet<NodeId>,
+    node: NodeId,
+) -> bool {
+    let mut cur = ctx.corpus.node(node).and_then(|n| n.parent);
+    for _ in 0..64 {
+        let Some(p) = cur else { return false };
+        if full.contains(&p) {
+            return true;
+        }
+        cur = ctx.corpus.node(p).and_then(|n| n.parent);
+    }
+    false
+}
+
+/// The nodes `items` place at depth 9.
+pub(crate) fn full_nodes(items: &[PackItem]) -> HashSet<NodeId> {
+    items
+        .iter()
+        .filter(|it| it.depth == Depth::Full)
+        .map(|it| NodeId(it.id))
+        .collect()
+}
+
+/// Those of `enclosed` (positions in `fragments`) that an ancestor in `full` shows.
+pub(crate) fn still_shown(
+    ctx: &StageContext<'_>,
+    fragments: &[Fragment],
+    enclosed: &[usize],
+    full: &HashSet<NodeId>,
+) -> Vec<usize> {
+    enclosed
+        .iter()
+        .copied()
+        .filter(|&i| shown_by_ancestor(ctx, full, fragments[i].node))
+        .collect()
+}
+
+/// Packs `candidates` (one per fragment), then packs again without the fragments a fragment
+/// packed at depth 9 already shows — a closure inside its function, which the renderer shows
+/// once, inside the parent's region, though the packing paid for it twice — until none is
+/// left (at most [`REPACK_ROUNDS`]). A repacking is kept only if everything it left out is
+/// still shown by an enclosing fragment. Returns the packing and the positions of the
+/// fragments left out as enclosed.
+pub(crate) fn pack_unenclosed(
+    ctx: &StageContext<'_>,
+    packer: &dyn BudgetPacker,
+    fragments: &[Fragment],
+    candidates: &[Candidate],
+    budget: u32,
+) -> (Packing, Vec<usize>) {
+    let mut packing = packer.pack(candidates, budget);
+    let mut enclosed: Vec<usize> = Vec::new();
+    for _ in 0..REPACK_ROUNDS {
+        let packed: Vec<usize> = packing.items.iter().map(|it| it.candidate).collect();
+        let more = still_shown(ctx, fragments, &packed, &full_nodes(&packing.items));
+        if more.is_empty() {
+            break;
+        }
+        let mut without = enclosed.clone();
+        without.extend(more);
+        let mut reduced = candidates.to_vec();
+        for &i in &without {
+            reduced[i].options.clear();
+        }
+        let next = packer.pack(&reduced, budget);
+        if still_shown(ctx, fragments, &without, &full_nodes(&next.items)).len() < without.len() {
+            break;
+        }
+        packing = next;
+        enclosed = without;
+    }
+    (packing, enclosed)
 }
 
 #[cfg(test)]

@@ -203,11 +203,6 @@ fn a_function_with_a_nested_candidate_is_shown_in_full_and_a_class_with_one_is_n
             .find(|m| m.name.ends_with(name))
             .map(|m| m.depth)
     };
-    assert!(
-        depth("make_handler.handle").is_some(),
-        "{:#?}",
-        ctx.manifest
-    );
     // A nested function is part of its parent's body: before, the walk's hit on `handle`
     // capped `make_handler` at its skeleton and its body was never shown.
     assert_eq!(
@@ -221,6 +216,25 @@ fn a_function_with_a_nested_candidate_is_shown_in_full_and_a_class_with_one_is_n
         ctx.text.matches("def handle(request)").count(),
         1,
         "the nested function is shown once, inside its parent's region"
+    );
+    // ...and not paid for twice: it is left out of the packing as enclosed.
+    let engine = engine(&dir);
+    let handle = engine
+        .retriever()
+        .corpus()
+        .find_symbol("make_handler.handle")[0]
+        .id;
+    assert!(
+        depth("make_handler.handle").is_none(),
+        "{:#?}",
+        ctx.manifest
+    );
+    assert!(
+        ctx.dropped
+            .iter()
+            .any(|d| d.node == handle && d.reason == acms_assemble::DropReason::Enclosed),
+        "{:#?}",
+        ctx.dropped
     );
     // A class whose method is also a candidate stays an outline: the method is paid once.
     assert!(depth("Registry.lookup").is_some(), "{:#?}", ctx.manifest);
