@@ -114,11 +114,7 @@ impl BudgetPacker for KnapsackPacker {
 const REPACK_ROUNDS: usize = 3;
 
 /// Whether an ancestor of `node` is in `full` (packed at depth 9, so its text shows `node`).
-pub(crate) fn shown_by_ancestor(
-    ctx: &StageContext<'_>,
-    full: &HashSet<NodeId>,
-    node: NodeId,
-) -> bool {
+fn shown_by_ancestor(ctx: &StageContext<'_>, full: &HashSet<NodeId>, node: NodeId) -> bool {
     let mut cur = ctx.corpus.node(node).and_then(|n| n.parent);
     for _ in 0..64 {
         let Some(p) = cur else { return false };
