@@ -428,29 +428,13 @@ const DEFINING: &[&str] = &[
     "interface",
 ];
 
-/// The names `code` defines: an identifier after a defining keyword and a space
-/// (`function (req)` defines nothing).
-fn definitions(code: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut rest = code;
-    while let Some(start) = rest.find(|c: char| ident_start(c)) {
-        let word_end = rest[start..]
-            .find(|c: char| !ident_char(c))
-            .map_or(rest.len(), |e| start + e);
-        let word = &rest[start..word_end];
-        let preceded = rest[..start].chars().next_back().is_some_and(ident_char);
-        let after = &rest[word_end..];
-        let name_at = after.len() - after.trim_start().len();
-        if !preceded && DEFINING.contains(&word) && name_at > 0 {
-            let name = after.trim_start();
-            let end = name.find(|c: char| !ident_char(c)).unwrap_or(name.len());
-            if name.starts_with(ident_start) {
-                out.push(&name[..end]);
-            }
-        }
-        rest = &rest[word_end..];
-    }
-    out
+/// The names a region's identifier chains define: the chain after a defining keyword that is
+/// not itself called (`function (req)` defines nothing).
+fn definitions(chains: &[(String, bool)]) -> impl Iterator<Item = String> + '_ {
+    chains
+        .windows(2)
+        .filter(|w| !w[0].1 && DEFINING.contains(&w[0].0.as_str()))
+        .map(|w| w[1].0.clone())
 }
 
 fn add(map: &mut BTreeMap<String, f32>, key: &str, weight: f32) {
@@ -478,11 +462,10 @@ pub fn read(text: &str) -> TaskReading {
         }
     }
     for region in code_regions(text) {
-        let code = without_strings(region);
-        r.defined
-            .extend(definitions(&code).into_iter().map(str::to_string));
-        for (chain, _) in chains(&code) {
-            note_chain(&mut r, &chain, IN_CODE);
+        let chains = chains(&without_strings(region));
+        r.defined.extend(definitions(&chains));
+        for (chain, _) in &chains {
+            note_chain(&mut r, chain, IN_CODE);
         }
         for token in region.split_whitespace() {
             if let Some(p) = path_like(token) {

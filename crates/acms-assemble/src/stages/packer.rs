@@ -135,14 +135,14 @@ pub(crate) fn full_nodes(items: &[PackItem]) -> HashSet<NodeId> {
         .collect()
 }
 
-/// Those of `enclosed` (positions in `fragments`) that an ancestor in `full` shows.
+/// Those of `positions` (in `fragments`) that an ancestor in `full` shows.
 pub(crate) fn still_shown(
     ctx: &StageContext<'_>,
     fragments: &[Fragment],
-    enclosed: &[usize],
+    positions: &[usize],
     full: &HashSet<NodeId>,
 ) -> Vec<usize> {
-    enclosed
+    positions
         .iter()
         .copied()
         .filter(|&i| shown_by_ancestor(ctx, full, fragments[i].node))
