@@ -35,12 +35,19 @@ pub struct TaskReading {
     /// reporter's reproduction, so they name project code only where the project's source
     /// defines them too (a pasted method), never a test fixture that shares the name.
     pub defined: BTreeSet<String>,
+    /// The task's first line when more text follows it and it is short enough to be a
+    /// subject (an issue's title, a commit's subject line): the reporter's own one-line
+    /// summary of what is wrong, so its words weigh more than the narrative below it.
+    pub title: Option<String>,
 }
 
 /// Weight of an identifier seen in code (a block, an inline span, a session or traceback).
 pub const IN_CODE: f32 = 1.0;
 /// Weight of an identifier in prose whose shape only code has (`snake_case`, `camelCase`).
 pub const CODE_SHAPED: f32 = 0.8;
+
+/// Longest first line still read as a title: beyond it the line is a paragraph, not a summary.
+pub const MAX_TITLE_CHARS: usize = 200;
 
 /// Words that are syntax or ubiquitous builtins in the languages acms reads: naming them
 /// says nothing about which code a task is about.
@@ -444,7 +451,10 @@ fn add(map: &mut BTreeMap<String, f32>, key: &str, weight: f32) {
 
 /// Reads `text` (see the module doc).
 pub fn read(text: &str) -> TaskReading {
-    let mut r = TaskReading::default();
+    let mut r = TaskReading {
+        title: title(text),
+        ..TaskReading::default()
+    };
     for line in text.lines() {
         if let Some(f) = python_frame(line).or_else(|| at_frame(line))
             && !r.frames.contains(&f)
@@ -490,6 +500,14 @@ pub fn read(text: &str) -> TaskReading {
     r.identifiers
         .retain(|k, _| !paths.iter().any(|p| p.ends_with(k.as_str())));
     r
+}
+
+/// The first non-empty line of `text` when another non-empty line follows it and it is at
+/// most [`MAX_TITLE_CHARS`] long.
+fn title(text: &str) -> Option<String> {
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next()?;
+    (lines.next().is_some() && first.chars().count() <= MAX_TITLE_CHARS).then(|| first.to_string())
 }
 
 /// Records a chain: the whole dotted name, each of its last two segments, and (for lowercase
@@ -621,6 +639,26 @@ mod tests {
             r.identifiers.contains_key("foo"),
             "still read as an identifier"
         );
+    }
+
+    #[test]
+    fn the_first_line_is_a_title_only_when_more_follows() {
+        let r = read("\n0**-oo produces 0, the docs say zoo\nUsing SymPy 1.5.1, ...");
+        assert_eq!(
+            r.title.as_deref(),
+            Some("0**-oo produces 0, the docs say zoo")
+        );
+        assert_eq!(
+            read("Fix the router\n\nIt matched twice.").title.as_deref(),
+            Some("Fix the router")
+        );
+        assert_eq!(
+            read("how is the budget verified?").title,
+            None,
+            "a one-line question"
+        );
+        let long = format!("{}\nmore", "word ".repeat(60));
+        assert_eq!(read(&long).title, None, "a paragraph's first line");
     }
 
     #[test]

@@ -312,3 +312,35 @@ fn names_the_tasks_own_code_defines_resolve_to_project_source_only() {
         ]
     );
 }
+
+#[test]
+fn the_title_of_a_report_outweighs_the_narrative_under_it() {
+    let f = Fixture::with_files(
+        false,
+        &[
+            (
+                "src/zoo/feed.py",
+                "def feed(pen):\n    quokka = pen.first()\n    return quokka.wombat\n",
+            ),
+            (
+                "src/zoo/tour.py",
+                "def tour(pen):\n    platypus = pen.echidna()\n    return platypus.echidna\n",
+            ),
+        ],
+    );
+    let r = f.retriever();
+    let ranked = |task: &str| {
+        let e = run(&r, Query::new(task), strategy::KEYWORD);
+        names(&r, &e, strategy::KEYWORD)
+    };
+    // As one paragraph the narrative's words win; as its title, the subject's do.
+    let narrative = "a quokka and a wombat, said the platypus to the echidna";
+    assert_eq!(
+        ranked(narrative)[0],
+        "zoo.tour.tour",
+        "{:?}",
+        ranked(narrative)
+    );
+    let report = "quokka and wombat\nsaid the platypus to the echidna";
+    assert_eq!(ranked(report)[0], "zoo.feed.feed", "{:?}", ranked(report));
+}
