@@ -350,7 +350,10 @@ impl Corpus {
                 .filter(|n| contains_dotted(n))
                 .collect();
             let mut defs = if owners.is_empty() { defs } else { owners };
-            if defined_by_task(reading, name) {
+            // The project's own definition, not a test double, doc example or vendored copy
+            // of the same name; a name only those define is theirs, unless the task's own
+            // code defines it too (then it is the reporter's).
+            if defined_by_task(reading, name) || defs.iter().any(|n| is_source(n)) {
                 defs.retain(|n| is_source(n));
             }
             if defs.is_empty() || defs.len() > MAX_NAME_DEFINITIONS {

@@ -30,6 +30,9 @@ pub fn place(path: &str) -> Place {
     ]) {
         return Place::Vendored;
     }
+    if vendored_library(name) {
+        return Place::Vendored;
+    }
     if name.ends_with(".min.js")
         || name.ends_with("_pb2.py")
         || name.ends_with(".pb.go")
@@ -74,6 +77,23 @@ pub fn place(path: &str) -> Place {
     Place::Source
 }
 
+/// A browser library copied into a project by file: a version in its name (`jquery-3.5.1.js`,
+/// `underscore-1.13.1.js`) or one of the libraries projects copy most (`jquery.js`). Their
+/// thousands of short functions (`dir`, `add`, `each`) match any task's words.
+fn vendored_library(name: &str) -> bool {
+    let Some(stem) = name.strip_suffix(".js") else {
+        return false;
+    };
+    let versioned = stem.rsplit_once('-').is_some_and(|(lib, version)| {
+        !lib.is_empty()
+            && version.contains('.')
+            && version
+                .split('.')
+                .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+    });
+    versioned || ["jquery", "underscore", "lodash", "backbone"].contains(&stem)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,5 +113,22 @@ mod tests {
         assert_eq!(place("sphinx/util/rst.py"), Place::Source);
         assert_eq!(place("fuzz/corpus/analyze_python/seed.py"), Place::Test);
         assert_eq!(place("crates/x/test_data/fixture.json"), Place::Test);
+        assert_eq!(
+            place("sphinx/themes/basic/static/jquery-3.5.1.js"),
+            Place::Vendored
+        );
+        assert_eq!(
+            place("sphinx/themes/basic/static/underscore.js"),
+            Place::Vendored
+        );
+        assert_eq!(
+            place("sphinx/themes/basic/static/doctools.js"),
+            Place::Source
+        );
+        assert_eq!(
+            place("src/adapter/bun-1.js"),
+            Place::Source,
+            "not a version"
+        );
     }
 }

@@ -21,8 +21,9 @@
 //!   relative to the best file: a method of the file the task is about beats an equally
 //!   matching method elsewhere.
 //! - **hierarchy**: definitions over whole files and line chunks; nesting weighs less.
-//! - **place**: tests, docs, examples, benchmarks, vendored and generated code are demoted
-//!   unless the task names them.
+//! - **place**: tests, docs, examples, benchmarks, vendored and generated code are demoted;
+//!   a test, doc or example the task names is not (vendored and generated code is, named
+//!   or not: a name that lands there is a coincidence of words).
 //!
 //! The composite of the spec taken literally is kept as `weighted-sum` for comparison.
 
@@ -263,11 +264,13 @@ impl FragmentScorer for EvidenceScorer {
                 f.score = 0.0;
                 continue;
             };
+            // A task that names a test, a doc or an example means it; a name that lands in
+            // a copied library or generated code is a coincidence of words (`dir` in jQuery).
             let named = f.hits.iter().any(is_mention);
-            let place = if named {
-                1.0
-            } else {
-                place_factor(place(&node.path))
+            let place = match place(&node.path) {
+                p @ (Place::Vendored | Place::Generated) => place_factor(p),
+                _ if named => 1.0,
+                p => place_factor(p),
             };
             let file = files.get(&node.path).copied().unwrap_or(0.0);
             let h = hierarchy(node.kind, ctx.corpus.nesting(node.id));

@@ -129,6 +129,22 @@ fn scores_separate_the_answer_from_word_matches_tests_and_vendored_code() {
     }
 }
 
+#[test]
+fn a_name_that_lands_in_vendored_code_does_not_lift_it() {
+    let dir = repository();
+    // `send_3` is defined only in the vendored copy: the task's word, not its subject.
+    let task = format!("{TASK}; the retry loop calls `send_3()` again");
+    let ctx = assemble(&engine(&dir), &task, 8000);
+    let score = |pred: &dyn Fn(&ManifestEntry) -> bool| best_score(&ctx, pred);
+    let send = score(&|m| m.name.ends_with("Client.send") && !m.path.contains("_vendor"));
+    let vendored = score(&|m| m.name.ends_with("send_3"));
+    assert!(send > 0.0, "{:#?}", ctx.manifest);
+    assert!(
+        vendored <= 0.5 * send,
+        "the named vendored method scores {vendored} against the answer's {send}"
+    );
+}
+
 /// A repository where the task names one function that calls many helpers the task says
 /// nothing about, and another module matches the task's words directly.
 fn walk_repository() -> tempfile::TempDir {

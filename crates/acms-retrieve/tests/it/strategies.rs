@@ -282,7 +282,7 @@ fn a_qualified_name_matches_whole_components_only() {
 }
 
 #[test]
-fn names_the_tasks_own_code_defines_resolve_to_project_source_only() {
+fn names_resolve_to_project_source_before_tests_and_the_tasks_own_code_to_nothing_else() {
     let f = Fixture::with_files(
         false,
         &[(
@@ -301,16 +301,22 @@ fn names_the_tasks_own_code_defines_resolve_to_project_source_only() {
         .map(|n| n.qualified_name.clone())
         .collect();
     named.sort();
-    // The reporter's `reproduce` names nothing; the pasted `apply_discount` is the project's,
-    // not the test double's; `sales_tax`, only called, keeps every definition.
+    // The reporter's `reproduce` names nothing (only a test defines it); the pasted
+    // `apply_discount` and the called `sales_tax` are the project's, not the test doubles'.
     assert_eq!(
         named,
-        [
-            "shop.pricing.apply_discount",
-            "shop.pricing.sales_tax",
-            "tests.test_pricing.sales_tax"
-        ]
+        ["shop.pricing.apply_discount", "shop.pricing.sales_tax"]
     );
+    // A name only a test defines is the test's.
+    let test_only = acms_retrieve::task::read("`reproduce()` fails");
+    let named: Vec<String> = r
+        .corpus()
+        .resolve_mentions(&test_only)
+        .iter()
+        .filter_map(|m| r.corpus().node(m.node))
+        .map(|n| n.qualified_name.clone())
+        .collect();
+    assert_eq!(named, ["tests.test_pricing.reproduce"]);
 }
 
 #[test]
