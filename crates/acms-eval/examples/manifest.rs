@@ -1,7 +1,8 @@
 //! One real-issue task's assembly, fragment by fragment, for finding where its gold is lost:
 //! `cargo run --release -p acms-eval --example manifest -- SET_FILE TASK_ID BUDGET`, after
 //! `acms-eval issues --no-model` has exported and indexed the task's tree under
-//! `.cache/acms-eval` (keyword + graph, as that run measures it).
+//! `.cache/acms-eval` (keyword + graph, as that run measures it). With `ACMS_MANIFEST_TEXT=FILE`
+//! the assembled text is written to FILE too.
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -19,7 +20,10 @@ fn main() -> anyhow::Result<()> {
     let tree = work.join("trees").join(&slug).join(&task.base_commit);
     let index = work.join("issue-index").join(&slug).join(&task.base_commit);
     let gold = acms_eval::realtasks::resolve_gold(task, &tree);
-    let config = acms_eval::issues::base_config(None);
+    let mut config = acms_eval::issues::base_config(None);
+    if let Ok(p) = std::env::var("ACMS_MANIFEST_PACKER") {
+        config.pipeline.budget_packer = p;
+    }
     let engine = acms::Engine::open(&index, &config)?;
     let ctx = engine.assemble(&acms::AssemblyRequest {
         query: acms::Query::new(task.problem_statement.as_str()),
@@ -46,7 +50,13 @@ fn main() -> anyhow::Result<()> {
             e.score, e.depth, e.tokens, e.path, e.start_line, e.name, e.reasons
         );
     }
+    let watched = std::env::var("ACMS_MANIFEST_PATH").ok();
     for d in &ctx.dropped {
+        if let Some(n) = corpus.nodes().iter().find(|n| n.id == d.node)
+            && watched.as_deref().is_some_and(|w| n.path.contains(w))
+        {
+            println!("dropped {}:{} {:?}", n.path, n.qualified_name, d.reason);
+        }
         if let Some(n) = corpus.nodes().iter().find(|n| n.id == d.node)
             && is_gold(&n.path, n.start_line)
         {
@@ -55,6 +65,9 @@ fn main() -> anyhow::Result<()> {
                 n.path, n.qualified_name, d.reason
             );
         }
+    }
+    if let Ok(path) = std::env::var("ACMS_MANIFEST_TEXT") {
+        std::fs::write(&path, &ctx.text)?;
     }
     println!(
         "gold: {:?}",
