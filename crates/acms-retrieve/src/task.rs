@@ -8,7 +8,10 @@
 //! - **paths** (`src/app.py`, `lib/router.ts:12`) and dotted module paths (`pkg.sub.mod`);
 //! - **identifiers in code**: everything identifier-like inside fenced or inline code,
 //!   interactive-session lines (`>>>`, `In [1]:`) and traceback lines, plus identifiers in
-//!   prose that only code has (`snake_case`, `camelCase`, `Dotted.name`, `call()`).
+//!   prose that only code has (`snake_case`, `camelCase`, `Dotted.name`, `call()`) — but
+//!   not the words of a code comment, nor the reporter's own variables (a name the code
+//!   binds and reads again);
+//! - the **title**: the first line, when more follows.
 //!
 //! Each carries a weight in (0, 1]: how surely it names code the task is about. Resolving
 //! them against an index is [`crate::Corpus::resolve_mentions`]; this module reads no index.
@@ -311,6 +314,100 @@ fn without_strings(line: &str) -> String {
     out
 }
 
+/// `line` without its trailing comment (`# …`, `// …`, `/// …`), which is prose even inside a
+/// code block. Run after [`without_strings`], so a `#` in a string is already gone. A comment
+/// marker starts a line or follows a space and is followed by a space, another marker or the
+/// end: `#[derive]`, `#!shebang` and `a//b` stay code.
+fn without_comment(line: &str) -> String {
+    let chars: Vec<char> = line.chars().collect();
+    let cut = (0..chars.len()).find(|&i| {
+        let after_space = i == 0 || chars[i - 1].is_whitespace();
+        let marker = match chars[i] {
+            '#' => 1,
+            '/' if chars.get(i + 1) == Some(&'/') => 2,
+            _ => return false,
+        };
+        after_space
+            && chars
+                .get(i + marker)
+                .is_none_or(|c| c.is_whitespace() || *c == chars[i])
+    });
+    chars[..cut.unwrap_or(chars.len())].iter().collect()
+}
+
+/// The identifiers a line of code binds as local names: assignment targets (`a, b = …`,
+/// `let mut x = …`, `const app = …`), loop variables (`for k, v in …`), `as` aliases and the
+/// parameters of a `def` / `fn` / `function` / `lambda`.
+fn bound_names(line: &str) -> Vec<String> {
+    let idents = |s: &str| -> Vec<String> {
+        s.split(|c: char| !ident_char(c))
+            .filter(|w| w.chars().next().is_some_and(ident_start))
+            .map(str::to_string)
+            .collect()
+    };
+    let mut out = Vec::new();
+    let t = line.trim();
+    // An assignment: the first `=` that is not part of `==`, `!=`, `<=`, `>=` or `=>`.
+    let chars: Vec<char> = t.chars().collect();
+    let eq = (0..chars.len()).find(|&i| {
+        chars[i] == '='
+            && chars.get(i + 1) != Some(&'=')
+            && chars.get(i + 1) != Some(&'>')
+            && (i == 0 || !"=!<>".contains(chars[i - 1]))
+    });
+    if let Some(i) = eq {
+        let lhs: String = chars[..i].iter().collect();
+        let lhs = lhs.trim_end_matches(|c: char| "+-*/%&|^@:".contains(c) || c.is_whitespace());
+        let lhs = ["let mut ", "let ", "const ", "var ", "mut "]
+            .iter()
+            .fold(lhs.trim_start(), |l, k| l.strip_prefix(k).unwrap_or(l));
+        // Targets only: no attribute, subscript, call or keyword (`self.x = …`, `f(a=1)`).
+        if !lhs.is_empty()
+            && lhs
+                .chars()
+                .all(|c| ident_char(c) || c == ',' || c == ' ' || c == '(' || c == ')')
+            && (!lhs.contains('(') || lhs.starts_with('('))
+            && !idents(lhs)
+                .iter()
+                .any(|w| DEFINING.contains(&w.as_str()) || w == "if")
+        {
+            out.extend(idents(lhs));
+        }
+    }
+    if let Some(rest) = t.strip_prefix("for ")
+        && let Some((vars, _)) = rest.split_once(" in ")
+    {
+        out.extend(idents(vars));
+    }
+    let words: Vec<&str> = t.split_whitespace().collect();
+    for w in words.windows(2) {
+        if w[0] == "as" {
+            out.extend(idents(w[1]).into_iter().take(1));
+        }
+    }
+    for keyword in ["def ", "fn ", "function ", "lambda "] {
+        let Some(at) = t.find(keyword) else { continue };
+        let rest = &t[at + keyword.len()..];
+        let params = if keyword == "lambda " {
+            rest.split(':').next().unwrap_or("")
+        } else {
+            let Some(open) = rest.find('(') else { continue };
+            let inner = &rest[open + 1..];
+            inner.split(')').next().unwrap_or("")
+        };
+        for p in params.split(',') {
+            let p = p
+                .trim()
+                .trim_start_matches(['*', '&'])
+                .trim_start_matches("mut ");
+            if let Some(name) = idents(p).into_iter().next() {
+                out.push(name);
+            }
+        }
+    }
+    out
+}
+
 /// The prose of `text`: everything outside fenced blocks.
 fn prose(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -471,11 +568,24 @@ pub fn read(text: &str) -> TaskReading {
             add(&mut r.identifiers, func, IN_CODE);
         }
     }
+    // How often the task's code binds each name, and how often any chain starts with it.
+    let mut bound: BTreeMap<String, usize> = BTreeMap::new();
+    let mut uses: BTreeMap<String, usize> = BTreeMap::new();
+    let mut called = BTreeSet::new();
     for region in code_regions(text) {
-        let chains = chains(&without_strings(region));
+        let code = without_comment(&without_strings(region));
+        let chains = chains(&code);
         r.defined.extend(definitions(&chains));
-        for (chain, _) in &chains {
+        for name in bound_names(&code) {
+            *bound.entry(name).or_default() += 1;
+        }
+        for (chain, call) in &chains {
             note_chain(&mut r, chain, IN_CODE);
+            let head = chain.split(['.', ':']).next().unwrap_or(chain);
+            *uses.entry(head.to_string()).or_default() += 1;
+            if *call {
+                called.insert(chain.clone());
+            }
         }
         for token in region.split_whitespace() {
             if let Some(p) = path_like(token) {
@@ -495,6 +605,14 @@ pub fn read(text: &str) -> TaskReading {
             note_chain(&mut r, &chain, CODE_SHAPED);
         }
     }
+    // A name the task's code binds and then reads (`for sym in …: f(sym)`, a parameter, an
+    // assigned result) is the reporter's variable, not project code, whatever the project
+    // happens to call `sym`. A name only assigned is a setting the project reads
+    // (`autodoc_typehints = 'none'` in a conf.py) and still counts.
+    r.identifiers.retain(|k, _| {
+        let b = bound.get(k).copied().unwrap_or(0);
+        b == 0 || uses.get(k).copied().unwrap_or(0) <= b || called.contains(k)
+    });
     // A dotted chain that is really a file name (`setup.py`) is a path, not a symbol.
     let paths: Vec<String> = r.paths.keys().cloned().collect();
     r.identifiers
@@ -659,6 +777,55 @@ mod tests {
         );
         let long = format!("{}\nmore", "word ".repeat(60));
         assert_eq!(read(&long).title, None, "a paragraph's first line");
+    }
+
+    #[test]
+    fn comments_are_prose_and_the_reporters_variables_name_nothing() {
+        let r = read(
+            "```python\n# Construct the matrices. (Gives array-input in codegen.)\nconstants, c_expr = ccode(expr)  # see Printer\nassert not constants, c_expr\nfor sym, value in pairs:\n    total = sym.subs(value)\nf = lambda i, j: i\ndef t44(name, *rest):\n    return name, rest\nautodoc_typehints = 'none'\n#[derive(Debug)]\nlet mut router = Router::new(); // route it\nrouter.route(app)\n```\n`const app = new Hono()`",
+        );
+        // Comment words, and what the code binds and reads: assigned, looped over, parameters.
+        let gone = [
+            "Construct",
+            "Gives",
+            "codegen",
+            "Printer",
+            "constants",
+            "c_expr",
+            "sym",
+            "name",
+            "rest",
+            "router",
+            "app",
+        ];
+        for gone in gone {
+            assert!(
+                !r.identifiers.contains_key(gone),
+                "{gone}: {:?}",
+                r.identifiers
+            );
+        }
+        // What it calls, reads without binding, defines, or only sets (a setting's name).
+        let kept = [
+            "ccode",
+            "expr",
+            "pairs",
+            "subs",
+            "derive",
+            "Debug",
+            "Router",
+            "Hono",
+            "t44",
+            "autodoc_typehints",
+            "total",
+        ];
+        for kept in kept {
+            assert!(
+                r.identifiers.contains_key(kept),
+                "{kept}: {:?}",
+                r.identifiers
+            );
+        }
     }
 
     #[test]
