@@ -336,10 +336,17 @@ impl Corpus {
             // Prefer definitions spelled exactly as mentioned (`Symbol`, not `symbol`).
             let simple = name.rsplit(['.', ':']).next().unwrap_or(name);
             // A file is named by a path, not by a word that happens to be its stem (`typing`
-            // in `from typing import …` is the standard library, not `util/typing.py`).
+            // in `from typing import …` is the standard library, not `util/typing.py`); an
+            // identifier names code, not a document's heading (`import sympy` is not the
+            // README's "SymPy" section).
             let found: Vec<&NodeRecord> = found
                 .into_iter()
-                .filter(|n| n.kind != acms_index::NodeKind::Module)
+                .filter(|n| {
+                    !matches!(
+                        n.kind,
+                        acms_index::NodeKind::Module | acms_index::NodeKind::Section
+                    )
+                })
                 .collect();
             let exact: Vec<&NodeRecord> =
                 found.iter().copied().filter(|n| n.name == simple).collect();

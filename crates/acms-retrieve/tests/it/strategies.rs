@@ -350,3 +350,31 @@ fn the_title_of_a_report_outweighs_the_narrative_under_it() {
     let report = "quokka and wombat\nsaid the platypus to the echidna";
     assert_eq!(ranked(report)[0], "zoo.feed.feed", "{:?}", ranked(report));
 }
+
+#[test]
+fn an_identifier_names_code_not_a_document_heading() {
+    let f = Fixture::with_files(
+        false,
+        &[(
+            "docs/guide.md",
+            "# Sales tax\n\nHow the shop computes sales tax.\n\n# Checkout\n\nPaying.\n",
+        )],
+    );
+    let r = f.retriever();
+    let reading = acms_retrieve::task::read("`checkout(cart)` and `sales_tax(10)` are wrong");
+    let named: Vec<String> = r
+        .corpus()
+        .resolve_mentions(&reading)
+        .iter()
+        .filter_map(|m| r.corpus().node(m.node))
+        .map(|n| format!("{}:{}", n.path, n.qualified_name))
+        .collect();
+    assert!(
+        named.iter().all(|n| !n.starts_with("docs/")),
+        "a heading resolved: {named:?}"
+    );
+    assert!(
+        named.iter().any(|n| n.ends_with("pricing.sales_tax")),
+        "{named:?}"
+    );
+}
