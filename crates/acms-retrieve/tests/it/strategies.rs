@@ -292,15 +292,7 @@ fn names_resolve_to_project_source_before_tests_and_the_tasks_own_code_to_nothin
     );
     let r = f.retriever();
     let task = "Tax is wrong:\n```python\ndef reproduce():\n    return sales_tax(10)\n\ndef apply_discount(amount, percent):\n    return amount\n```";
-    let reading = acms_retrieve::task::read(task);
-    let mut named: Vec<String> = r
-        .corpus()
-        .resolve_mentions(&reading)
-        .iter()
-        .filter_map(|m| r.corpus().node(m.node))
-        .map(|n| n.qualified_name.clone())
-        .collect();
-    named.sort();
+    let named = qualified_names(&mentioned(&r, task));
     // The reporter's `reproduce` names nothing (only a test defines it); the pasted
     // `apply_discount` and the called `sales_tax` are the project's, not the test doubles'.
     assert_eq!(
@@ -308,14 +300,7 @@ fn names_resolve_to_project_source_before_tests_and_the_tasks_own_code_to_nothin
         ["shop.pricing.apply_discount", "shop.pricing.sales_tax"]
     );
     // A name only a test defines is the test's.
-    let test_only = acms_retrieve::task::read("`reproduce()` fails");
-    let named: Vec<String> = r
-        .corpus()
-        .resolve_mentions(&test_only)
-        .iter()
-        .filter_map(|m| r.corpus().node(m.node))
-        .map(|n| n.qualified_name.clone())
-        .collect();
+    let named = qualified_names(&mentioned(&r, "`reproduce()` fails"));
     assert_eq!(named, ["tests.test_pricing.reproduce"]);
 }
 
@@ -361,20 +346,33 @@ fn an_identifier_names_code_not_a_document_heading() {
         )],
     );
     let r = f.retriever();
-    let reading = acms_retrieve::task::read("`checkout(cart)` and `sales_tax(10)` are wrong");
-    let named: Vec<String> = r
+    let named = mentioned(&r, "`checkout(cart)` and `sales_tax(10)` are wrong");
+    assert!(
+        named.iter().all(|(path, _)| !path.starts_with("docs/")),
+        "a heading resolved: {named:?}"
+    );
+    assert!(
+        qualified_names(&named).contains(&"shop.pricing.sales_tax".to_string()),
+        "{named:?}"
+    );
+}
+
+/// The (path, qualified name) of every node `task` mentions, sorted.
+fn mentioned(r: &acms_retrieve::Retriever, task: &str) -> Vec<(String, String)> {
+    let reading = acms_retrieve::task::read(task);
+    let mut named: Vec<(String, String)> = r
         .corpus()
         .resolve_mentions(&reading)
         .iter()
         .filter_map(|m| r.corpus().node(m.node))
-        .map(|n| format!("{}:{}", n.path, n.qualified_name))
+        .map(|n| (n.path.clone(), n.qualified_name.clone()))
         .collect();
-    assert!(
-        named.iter().all(|n| !n.starts_with("docs/")),
-        "a heading resolved: {named:?}"
-    );
-    assert!(
-        named.iter().any(|n| n.ends_with("pricing.sales_tax")),
-        "{named:?}"
-    );
+    named.sort();
+    named
+}
+
+fn qualified_names(named: &[(String, String)]) -> Vec<String> {
+    let mut names: Vec<String> = named.iter().map(|(_, q)| q.clone()).collect();
+    names.sort();
+    names
 }
