@@ -828,6 +828,18 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Any text is a task: reading never panics (the reader slices lines at the markers
+        /// it finds), and a title is one of the text's own lines.
+        #[test]
+        fn any_text_is_read(text in "([a-zA-Z_ é漢#/=(),.:`>*\\-]|\n|```|>>> |def |for | in | as |let mut ){0,120}") {
+            let r = read(&text);
+            if let Some(t) = r.title {
+                proptest::prop_assert!(text.lines().any(|l| l.trim() == t));
+            }
+        }
+    }
+
     #[test]
     fn nothing_in_plain_prose() {
         let r = read("The page renders slowly when the list is long.");
