@@ -1,8 +1,10 @@
 //! One real-issue task's assembly, fragment by fragment, for finding where its gold is lost:
 //! `cargo run --release -p acms-eval --example manifest -- SET_FILE TASK_ID BUDGET`, after
 //! `acms-eval issues --no-model` has exported and indexed the task's tree under
-//! `.cache/acms-eval` (keyword + graph, as that run measures it). With `ACMS_MANIFEST_TEXT=FILE`
-//! the assembled text is written to FILE too.
+//! `.cache/acms-eval` (keyword + graph, as that run measures it). Environment:
+//! `ACMS_MANIFEST_TEXT=FILE` writes the assembled text to FILE, `ACMS_MANIFEST_PATH=PART` lists
+//! every dropped node of the files whose path contains PART, `ACMS_MANIFEST_PACKER=NAME` packs
+//! with another packer.
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -52,14 +54,13 @@ fn main() -> anyhow::Result<()> {
     }
     let watched = std::env::var("ACMS_MANIFEST_PATH").ok();
     for d in &ctx.dropped {
-        if let Some(n) = corpus.nodes().iter().find(|n| n.id == d.node)
-            && watched.as_deref().is_some_and(|w| n.path.contains(w))
-        {
+        let Some(n) = corpus.node(d.node) else {
+            continue;
+        };
+        if watched.as_deref().is_some_and(|w| n.path.contains(w)) {
             println!("dropped {}:{} {:?}", n.path, n.qualified_name, d.reason);
         }
-        if let Some(n) = corpus.nodes().iter().find(|n| n.id == d.node)
-            && is_gold(&n.path, n.start_line)
-        {
+        if is_gold(&n.path, n.start_line) {
             println!(
                 "dropped GOLD {}:{} {:?}",
                 n.path, n.qualified_name, d.reason
