@@ -64,8 +64,14 @@ pub const SIZE_FULL_BUDGET: u32 = 16_000;
 /// the sharpened score, times what the depth delivers, times the size factor (1 at 100
 /// tokens).
 pub fn value(score: f64, depth: Depth, tokens: u32, budget: u32) -> f64 {
-    let e = SIZE_EXPONENT * (f64::from(budget) / f64::from(SIZE_FULL_BUDGET)).min(1.0);
+    let e = SIZE_EXPONENT * full_budget_share(budget);
     score.powi(SCORE_SHARPNESS) * depth_value(depth) * (f64::from(tokens.max(1)) / 100.0).powf(e)
+}
+
+/// How far `budget` is towards [`SIZE_FULL_BUDGET`], in [0, 1]: what scales the size
+/// exponent and the presence value, which a small window should spend on breadth and code.
+fn full_budget_share(budget: u32) -> f64 {
+    (f64::from(budget) / f64::from(SIZE_FULL_BUDGET)).min(1.0)
 }
 
 /// What it is worth that a file appears in the context at all, as a multiple of its best
@@ -81,9 +87,7 @@ pub const FILE_PRESENCE: f64 = 2.0;
 
 /// The value the best fragment of a file earns, at any depth, for naming its file.
 pub fn presence(score: f64, budget: u32) -> f64 {
-    FILE_PRESENCE
-        * (f64::from(budget) / f64::from(SIZE_FULL_BUDGET)).min(1.0)
-        * score.powi(SCORE_SHARPNESS)
+    FILE_PRESENCE * full_budget_share(budget) * score.powi(SCORE_SHARPNESS)
 }
 
 /// Adds [`presence`] to every option of each file's best-scored candidate that has options:
