@@ -20,6 +20,9 @@ pub struct Corpus {
     by_id: HashMap<NodeId, usize>,
     by_name: HashMap<String, Vec<usize>>,
     module_of: HashMap<String, usize>,
+    /// The first component of every module's qualified name: the top-level packages and
+    /// modules the project itself defines (`sympy`, `_pytest`, `pytest`).
+    packages: HashSet<String>,
     files: HashMap<String, FileRecord>,
     graph: DiGraph<NodeId, (EdgeKind, f32)>,
     graph_index: HashMap<NodeId, NodeIndex>,
@@ -120,6 +123,7 @@ impl Corpus {
         let mut by_id = HashMap::with_capacity(nodes.len());
         let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
         let mut module_of = HashMap::new();
+        let mut packages = HashSet::new();
         let mut graph = DiGraph::with_capacity(nodes.len(), edges.len());
         let mut graph_index = HashMap::with_capacity(nodes.len());
         for (i, n) in nodes.iter().enumerate() {
@@ -127,6 +131,11 @@ impl Corpus {
             by_name.entry(n.name.to_lowercase()).or_default().push(i);
             if n.parent.is_none() {
                 module_of.entry(n.path.clone()).or_insert(i);
+            }
+            if n.kind == acms_index::NodeKind::Module
+                && let Some(top) = n.qualified_name.split(['.', ':']).next()
+            {
+                packages.insert(top.to_string());
             }
             graph_index.insert(n.id, graph.add_node(n.id));
         }
@@ -140,6 +149,7 @@ impl Corpus {
             by_id,
             by_name,
             module_of,
+            packages,
             files: files.into_iter().map(|f| (f.path.clone(), f)).collect(),
             graph,
             graph_index,
@@ -332,6 +342,14 @@ impl Corpus {
             dotted.iter().any(|q| q.starts_with(&prefix))
         };
         for (name, w) in &reading.identifiers {
+            // `mkdir` in `os.mkdir(p)` is the standard library's, unless the project is `os`.
+            if reading
+                .imported
+                .get(name)
+                .is_some_and(|packages| !packages.iter().any(|p| self.packages.contains(p)))
+            {
+                continue;
+            }
             let found = self.find_symbol(name);
             // Prefer definitions spelled exactly as mentioned (`Symbol`, not `symbol`).
             let simple = name.rsplit(['.', ':']).next().unwrap_or(name);

@@ -42,6 +42,11 @@ pub struct TaskReading {
     /// subject (an issue's title, a commit's subject line): the reporter's own one-line
     /// summary of what is wrong, so its words weigh more than the narrative below it.
     pub title: Option<String>,
+    /// Identifiers the task mentions only as members of a module its code imports
+    /// (`mkdir` and `os.mkdir` after `import os`, `array` after `import numpy as np`), with
+    /// those modules' top-level packages: they name those packages' code, which is the
+    /// project's only if the project is one of them.
+    pub imported: BTreeMap<String, BTreeSet<String>>,
 }
 
 /// Weight of an identifier seen in code (a block, an inline span, a session or traceback).
@@ -408,6 +413,59 @@ fn bound_names(line: &str) -> Vec<String> {
     out
 }
 
+/// The modules a line of Python code imports whole, by the name the code then uses for each,
+/// with the module's top-level package: `import numpy as np` gives `np` → `numpy`,
+/// `import os.path` gives `os` → `os`. A JavaScript `import x from 'y'` gives nothing.
+fn imports(line: &str) -> Vec<(String, String)> {
+    let t = line.trim().trim_start_matches(">>>").trim_start();
+    let Some(rest) = t.strip_prefix("import ") else {
+        return Vec::new();
+    };
+    if rest.contains(['\'', '"', '{']) || rest.contains(" from ") {
+        return Vec::new();
+    }
+    let identifier = |w: &str| w.starts_with(ident_start) && w.chars().all(ident_char);
+    rest.split(',')
+        .filter_map(|part| {
+            let mut words = part.split_whitespace();
+            let top = words.next()?.split('.').next()?;
+            let name = match (words.next(), words.next()) {
+                (None, _) => top,
+                (Some("as"), Some(alias)) => alias,
+                _ => return None,
+            };
+            (identifier(top) && identifier(name)).then(|| (name.to_string(), top.to_string()))
+        })
+        .collect()
+}
+
+/// Sorts the names [`note_chain`] records for `chain` into those it mentions as a member of
+/// an imported module (`np.array`: `array`, `np.array`) and those it mentions otherwise.
+fn note_member(
+    chain: &str,
+    modules: &BTreeMap<String, String>,
+    members: &mut BTreeMap<String, BTreeSet<String>>,
+    elsewhere: &mut BTreeSet<String>,
+) {
+    let norm = chain.replace("::", ".");
+    let segments: Vec<&str> = norm.split('.').filter(|s| !s.is_empty()).collect();
+    let Some(last) = segments.last() else {
+        return;
+    };
+    let mut names = vec![last.to_string()];
+    if segments.len() >= 2 {
+        names.push(segments[segments.len() - 2..].join("."));
+    }
+    match modules.get(segments[0]).filter(|_| segments.len() >= 2) {
+        Some(package) => {
+            for name in names {
+                members.entry(name).or_default().insert(package.clone());
+            }
+        }
+        None => elsewhere.extend(names),
+    }
+}
+
 /// The prose of `text`: everything outside fenced blocks.
 fn prose(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -572,7 +630,13 @@ pub fn read(text: &str) -> TaskReading {
     let mut bound: BTreeMap<String, usize> = BTreeMap::new();
     let mut uses: BTreeMap<String, usize> = BTreeMap::new();
     let mut called = BTreeSet::new();
-    for region in code_regions(text) {
+    // What the task's code imports whole, and the names it mentions as those modules'
+    // members (`os.mkdir`) or otherwise.
+    let regions = code_regions(text);
+    let modules: BTreeMap<String, String> = regions.iter().flat_map(|r| imports(r)).collect();
+    let mut members = BTreeMap::new();
+    let mut elsewhere: BTreeSet<String> = r.identifiers.keys().cloned().collect();
+    for region in regions {
         let code = without_comment(&without_strings(region));
         let chains = chains(&code);
         r.defined.extend(definitions(&chains));
@@ -581,6 +645,7 @@ pub fn read(text: &str) -> TaskReading {
         }
         for (chain, call) in &chains {
             note_chain(&mut r, chain, IN_CODE);
+            note_member(chain, &modules, &mut members, &mut elsewhere);
             let head = chain.split(['.', ':']).next().unwrap_or(chain);
             *uses.entry(head.to_string()).or_default() += 1;
             if *call {
@@ -603,6 +668,7 @@ pub fn read(text: &str) -> TaskReading {
         let shaped = called || dotted || chain.split(['.', ':']).any(code_shaped);
         if shaped {
             note_chain(&mut r, &chain, CODE_SHAPED);
+            note_member(&chain, &modules, &mut members, &mut elsewhere);
         }
     }
     // A name the task's code binds and then reads (`for sym in …: f(sym)`, a parameter, an
@@ -613,6 +679,8 @@ pub fn read(text: &str) -> TaskReading {
         let b = bound.get(k).copied().unwrap_or(0);
         b == 0 || uses.get(k).copied().unwrap_or(0) <= b || called.contains(k)
     });
+    members.retain(|name, _| !elsewhere.contains(name));
+    r.imported = members;
     // A dotted chain that is really a file name (`setup.py`) is a path, not a symbol.
     let paths: Vec<String> = r.paths.keys().cloned().collect();
     r.identifiers
@@ -826,6 +894,31 @@ mod tests {
                 r.identifiers
             );
         }
+    }
+
+    #[test]
+    fn members_of_imported_modules_are_marked_with_their_package() {
+        let r = read(
+            "```python\nimport os, numpy as np\nimport os.path\nos.mkdir(p)\nx = np.array([1])\nos.path.join(a, b)\nos.getcwd()\ngetcwd()\nimport React from 'react'\nReact.render(app)\n```",
+        );
+        let package = |name: &str| {
+            r.imported
+                .get(name)
+                .map(|p| p.iter().cloned().collect::<Vec<_>>())
+        };
+        assert_eq!(package("mkdir"), Some(vec!["os".to_string()]));
+        assert_eq!(package("os.mkdir"), Some(vec!["os".to_string()]));
+        assert_eq!(package("array"), Some(vec!["numpy".to_string()]));
+        assert_eq!(package("path.join"), Some(vec!["os".to_string()]));
+        assert_eq!(package("getcwd"), None, "also called bare");
+        assert_eq!(
+            package("render"),
+            None,
+            "a JavaScript import names no module"
+        );
+        assert!(r.identifiers.contains_key("mkdir"), "still read");
+        let session = read("```\n>>> import numpy as np\n>>> np.zeros(3)\n```");
+        assert!(session.imported.contains_key("zeros"), "{session:?}");
     }
 
     proptest::proptest! {

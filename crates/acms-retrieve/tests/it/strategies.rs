@@ -357,6 +357,26 @@ fn an_identifier_names_code_not_a_document_heading() {
     );
 }
 
+#[test]
+fn a_member_of_an_imported_library_names_the_library_not_the_project() {
+    let f = Fixture::with_files(false, &[]);
+    let r = f.retriever();
+    // The shop defines `sales_tax`; `fiscal` is someone else's package, `shop` is the project.
+    let foreign = "```python\nimport fiscal as fs\nfs.sales_tax(10)\n```";
+    assert_eq!(mentioned(&r, foreign), []);
+    let own = "```python\nimport shop as s\ns.sales_tax(10)\n```";
+    assert_eq!(
+        qualified_names(&mentioned(&r, own)),
+        ["shop.pricing.sales_tax"]
+    );
+    // Named bare as well, it is the project's again.
+    let both = "```python\nimport fiscal\nfiscal.sales_tax(10)\n```\nand `sales_tax()` is wrong";
+    assert_eq!(
+        qualified_names(&mentioned(&r, both)),
+        ["shop.pricing.sales_tax"]
+    );
+}
+
 /// The (path, qualified name) of every node `task` mentions, sorted.
 fn mentioned(r: &acms_retrieve::Retriever, task: &str) -> Vec<(String, String)> {
     let reading = acms_retrieve::task::read(task);
