@@ -290,6 +290,21 @@ fn session_block(lines: &[&str]) -> bool {
     })
 }
 
+/// Whether a fenced block is a terminal's: its first line is a shell prompt (`$ pip list`) or
+/// a banner (`===== test session starts =====`). Then only its prompt lines are code; the
+/// output is read like prose, for its inline `code` spans (a compiler's ``no method `foo` ``),
+/// not for every word of a package table or a test run's header.
+fn console_block(lines: &[&str]) -> bool {
+    let Some(first) = lines.iter().map(|l| l.trim()).find(|l| !l.is_empty()) else {
+        return false;
+    };
+    let banner = ["===", "___", "---"]
+        .iter()
+        .any(|rule| first.starts_with(rule) && first.ends_with(rule))
+        && first.chars().any(char::is_alphanumeric);
+    first.starts_with("$ ") || banner
+}
+
 /// `line` with the contents of its string literals blanked: words in strings (messages,
 /// LaTeX, test data) do not name code.
 fn without_strings(line: &str) -> String {
@@ -491,6 +506,7 @@ fn code_regions(text: &str) -> Vec<&str> {
     let mut in_fence = false;
     let all: Vec<&str> = text.lines().collect();
     let mut session = false;
+    let mut console = false;
     for (i, line) in all.iter().copied().enumerate() {
         let t = line.trim_start();
         if t.starts_with("```") || t.starts_with("~~~") {
@@ -504,6 +520,7 @@ fn code_regions(text: &str) -> Vec<&str> {
                     })
                     .map_or(all.len(), |p| i + 1 + p);
                 session = session_block(&all[i + 1..end]);
+                console = console_block(&all[i + 1..end]);
             }
             continue;
         }
@@ -513,14 +530,16 @@ fn code_regions(text: &str) -> Vec<&str> {
         {
             continue;
         }
-        if in_fence
-            || t.starts_with(">>>")
-            || t.starts_with("...")
-            || t.starts_with("In [")
-            || t.starts_with("File \"")
-            || t.starts_with("at ")
-            || line.starts_with("    ")
-            || line.starts_with('\t')
+        let output = in_fence && console && !t.starts_with("$ ");
+        if !output
+            && (in_fence
+                || t.starts_with(">>>")
+                || t.starts_with("...")
+                || t.starts_with("In [")
+                || t.starts_with("File \"")
+                || t.starts_with("at ")
+                || line.starts_with("    ")
+                || line.starts_with('\t'))
         {
             out.push(line);
             continue;
@@ -894,6 +913,36 @@ mod tests {
                 r.identifiers
             );
         }
+    }
+
+    #[test]
+    fn a_terminals_output_is_not_code_but_its_quoted_names_are() {
+        let r = read(
+            "```\n$ pip list\nPackage    Version\nattrs      19.1.0\n```\n```\n===== test session starts =====\nplatform linux -- Python 3.9\ncollected 1 item\n    def test_it(session):\nE   no method `frobnicate` found\n```",
+        );
+        for gone in [
+            "Package",
+            "attrs",
+            "platform",
+            "Python",
+            "collected",
+            "session",
+        ] {
+            assert!(
+                !r.identifiers.contains_key(gone),
+                "{gone}: {:?}",
+                r.identifiers
+            );
+        }
+        assert!(r.identifiers.contains_key("pip"), "the prompt line is code");
+        assert!(
+            r.identifiers.contains_key("frobnicate"),
+            "{:?}",
+            r.identifiers
+        );
+        // A block of code is still code.
+        let code = read("```\nx = attrs.Factory(list)\n```");
+        assert!(code.identifiers.contains_key("Factory"));
     }
 
     #[test]
