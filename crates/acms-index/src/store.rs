@@ -497,6 +497,20 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// The first `chars` characters of every file's stored text, in path order (for
+    /// judgements by a file's head, such as a generator's banner).
+    pub fn file_heads(&self, chars: usize) -> Result<Vec<(String, String)>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT path, substr(content, 1, ?1) FROM files ORDER BY path")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![chars as i64], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
     /// The stored text of the file at `path`.
     pub fn file_content(&self, path: &str) -> Result<Option<String>> {
         self.conn

@@ -11,8 +11,13 @@ use acms_index::{EdgeKind, EdgeRecord, FileRecord, NodeChanges, NodeRecord, Stor
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
 
-use crate::Result;
+use crate::place::{HEADER_LINES, generated_header};
 use crate::task::TaskReading;
+use crate::{Place, Result};
+
+/// Characters of a file's head read for a generator's banner: [`HEADER_LINES`] lines of a
+/// wide license header.
+const HEAD_CHARS: usize = HEADER_LINES * 160;
 
 /// Node metadata, lookups and the edge graph of one index generation.
 pub struct Corpus {
@@ -24,6 +29,8 @@ pub struct Corpus {
     /// modules the project itself defines (`sympy`, `_pytest`, `pytest`).
     packages: HashSet<String>,
     files: HashMap<String, FileRecord>,
+    /// Files whose head carries a generator's banner (`DO NOT EDIT`), whatever their path.
+    generated: HashSet<String>,
     graph: DiGraph<NodeId, (EdgeKind, f32)>,
     graph_index: HashMap<NodeId, NodeIndex>,
     generation: u64,
@@ -35,12 +42,16 @@ impl Corpus {
         let nodes = store.nodes()?;
         let edges = store.edges()?;
         let files = store.files()?;
-        Ok(Corpus::from_parts(
-            nodes,
-            &edges,
-            files,
-            store.meta()?.generation,
-        ))
+        let generated = store
+            .file_heads(HEAD_CHARS)?
+            .into_iter()
+            .filter(|(_, head)| generated_header(head))
+            .map(|(path, _)| path)
+            .collect();
+        Ok(
+            Corpus::from_parts(nodes, &edges, files, store.meta()?.generation)
+                .with_generated(generated),
+        )
     }
 
     /// The corpus of `store` after the index run that made `changes`, built from this one
@@ -105,12 +116,36 @@ impl Corpus {
         }
         // Stable and run-aware: the kept edges are one sorted run, the new ones a few more.
         edges.sort_by(acms_index::store::edge_order);
-        Ok(Some(Corpus::from_parts(
-            nodes,
-            &edges,
-            store.files()?,
-            generation,
-        )))
+        let mut generated = self.generated.clone();
+        for path in &paths {
+            generated.remove(*path);
+            if store
+                .file_content(path)?
+                .is_some_and(|text| generated_header(&text))
+            {
+                generated.insert(path.to_string());
+            }
+        }
+        Ok(Some(
+            Corpus::from_parts(nodes, &edges, store.files()?, generation).with_generated(generated),
+        ))
+    }
+
+    /// This corpus with `paths` known as generated code (by their heads; see
+    /// [`generated_header`]).
+    pub fn with_generated(mut self, paths: HashSet<String>) -> Corpus {
+        self.generated = paths;
+        self
+    }
+
+    /// Where `path` sits: [`place`](crate::place) by its path, or generated code when its head
+    /// carries a generator's banner.
+    pub fn place(&self, path: &str) -> Place {
+        if self.generated.contains(path) {
+            Place::Generated
+        } else {
+            crate::place(path)
+        }
     }
 
     /// Builds a corpus from parts (for tests and for callers that already hold them).
@@ -151,6 +186,7 @@ impl Corpus {
             module_of,
             packages,
             files: files.into_iter().map(|f| (f.path.clone(), f)).collect(),
+            generated: HashSet::new(),
             graph,
             graph_index,
             generation,
@@ -378,8 +414,9 @@ impl Corpus {
             // The project's own definition, not a test double, doc example or vendored copy
             // of the same name; a name only those define is theirs, unless the task's own
             // code defines it too (then it is the reporter's).
-            if defined_by_task(reading, name) || defs.iter().any(|n| is_source(n)) {
-                defs.retain(|n| is_source(n));
+            let is_source = |n: &&NodeRecord| self.place(&n.path) == Place::Source;
+            if defined_by_task(reading, name) || defs.iter().any(is_source) {
+                defs.retain(is_source);
             }
             if defs.is_empty() || defs.len() > MAX_NAME_DEFINITIONS {
                 continue;
@@ -398,12 +435,6 @@ impl Corpus {
 fn defined_by_task(reading: &TaskReading, name: &str) -> bool {
     name.split(['.', ':'])
         .any(|segment| reading.defined.contains(segment))
-}
-
-/// Whether `n` is in the project's own source (not a test, doc, example, vendored or
-/// generated file).
-fn is_source(n: &NodeRecord) -> bool {
-    crate::place(&n.path) == crate::Place::Source
 }
 
 /// A name defined in more places than this says nothing about which one a task means.
