@@ -133,7 +133,7 @@ impl Corpus {
 
     /// This corpus with `paths` known as generated code (by their heads; see
     /// [`generated_header`]).
-    pub fn with_generated(mut self, paths: HashSet<String>) -> Corpus {
+    fn with_generated(mut self, paths: HashSet<String>) -> Corpus {
         self.generated = paths;
         self
     }

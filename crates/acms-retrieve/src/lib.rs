@@ -36,7 +36,7 @@ pub use error::{Error, Result};
 pub use executor::{Execution, RunStatus, StrategyExecutor, StrategyRun};
 pub use graph::NavigatorStrategy;
 pub use keyword::KeywordStrategy;
-pub use place::{Place, generated_header, place};
+pub use place::{Place, place};
 pub use query::{Hit, Query, Reason};
 pub use retriever::Retriever;
 pub use semantic::SemanticStrategy;

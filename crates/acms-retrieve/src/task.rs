@@ -454,6 +454,15 @@ fn imports(line: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The non-empty segments of a dotted or `::` chain (`a::b.c` → `a`, `b`, `c`).
+fn segments(chain: &str) -> Vec<&str> {
+    chain
+        .split("::")
+        .flat_map(|part| part.split('.'))
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
 /// Sorts the names [`note_chain`] records for `chain` into those it mentions as a member of
 /// an imported module (`np.array`: `array`, `np.array`) and those it mentions otherwise.
 fn note_member(
@@ -462,8 +471,7 @@ fn note_member(
     members: &mut BTreeMap<String, BTreeSet<String>>,
     elsewhere: &mut BTreeSet<String>,
 ) {
-    let norm = chain.replace("::", ".");
-    let segments: Vec<&str> = norm.split('.').filter(|s| !s.is_empty()).collect();
+    let segments = segments(chain);
     let Some(last) = segments.last() else {
         return;
     };
@@ -718,8 +726,7 @@ fn title(text: &str) -> Option<String> {
 /// Records a chain: the whole dotted name, each of its last two segments, and (for lowercase
 /// dotted chains of three or more parts) the module path it may be.
 fn note_chain(r: &mut TaskReading, chain: &str, weight: f32) {
-    let norm = chain.replace("::", ".");
-    let segments: Vec<&str> = norm.split('.').filter(|s| !s.is_empty()).collect();
+    let segments = segments(chain);
     if segments.is_empty() {
         return;
     }

@@ -129,20 +129,33 @@ fn scores_separate_the_answer_from_word_matches_tests_and_vendored_code() {
     }
 }
 
+/// Asserts that the answer (`Client.send`, not the vendored copy) is packed and that the best
+/// fragment `pred` picks scores at most half of it.
+fn assert_at_most_half_the_answer(
+    ctx: &AssembledContext,
+    what: &str,
+    pred: &dyn Fn(&ManifestEntry) -> bool,
+) {
+    let send = best_score(ctx, &|m| {
+        m.name.ends_with("Client.send") && !m.path.contains("_vendor")
+    });
+    let other = best_score(ctx, pred);
+    assert!(send > 0.0, "{:#?}", ctx.manifest);
+    assert!(
+        other <= 0.5 * send,
+        "{what} scores {other} against the answer's {send}"
+    );
+}
+
 #[test]
 fn a_name_that_lands_in_vendored_code_does_not_lift_it() {
     let dir = repository();
     // `send_3` is defined only in the vendored copy: the task's word, not its subject.
     let task = format!("{TASK}; the retry loop calls `send_3()` again");
     let ctx = assemble(&engine(&dir), &task, 8000);
-    let score = |pred: &dyn Fn(&ManifestEntry) -> bool| best_score(&ctx, pred);
-    let send = score(&|m| m.name.ends_with("Client.send") && !m.path.contains("_vendor"));
-    let vendored = score(&|m| m.name.ends_with("send_3"));
-    assert!(send > 0.0, "{:#?}", ctx.manifest);
-    assert!(
-        vendored <= 0.5 * send,
-        "the named vendored method scores {vendored} against the answer's {send}"
-    );
+    assert_at_most_half_the_answer(&ctx, "the named vendored method", &|m| {
+        m.name.ends_with("send_3")
+    });
 }
 
 #[test]
@@ -163,14 +176,7 @@ fn code_whose_banner_says_it_is_generated_is_demoted_like_a_generated_path() {
     // code.
     let task = format!("{TASK}; the parser calls `send_timeout_3()` first");
     let ctx = assemble(&engine(&dir), &task, 8000);
-    let score = |pred: &dyn Fn(&ManifestEntry) -> bool| best_score(&ctx, pred);
-    let send = score(&|m| m.name.ends_with("Client.send") && !m.path.contains("_vendor"));
-    let generated = score(&|m| m.path.contains("clientparser"));
-    assert!(send > 0.0, "{:#?}", ctx.manifest);
-    assert!(
-        generated <= 0.5 * send,
-        "generated code scores {generated} against the answer's {send}"
-    );
+    assert_at_most_half_the_answer(&ctx, "generated code", &|m| m.path.contains("clientparser"));
 }
 
 /// A repository where the task names one function that calls many helpers the task says
