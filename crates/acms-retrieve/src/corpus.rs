@@ -292,7 +292,8 @@ impl Corpus {
     /// The files whose repository-relative path a mention names: the mention ends with the
     /// path (an absolute traceback path), or the path ends with the mention at a `/`
     /// boundary (`core/mul.py`), or the mention is a module path without its extension
-    /// (`sympy/printing/latex` → `latex.py` or `latex/__init__.py`).
+    /// (`sympy/printing/latex` → `latex.py` or `latex/__init__.py`), or the path as installed
+    /// ends the mention (`…/site-packages/_pytest/main.py` is `src/_pytest/main.py`).
     pub fn files_named(&self, mention: &str) -> Vec<&str> {
         let m = mention.replace('\\', "/");
         let m = m.trim_start_matches("./");
@@ -308,6 +309,7 @@ impl Corpus {
             .filter(|p| {
                 at_boundary(m, p)
                     || at_boundary(p, m)
+                    || installed(m, p).is_some_and(|p| at_boundary(m, p))
                     || p.strip_suffix("/__init__.py")
                         .or_else(|| p.rsplit_once('.').map(|(stem, _)| stem))
                         .is_some_and(|stem| at_boundary(stem, m) || at_boundary(m, stem))
@@ -356,8 +358,9 @@ impl Corpus {
                     .iter()
                     .filter(|n| n.path == f && n.name == *func)
                     .min_by_key(|n| match frame.line {
-                        Some(l) if n.start_line <= l && l <= n.end_line => 0,
-                        _ => 1,
+                        // The reporter's version may differ from the index's by a few lines.
+                        Some(l) => n.start_line.saturating_sub(l) + l.saturating_sub(n.end_line),
+                        None => 0,
                     });
                 if let Some(n) = here {
                     put(n.id, crate::task::IN_CODE, func);
@@ -448,4 +451,16 @@ pub struct Mention {
     pub weight: f32,
     /// The name or path as the task wrote it.
     pub name: String,
+}
+
+/// Where a file of a `src/` or `lib/` layout lands when its package is installed, if
+/// `mention` is an installed path (`…/site-packages/_pytest/main.py`): the path without that
+/// first directory (`src/_pytest/main.py` → `_pytest/main.py`).
+fn installed<'p>(mention: &str, path: &'p str) -> Option<&'p str> {
+    ["site-packages/", "dist-packages/", "node_modules/"]
+        .iter()
+        .any(|dir| mention.contains(dir))
+        .then_some(path)?
+        .strip_prefix("src/")
+        .or_else(|| path.strip_prefix("lib/"))
 }

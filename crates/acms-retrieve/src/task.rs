@@ -305,6 +305,30 @@ fn console_block(lines: &[&str]) -> bool {
     first.starts_with("$ ") || banner
 }
 
+/// The line that opens a Python traceback (after the exception's name, in IPython's).
+const TRACEBACK: &str = "Traceback (most recent call last)";
+
+/// Whether a fenced block holds a Python traceback (plain or IPython's).
+fn traceback_block(lines: &[&str]) -> bool {
+    lines.iter().any(|l| l.contains(TRACEBACK))
+}
+
+/// Whether a line of a traceback block quotes code: a quoted source line (indented, or
+/// IPython's `--> 220` arrow) or the session's prompt that raised it. The rest — the
+/// exception's message, `During handling of the above exception, another exception
+/// occurred:` — is the program's prose; frames are read on their own ([`python_frame`],
+/// [`ipython_frame`]).
+fn traceback_code(line: &str) -> bool {
+    let t = line.trim_start();
+    let arrow = t.starts_with('-') && t.trim_start_matches('-').starts_with('>');
+    line.starts_with(char::is_whitespace) || arrow || prompt(t)
+}
+
+/// An interactive session's prompt: `>>> f(x)`, `... g(y)`, `In [3]: h(z)`.
+fn prompt(line: &str) -> bool {
+    line.starts_with(">>>") || line.starts_with("...") || line.starts_with("In [")
+}
+
 /// `line` with the contents of its string literals blanked: words in strings (messages,
 /// LaTeX, test data) do not name code.
 fn without_strings(line: &str) -> String {
@@ -489,22 +513,47 @@ fn note_member(
     }
 }
 
-/// The prose of `text`: everything outside fenced blocks.
-fn prose(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
+/// The prose of `text`: everything outside fenced blocks; and, apart, the messages of the
+/// tracebacks inside them (`TypeError: _print_Foo() got an unexpected keyword argument`),
+/// where the program names its own code in words.
+fn prose(text: &str) -> (String, String) {
+    let (mut prose, mut messages) = (String::new(), String::new());
     let mut in_fence = false;
-    for line in text.lines() {
-        let t = line.trim_start();
-        if t.starts_with("```") || t.starts_with("~~~") {
+    let mut traceback = false;
+    let all: Vec<&str> = text.lines().collect();
+    for (i, line) in all.iter().copied().enumerate() {
+        if is_fence(line) {
             in_fence = !in_fence;
+            let block = &all[i + 1..fence_end(&all, i)];
+            // A terminal's output is read for its quoted names only, traceback or not.
+            traceback = in_fence && traceback_block(block) && !console_block(block);
             continue;
         }
-        if !in_fence {
-            out.push_str(line);
-            out.push('\n');
-        }
+        let out = if !in_fence {
+            &mut prose
+        } else if traceback && !traceback_code(line) && ipython_frame(line).is_none() {
+            &mut messages
+        } else {
+            continue;
+        };
+        // IPython's header: the exception's name, then the banner.
+        out.push_str(line.split(TRACEBACK).next().unwrap_or_default());
+        out.push('\n');
     }
-    out
+    (prose, messages)
+}
+
+fn is_fence(line: &str) -> bool {
+    let t = line.trim_start();
+    t.starts_with("```") || t.starts_with("~~~")
+}
+
+/// The index of the fence that closes the block opened at `open` (or the end).
+fn fence_end(all: &[&str], open: usize) -> usize {
+    all[open + 1..]
+        .iter()
+        .position(|l| is_fence(l))
+        .map_or(all.len(), |p| open + 1 + p)
 }
 
 /// The code regions of `text`: fenced blocks (only the prompt lines of a session), inline
@@ -515,36 +564,31 @@ fn code_regions(text: &str) -> Vec<&str> {
     let all: Vec<&str> = text.lines().collect();
     let mut session = false;
     let mut console = false;
+    let mut traceback = false;
     for (i, line) in all.iter().copied().enumerate() {
         let t = line.trim_start();
-        if t.starts_with("```") || t.starts_with("~~~") {
+        if is_fence(line) {
             in_fence = !in_fence;
             if in_fence {
-                let end = all[i + 1..]
-                    .iter()
-                    .position(|l| {
-                        let t = l.trim_start();
-                        t.starts_with("```") || t.starts_with("~~~")
-                    })
-                    .map_or(all.len(), |p| i + 1 + p);
+                let end = fence_end(&all, i);
                 session = session_block(&all[i + 1..end]);
                 console = console_block(&all[i + 1..end]);
+                traceback = traceback_block(&all[i + 1..end]);
             }
             continue;
         }
-        if in_fence
-            && session
-            && !(t.starts_with(">>>") || t.starts_with("...") || t.starts_with("In ["))
-        {
+        if in_fence && session && !prompt(t) {
             continue;
         }
-        let output = in_fence && console && !t.starts_with("$ ");
+        let output =
+            in_fence && ((console && !t.starts_with("$ ")) || (traceback && !traceback_code(line)));
+        // A frame names its file and function (read by `read`), not code to search for words.
+        if t.starts_with("File \"") || (traceback && ipython_frame(t).is_some()) {
+            continue;
+        }
         if !output
             && (in_fence
-                || t.starts_with(">>>")
-                || t.starts_with("...")
-                || t.starts_with("In [")
-                || t.starts_with("File \"")
+                || prompt(t)
                 || t.starts_with("at ")
                 || line.starts_with("    ")
                 || line.starts_with('\t'))
@@ -562,6 +606,34 @@ fn code_regions(text: &str) -> Vec<&str> {
         }
     }
     out
+}
+
+/// IPython's frame line: `~/…/sympy/geometry/point.py in __add__(self, other)`.
+fn ipython_frame(line: &str) -> Option<Frame> {
+    let (path, function) = line.trim().split_once(" in ")?;
+    let source = SOURCE_EXTENSIONS
+        .iter()
+        .any(|e| path.strip_suffix(e).is_some_and(|p| p.ends_with('.')));
+    let (function, _) = function.split_once('(')?;
+    (source && !path.contains(' ') && !function.is_empty() && function.chars().all(ident_char))
+        .then(|| Frame {
+            path: path.to_string(),
+            line: None,
+            function: Some(function.to_string()),
+        })
+}
+
+/// `frame` with the line of the `--> 482` arrow among the quoted lines that follow it.
+fn at_arrow(mut frame: Frame, after: &[&str]) -> Frame {
+    frame.line = after
+        .iter()
+        .map(|l| l.trim_start())
+        .take_while(|l| l.starts_with('-') || l.starts_with(|c: char| c.is_ascii_digit()))
+        .find_map(|l| {
+            let number = l.trim_start_matches('-').strip_prefix('>')?.trim_start();
+            number.split_whitespace().next()?.parse().ok()
+        });
+    frame
 }
 
 fn python_frame(line: &str) -> Option<Frame> {
@@ -637,8 +709,11 @@ pub fn read(text: &str) -> TaskReading {
         title: title(text),
         ..TaskReading::default()
     };
-    for line in text.lines() {
-        if let Some(f) = python_frame(line).or_else(|| at_frame(line))
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        if let Some(f) = python_frame(line)
+            .or_else(|| at_frame(line))
+            .or_else(|| ipython_frame(line).map(|f| at_arrow(f, &lines[i + 1..])))
             && !r.frames.contains(&f)
         {
             r.frames.push(f);
@@ -690,12 +765,15 @@ pub fn read(text: &str) -> TaskReading {
             add(&mut r.paths, &p, CODE_SHAPED);
         }
     }
-    for (chain, called) in chains(&prose(text)) {
-        let dotted = chain.contains('.') || chain.contains("::");
-        let shaped = called || dotted || chain.split(['.', ':']).any(code_shaped);
-        if shaped {
-            note_chain(&mut r, &chain, CODE_SHAPED);
-            note_member(&chain, &modules, &mut members, &mut elsewhere);
+    let (prose, messages) = prose(text);
+    for (words, weight) in [(prose, CODE_SHAPED), (messages, IN_CODE)] {
+        for (chain, called) in chains(&words) {
+            let dotted = chain.contains('.') || chain.contains("::");
+            let shaped = called || dotted || chain.split(['.', ':']).any(code_shaped);
+            if shaped {
+                note_chain(&mut r, &chain, weight);
+                note_member(&chain, &modules, &mut members, &mut elsewhere);
+            }
         }
     }
     // A name the task's code binds and then reads (`for sym in …: f(sym)`, a parameter, an
@@ -950,6 +1028,74 @@ mod tests {
         // A block of code is still code.
         let code = read("```\nx = attrs.Factory(list)\n```");
         assert!(code.identifiers.contains_key("Factory"));
+    }
+
+    #[test]
+    fn a_tracebacks_messages_are_prose_but_its_frames_and_quoted_code_are_code() {
+        let session = read(
+            "```\nIn [15]: Poly(x, domain='RR[y,z]')\nOptionError    Traceback (most recent call last)\n```",
+        );
+        assert!(
+            session.identifiers.contains_key("domain"),
+            "the prompt that raised is code: {:?}",
+            session.identifiers
+        );
+        let r = read(
+            "```\n---------------------------------------------------------------------------\nTypeError                                 Traceback (most recent call last)\n~/lib/sympy/geometry/point.py in __add__(self, other)\n    219         try:\n--> 220             s, o = Point._normalize_dimension(self, other)\n\nTypeError: \nExpecting sequence of coordinates, not `Mul`\n\nDuring handling of the above exception, another exception occurred:\n\nGeometryError                             Traceback (most recent call last)\n<ipython-input-20-6dcbddac1ee2> in <module>\n----> 1 point1 + sympify(2.0) * point2\n```\n```\nTraceback (most recent call last):\n  File \"t.py\", line 3, in <module>\n    Mod(3 * i, 2)\nValueError: cannot reduce the remainder further\nTypeError: _print_SingularityFunction() got an unexpected keyword argument 'exp'\n```",
+        );
+        for gone in [
+            "Expecting",
+            "sequence",
+            "coordinates",
+            "During",
+            "handling",
+            "above",
+            "another",
+            "occurred",
+            "cannot",
+            "reduce",
+            "remainder",
+            "File",
+            "ipython",
+            "Traceback",
+            "module",
+        ] {
+            assert!(
+                !r.identifiers.contains_key(gone),
+                "{gone}: {:?}",
+                r.identifiers
+            );
+        }
+        assert_eq!(
+            r.identifiers.get("_print_SingularityFunction"),
+            Some(&IN_CODE),
+            "the program names its own code in its message"
+        );
+        assert!(
+            r.frames
+                .iter()
+                .any(|f| f.path == "~/lib/sympy/geometry/point.py"
+                    && f.function.as_deref() == Some("__add__")
+                    && f.line == Some(220)),
+            "{:?}",
+            r.frames
+        );
+        for kept in [
+            "__add__",
+            "_normalize_dimension",
+            "Mul",
+            "GeometryError",
+            "sympify",
+            "Mod",
+            "ValueError",
+            "_print_SingularityFunction",
+        ] {
+            assert!(
+                r.identifiers.contains_key(kept),
+                "{kept}: {:?}",
+                r.identifiers
+            );
+        }
     }
 
     #[test]

@@ -377,6 +377,38 @@ fn a_member_of_an_imported_library_names_the_library_not_the_project() {
     );
 }
 
+#[test]
+fn a_traceback_frame_names_the_function_nearest_its_line_in_the_installed_file() {
+    let f = Fixture::with_files(
+        false,
+        &[(
+            "src/shop/options.py",
+            "class Gens:\n    def preprocess(cls, gens):\n        return gens\n\n\nclass Domain:\n    # the domain option\n    def preprocess(cls, domain):\n        if domain:\n            return domain\n        raise ValueError(domain)\n",
+        )],
+    );
+    let r = f.retriever();
+    // IPython's frame, from an installed copy two lines younger than the index.
+    let task = "```\nValueError    Traceback (most recent call last)\n/venv/site-packages/shop/options.py in preprocess(cls, domain)\n     12             return domain\n---> 13         raise ValueError(domain)\n```";
+    let reading = acms_retrieve::task::read(task);
+    let weight = |qualified: &str| {
+        r.corpus()
+            .resolve_mentions(&reading)
+            .iter()
+            .filter(|m| r.corpus().node(m.node).unwrap().qualified_name == qualified)
+            .map(|m| m.weight)
+            .next()
+    };
+    assert_eq!(
+        weight("shop.options.Domain.preprocess"),
+        Some(acms_retrieve::task::IN_CODE)
+    );
+    let other = weight("shop.options.Gens.preprocess").unwrap_or(0.0);
+    assert!(
+        other < 1.0,
+        "the other preprocess is only a namesake: {other}"
+    );
+}
+
 /// The (path, qualified name) of every node `task` mentions, sorted.
 fn mentioned(r: &acms_retrieve::Retriever, task: &str) -> Vec<(String, String)> {
     let reading = acms_retrieve::task::read(task);
