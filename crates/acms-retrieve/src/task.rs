@@ -308,9 +308,13 @@ fn console_block(lines: &[&str]) -> bool {
 /// The line that opens a Python traceback (after the exception's name, in IPython's).
 const TRACEBACK: &str = "Traceback (most recent call last)";
 
-/// Whether a fenced block holds a Python traceback (plain or IPython's).
-fn traceback_block(lines: &[&str]) -> bool {
-    lines.iter().any(|l| l.contains(TRACEBACK))
+/// Whether `line` opens a Python traceback: `Traceback (most recent call last):`, or in
+/// IPython's `TypeError    Traceback (most recent call last)` (not a string that quotes it).
+/// From there on a fenced block is the traceback; the lines before it are the code that
+/// raised.
+fn traceback_header(line: &str) -> bool {
+    line.split_once(TRACEBACK)
+        .is_some_and(|(before, _)| before.trim().chars().all(|c| ident_char(c) || c == '.'))
 }
 
 /// Whether a line of a traceback block quotes code: a quoted source line (indented, or
@@ -518,17 +522,17 @@ fn note_member(
 /// where the program names its own code in words.
 fn prose(text: &str) -> (String, String) {
     let (mut prose, mut messages) = (String::new(), String::new());
-    let mut in_fence = false;
-    let mut traceback = false;
+    let (mut in_fence, mut console, mut traceback) = (false, false, false);
     let all: Vec<&str> = text.lines().collect();
     for (i, line) in all.iter().copied().enumerate() {
         if is_fence(line) {
             in_fence = !in_fence;
-            let block = &all[i + 1..fence_end(&all, i)];
-            // A terminal's output is read for its quoted names only, traceback or not.
-            traceback = in_fence && traceback_block(block) && !console_block(block);
+            console = in_fence && console_block(&all[i + 1..fence_end(&all, i)]);
+            traceback = false;
             continue;
         }
+        // A terminal's output is read for its quoted names only, traceback or not.
+        traceback |= in_fence && !console && traceback_header(line);
         let out = if !in_fence {
             &mut prose
         } else if traceback && !traceback_code(line) && ipython_frame(line).is_none() {
@@ -556,8 +560,8 @@ fn fence_end(all: &[&str], open: usize) -> usize {
         .map_or(all.len(), |p| open + 1 + p)
 }
 
-/// The code regions of `text`: fenced blocks (only the prompt lines of a session), inline
-/// spans, session and traceback lines.
+/// The code regions of `text`: fenced blocks (only the prompt lines of a session, only the
+/// quoted source of a traceback), inline spans, session and indented lines.
 fn code_regions(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut in_fence = false;
@@ -573,10 +577,11 @@ fn code_regions(text: &str) -> Vec<&str> {
                 let end = fence_end(&all, i);
                 session = session_block(&all[i + 1..end]);
                 console = console_block(&all[i + 1..end]);
-                traceback = traceback_block(&all[i + 1..end]);
+                traceback = false;
             }
             continue;
         }
+        traceback |= in_fence && traceback_header(line);
         if in_fence && session && !prompt(t) {
             continue;
         }
@@ -1032,6 +1037,17 @@ mod tests {
 
     #[test]
     fn a_tracebacks_messages_are_prose_but_its_frames_and_quoted_code_are_code() {
+        let mixed = read(
+            "```python\nimport os\nfrom shop import checkout\ncheckout(cart)\nassert \"Traceback (most recent call last)\" in out\nbasket = Basket()\nTraceback (most recent call last):\n  File \"t.py\", line 3, in <module>\nValueError: cart is empty\n```",
+        );
+        for kept in ["checkout", "Basket", "shop"] {
+            assert!(
+                mixed.identifiers.contains_key(kept),
+                "the code before the traceback is code: {kept}: {:?}",
+                mixed.identifiers
+            );
+        }
+        assert!(!mixed.identifiers.contains_key("empty"));
         let session = read(
             "```\nIn [15]: Poly(x, domain='RR[y,z]')\nOptionError    Traceback (most recent call last)\n```",
         );
