@@ -3,14 +3,15 @@
 //! they name the code itself.
 //!
 //! [`read`] is a pure function of the text: it finds
-//! - **frames** of tracebacks (Python `File "…", line N, in f`; JavaScript `at f (file:L:C)`;
-//!   Rust `at path.rs:L` / `panicked at path.rs:L:C`);
+//! - **frames** of tracebacks (Python `File "…", line N, in f`; IPython `…/f.py in f(…)` with
+//!   its `--> N` arrow; JavaScript `at f (file:L:C)`; Rust `at path.rs:L` / `panicked at
+//!   path.rs:L:C`);
 //! - **paths** (`src/app.py`, `lib/router.ts:12`) and dotted module paths (`pkg.sub.mod`);
 //! - **identifiers in code**: everything identifier-like inside fenced or inline code,
 //!   interactive-session lines (`>>>`, `In [1]:`) and traceback lines, plus identifiers in
 //!   prose that only code has (`snake_case`, `camelCase`, `Dotted.name`, `call()`) — but
-//!   not the words of a code comment, nor the reporter's own variables (a name the code
-//!   binds and reads again);
+//!   not the words of a code comment, nor a traceback's message beyond such names, nor the
+//!   reporter's own variables (a name the code binds and reads again);
 //! - the **title**: the first line, when more follows.
 //!
 //! Each carries a weight in (0, 1]: how surely it names code the task is about. Resolving
@@ -517,28 +518,76 @@ fn note_member(
     }
 }
 
+/// What a line of a task is to the reader.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Kind {
+    /// Outside fenced blocks.
+    Prose,
+    /// Inside a block, code: a plain block's lines, a session's or terminal's prompts, a
+    /// traceback's quoted source.
+    Code,
+    /// A terminal's output: read for its inline `code` spans only.
+    Output,
+    /// A session's output: not read.
+    Hidden,
+    /// A traceback's own words (its message, `During handling of …`): only code-shaped names
+    /// and inline spans count.
+    Message,
+    /// A traceback frame inside a block, read by [`read`] on its own.
+    Frame,
+}
+
+/// Every line of `text` but the fences, with its [`Kind`].
+fn kinds(text: &str) -> Vec<(&str, Kind)> {
+    let all: Vec<&str> = text.lines().collect();
+    let mut out = Vec::with_capacity(all.len());
+    let (mut in_fence, mut session, mut console, mut traceback) = (false, false, false, false);
+    for (i, line) in all.iter().copied().enumerate() {
+        if is_fence(line) {
+            in_fence = !in_fence;
+            if in_fence {
+                let block = &all[i + 1..fence_end(&all, i)];
+                session = session_block(block);
+                console = console_block(block);
+                traceback = false;
+            }
+            continue;
+        }
+        let t = line.trim_start();
+        // A terminal's output is read for its quoted names only, traceback or not.
+        traceback |= in_fence && !console && traceback_header(line);
+        let kind = if !in_fence {
+            Kind::Prose
+        } else if t.starts_with("File \"") || (traceback && ipython_frame(t).is_some()) {
+            Kind::Frame
+        } else if console {
+            if t.starts_with("$ ") {
+                Kind::Code
+            } else {
+                Kind::Output
+            }
+        } else if traceback && !traceback_code(line) {
+            Kind::Message
+        } else if session && !prompt(t) {
+            Kind::Hidden
+        } else {
+            Kind::Code
+        };
+        out.push((line, kind));
+    }
+    out
+}
+
 /// The prose of `text`: everything outside fenced blocks; and, apart, the messages of the
 /// tracebacks inside them (`TypeError: _print_Foo() got an unexpected keyword argument`),
 /// where the program names its own code in words.
 fn prose(text: &str) -> (String, String) {
     let (mut prose, mut messages) = (String::new(), String::new());
-    let (mut in_fence, mut console, mut traceback) = (false, false, false);
-    let all: Vec<&str> = text.lines().collect();
-    for (i, line) in all.iter().copied().enumerate() {
-        if is_fence(line) {
-            in_fence = !in_fence;
-            console = in_fence && console_block(&all[i + 1..fence_end(&all, i)]);
-            traceback = false;
-            continue;
-        }
-        // A terminal's output is read for its quoted names only, traceback or not.
-        traceback |= in_fence && !console && traceback_header(line);
-        let out = if !in_fence {
-            &mut prose
-        } else if traceback && !traceback_code(line) && ipython_frame(line).is_none() {
-            &mut messages
-        } else {
-            continue;
+    for (line, kind) in kinds(text) {
+        let out = match kind {
+            Kind::Prose => &mut prose,
+            Kind::Message => &mut messages,
+            _ => continue,
         };
         // IPython's header: the exception's name, then the banner.
         out.push_str(line.split(TRACEBACK).next().unwrap_or_default());
@@ -560,44 +609,26 @@ fn fence_end(all: &[&str], open: usize) -> usize {
         .map_or(all.len(), |p| open + 1 + p)
 }
 
-/// The code regions of `text`: fenced blocks (only the prompt lines of a session, only the
-/// quoted source of a traceback), inline spans, session and indented lines.
+/// The code regions of `text`: the [`Kind::Code`] lines of fenced blocks; outside them,
+/// session, traceback and indented lines; and inline `code` spans.
 fn code_regions(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
-    let mut in_fence = false;
-    let all: Vec<&str> = text.lines().collect();
-    let mut session = false;
-    let mut console = false;
-    let mut traceback = false;
-    for (i, line) in all.iter().copied().enumerate() {
+    for (line, kind) in kinds(text) {
         let t = line.trim_start();
-        if is_fence(line) {
-            in_fence = !in_fence;
-            if in_fence {
-                let end = fence_end(&all, i);
-                session = session_block(&all[i + 1..end]);
-                console = console_block(&all[i + 1..end]);
-                traceback = false;
+        let code = match kind {
+            Kind::Code => true,
+            Kind::Frame | Kind::Hidden => continue,
+            // A frame names its file and function (read by `read`), not words to search for.
+            Kind::Prose if t.starts_with("File \"") => continue,
+            Kind::Prose => {
+                prompt(t)
+                    || t.starts_with("at ")
+                    || line.starts_with("    ")
+                    || line.starts_with('\t')
             }
-            continue;
-        }
-        traceback |= in_fence && traceback_header(line);
-        if in_fence && session && !prompt(t) {
-            continue;
-        }
-        let output =
-            in_fence && ((console && !t.starts_with("$ ")) || (traceback && !traceback_code(line)));
-        // A frame names its file and function (read by `read`), not code to search for words.
-        if t.starts_with("File \"") || (traceback && ipython_frame(t).is_some()) {
-            continue;
-        }
-        if !output
-            && (in_fence
-                || prompt(t)
-                || t.starts_with("at ")
-                || line.starts_with("    ")
-                || line.starts_with('\t'))
-        {
+            Kind::Output | Kind::Message => false,
+        };
+        if code {
             out.push(line);
             continue;
         }
