@@ -578,12 +578,12 @@ fn kinds(text: &str) -> Vec<(&str, Kind)> {
     out
 }
 
-/// The prose of `text`: everything outside fenced blocks; and, apart, the messages of the
+/// The prose of a task's `lines`: everything outside fenced blocks; and, apart, the messages of the
 /// tracebacks inside them (`TypeError: _print_Foo() got an unexpected keyword argument`),
 /// where the program names its own code in words.
-fn prose(text: &str) -> (String, String) {
+fn prose(lines: &[(&str, Kind)]) -> (String, String) {
     let (mut prose, mut messages) = (String::new(), String::new());
-    for (line, kind) in kinds(text) {
+    for &(line, kind) in lines {
         let out = match kind {
             Kind::Prose => &mut prose,
             Kind::Message => &mut messages,
@@ -609,11 +609,11 @@ fn fence_end(all: &[&str], open: usize) -> usize {
         .map_or(all.len(), |p| open + 1 + p)
 }
 
-/// The code regions of `text`: the [`Kind::Code`] lines of fenced blocks; outside them,
+/// The code regions of a task's `lines`: the [`Kind::Code`] lines of fenced blocks; outside them,
 /// session, traceback and indented lines; and inline `code` spans.
-fn code_regions(text: &str) -> Vec<&str> {
+fn code_regions<'t>(lines: &[(&'t str, Kind)]) -> Vec<&'t str> {
     let mut out = Vec::new();
-    for (line, kind) in kinds(text) {
+    for &(line, kind) in lines {
         let t = line.trim_start();
         let code = match kind {
             Kind::Code => true,
@@ -770,7 +770,8 @@ pub fn read(text: &str) -> TaskReading {
     let mut called = BTreeSet::new();
     // What the task's code imports whole, and the names it mentions as those modules'
     // members (`os.mkdir`) or otherwise.
-    let regions = code_regions(text);
+    let classified = kinds(text);
+    let regions = code_regions(&classified);
     let modules: BTreeMap<String, String> = regions.iter().flat_map(|r| imports(r)).collect();
     let mut members = BTreeMap::new();
     let mut elsewhere: BTreeSet<String> = r.identifiers.keys().cloned().collect();
@@ -801,7 +802,7 @@ pub fn read(text: &str) -> TaskReading {
             add(&mut r.paths, &p, CODE_SHAPED);
         }
     }
-    let (prose, messages) = prose(text);
+    let (prose, messages) = prose(&classified);
     for (words, weight) in [(prose, CODE_SHAPED), (messages, IN_CODE)] {
         for (chain, called) in chains(&words) {
             let dotted = chain.contains('.') || chain.contains("::");
