@@ -739,8 +739,40 @@ fn add(map: &mut BTreeMap<String, f32>, key: &str, weight: f32) {
     *e = e.max(weight);
 }
 
+/// `line` without the marks that quote it: Markdown's `> ` (a reply quoting a report, a
+/// quoted traceback) and a log's `INTERNALERROR> ` — the marker of a capital word and `>`
+/// that pytest puts before every line of a crash in its own code. Under the marks the line
+/// is read like any other: a fence opens a block, `File "…"` is a frame. A session's `>>>`
+/// prompt is not a quote.
+fn unquoted(line: &str) -> &str {
+    let mut rest = line;
+    loop {
+        let t = rest.trim_start();
+        let marker = t.find('>').filter(|&i| {
+            let word = &t[..i];
+            word.is_empty() || (word.len() >= 3 && word.chars().all(|c| c.is_ascii_uppercase()))
+        });
+        let Some(i) = marker else { return rest };
+        let after = &t[i + 1..];
+        if after.starts_with('>') || !(after.is_empty() || after.starts_with(' ')) {
+            return rest;
+        }
+        rest = after.strip_prefix(' ').unwrap_or(after);
+    }
+}
+
+/// `text` with every line [`unquoted`] (borrowed when no line is quoted).
+fn without_quote_marks(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.lines().all(|l| unquoted(l).len() == l.len()) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let lines: Vec<&str> = text.lines().map(unquoted).collect();
+    std::borrow::Cow::Owned(lines.join("\n"))
+}
+
 /// Reads `text` (see the module doc).
 pub fn read(text: &str) -> TaskReading {
+    let text = &*without_quote_marks(text);
     let mut r = TaskReading {
         title: title(text),
         ..TaskReading::default()
@@ -1065,6 +1097,34 @@ mod tests {
         // A block of code is still code.
         let code = read("```\nx = attrs.Factory(list)\n```");
         assert!(code.identifiers.contains_key("Factory"));
+    }
+
+    #[test]
+    fn quoted_lines_are_read_under_their_quote_marks() {
+        // pytest's crash in its own code: every line marked `INTERNALERROR>`.
+        let crash = read(
+            "INTERNALERROR when exception in __repr__\n```\ncollecting ... collected 1 item\nINTERNALERROR> Traceback (most recent call last):\nINTERNALERROR>   File \"/usr/lib/python3.8/site-packages/_pytest/_io/saferepr.py\", line 47, in repr_instance\nINTERNALERROR>     s = repr(x)\nINTERNALERROR> RuntimeError: No active exception to reraise\n```",
+        );
+        assert_eq!(
+            crash.frames,
+            vec![Frame {
+                path: "/usr/lib/python3.8/site-packages/_pytest/_io/saferepr.py".into(),
+                line: Some(47),
+                function: Some("repr_instance".into()),
+            }]
+        );
+        assert!(!crash.identifiers.contains_key("INTERNALERROR"));
+        // A reply quoting a report's code block: the block is code, its prose is prose.
+        let reply = read(
+            "Still broken on main:\n> We call it like this:\n> ```python\n> >>> checkout(cart)\n> ```\n> which fails",
+        );
+        assert!(reply.identifiers.contains_key("checkout"), "{:?}", reply);
+        assert!(!reply.identifiers.contains_key("fails"));
+        // Comparisons and arrows are not quotes.
+        assert_eq!(unquoted("a > b"), "a > b");
+        assert_eq!(unquoted("-> None"), "-> None");
+        assert_eq!(unquoted(">>> f(x)"), ">>> f(x)");
+        assert_eq!(unquoted("> > nested"), "nested");
     }
 
     #[test]
