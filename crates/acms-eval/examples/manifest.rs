@@ -4,7 +4,8 @@
 //! `.cache/acms-eval` (keyword + graph, as that run measures it). Environment:
 //! `ACMS_MANIFEST_TEXT=FILE` writes the assembled text to FILE, `ACMS_MANIFEST_PATH=PART` lists
 //! every dropped node of the files whose path contains PART, `ACMS_MANIFEST_PACKER=NAME` packs
-//! with another packer.
+//! with another packer, `ACMS_MANIFEST_MODEL=DIR` assembles with the embedding model in DIR
+//! on the indexes `acms-eval issues --model` built with it.
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -20,9 +21,13 @@ fn main() -> anyhow::Result<()> {
     let work = std::path::Path::new(".cache/acms-eval");
     let slug = task.repo.replace('/', "+");
     let tree = work.join("trees").join(&slug).join(&task.base_commit);
-    let index = work.join("issue-index").join(&slug).join(&task.base_commit);
+    let model = std::env::var_os("ACMS_MANIFEST_MODEL").map(std::path::PathBuf::from);
+    let config = acms_eval::issues::base_config(model.as_deref());
+    let index = acms_eval::issues::index_root(work, model.as_deref(), &config)
+        .join(&slug)
+        .join(&task.base_commit);
     let gold = acms_eval::realtasks::resolve_gold(task, &tree);
-    let mut config = acms_eval::issues::base_config(None);
+    let mut config = config;
     if let Ok(p) = std::env::var("ACMS_MANIFEST_PACKER") {
         config.pipeline.budget_packer = p;
     }

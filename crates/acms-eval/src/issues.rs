@@ -251,6 +251,21 @@ pub fn base_config(model_dir: Option<&Path>) -> ContextConfig {
     config
 }
 
+/// Where the tasks' indexes built with `config` live under `work_dir`. Indexes with a model's
+/// vectors and without them live apart, and so do two models' (or two token limits'): the
+/// marker of one is not the other's, and a mismatched index would open with the semantic
+/// strategy unavailable and be measured without it.
+pub fn index_root(work_dir: &Path, model_dir: Option<&Path>, config: &ContextConfig) -> PathBuf {
+    match model_dir {
+        Some(dir) => work_dir.join("issue-index-model").join(format!(
+            "{}-t{}",
+            dir.file_name().unwrap_or_default().to_string_lossy(),
+            config.strategies.semantic_embedding.max_tokens
+        )),
+        None => work_dir.join("issue-index"),
+    }
+}
+
 /// The named ablations of the real-issue benchmark: each switches one of the relevance or
 /// packing changes back off (or a strategy out), so the report shows what each bought.
 pub fn ablations(base: &ContextConfig) -> Vec<(String, ContextConfig)> {
@@ -387,17 +402,7 @@ pub fn run_set(opts: &IssueOptions, set: &str, model_dir: Option<&Path>) -> Resu
 
     let config = base_config(model_dir);
     let trees = opts.run.work_dir.join("trees");
-    // Indexes with a model's vectors and without them live apart, and so do two models' (or
-    // two token limits'): the marker of one is not the other's, and a mismatched index would
-    // open with the semantic strategy unavailable and be measured without it.
-    let indexes = match model_dir {
-        Some(dir) => opts.run.work_dir.join("issue-index-model").join(format!(
-            "{}-t{}",
-            dir.file_name().unwrap_or_default().to_string_lossy(),
-            config.strategies.semantic_embedding.max_tokens
-        )),
-        None => opts.run.work_dir.join("issue-index"),
-    };
+    let indexes = index_root(&opts.run.work_dir, model_dir, &config);
     let mut index_seconds = 0.0;
     let mut embedder = String::from("(cached indexes)");
     let mut unresolved = 0;

@@ -53,19 +53,29 @@ impl SemanticStrategy {
 /// The rank whose cosine stands for "what this query is similar to anyway".
 const BASELINE_RANK: usize = 50;
 
+/// The narrowest span, as a share of the model's unrelated-to-related span, over which a hit
+/// rises from the query's crowd to full relevance.
+const MIN_SPAN: f32 = 0.2;
+
 /// Relevance is measured from the query's own baseline, not from the model's typical
 /// unrelated cosine alone: a long bug report is about as similar to hundreds of symbols as to
 /// the one it is about, while a short description stands out from its fiftieth hit. Only a
-/// hit that separates from the crowd is evidence. The baseline is the cosine at
-/// [`BASELINE_RANK`], kept between the model's unrelated level and 80 % of the way to its
-/// related one. Measured (docs/EVAL.md): SWE-bench dev at 16k with the model, changed lines
-/// 0.52 → 0.64 (halfway to this baseline: 0.56); the docstring sets' code recall −0.03.
-fn baseline(found: &[acms_vector::Hit], unrelated: f32, related: f32) -> f32 {
-    let at_rank = found
+/// hit that separates from the crowd is evidence. The baseline (floor) is the cosine at
+/// [`BASELINE_RANK`] (never below the model's unrelated level); a hit reaches full relevance
+/// at the model's related level, or [`MIN_SPAN`] of the model's span above the floor when the
+/// crowd itself sits that high — a long report about printers is 0.55–0.65 similar to every
+/// printer method, and measuring those from a floor below the crowd made all of them fully
+/// relevant (docs/EVAL.md, "The crowd above the related level"). Returns (floor, span).
+fn scale(found: &[acms_vector::Hit], unrelated: f32, related: f32) -> (f32, f32) {
+    let floor = found
         .get(BASELINE_RANK)
         .or(found.last())
-        .map_or(unrelated, |h| h.score);
-    at_rank.clamp(unrelated, unrelated + 0.8 * (related - unrelated))
+        .map_or(unrelated, |h| h.score)
+        .max(unrelated);
+    (
+        floor,
+        (related - floor).max(MIN_SPAN * (related - unrelated)),
+    )
 }
 
 impl Strategy for SemanticStrategy {
@@ -106,12 +116,12 @@ impl Strategy for SemanticStrategy {
         let limit = hit_limit(input.budget);
         let mut found = vectors.search(&query, limit.max(BASELINE_RANK + 1))?;
         let (unrelated, related) = embedder.calibration();
-        let floor = baseline(&found, unrelated, related);
+        let (floor, span) = scale(&found, unrelated, related);
         found.truncate(limit);
         Ok(found
             .into_iter()
             .filter_map(|h| {
-                let relevance = (h.score - floor) / (related - floor);
+                let relevance = (h.score - floor) / span;
                 let reason = Reason::Similarity { cosine: h.score };
                 hit_on(&input.corpus, h.id, relevance, NAME, reason)
             })
@@ -134,10 +144,13 @@ mod tests {
             .collect()
     }
 
+    fn relevance(found: &[acms_vector::Hit], rank: usize) -> f32 {
+        let (floor, span) = scale(found, 0.1, 0.66);
+        (found[rank].score - floor) / span
+    }
+
     fn top_relevance(found: &[acms_vector::Hit]) -> f32 {
-        let (unrelated, related) = (0.1, 0.66);
-        let floor = baseline(found, unrelated, related);
-        (found[0].score - floor) / (related - floor)
+        relevance(found, 0)
     }
 
     #[test]
@@ -151,5 +164,14 @@ mod tests {
         assert!(s > 0.8, "the standout is: {s}");
         // Fewer hits than the baseline rank: the last one stands in.
         assert!(top_relevance(&crowd[..10]) < 0.1);
+        // A crowd above the model's related level (0.66): only the hit that leaves it behind
+        // is fully relevant, not every member of the crowd.
+        let high = hits(std::iter::once(0.85).chain((0..99).map(|i| 0.75 - i as f32 * 0.001)));
+        assert!(top_relevance(&high) >= 1.0);
+        let member = relevance(&high, 10);
+        assert!(
+            member < 0.5,
+            "a crowd member is not strong evidence: {member}"
+        );
     }
 }
