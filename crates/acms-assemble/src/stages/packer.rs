@@ -111,6 +111,31 @@ pub fn name_each_file(candidates: &mut [Candidate], files: &[&str], scores: &[f6
     }
 }
 
+/// What it is worth that the best match is shown in full, as a multiple of its sharpened
+/// score, on top of its body's own value: the one symbol the evidence puts first is the one
+/// an agent reads first, and a window that spreads its budget over three near-namesakes while
+/// the function the report names in its title comes as a signature has failed the task.
+pub const LEAD: f64 = 1.0;
+
+/// The largest share of the budget (1 / `LEAD_SHARE`) the best match's body may take and
+/// still earn [`LEAD`]: beyond it, a huge body would crowd out the rest of the window.
+pub const LEAD_SHARE: u32 = 3;
+
+/// Adds [`LEAD`] to the full option of the best-scored candidate that has options, if its
+/// body fits in a [`LEAD_SHARE`]th of the budget.
+pub fn lead_in_full(candidates: &mut [Candidate], scores: &[f64], budget: u32) {
+    let best = (0..candidates.len())
+        .filter(|&i| !candidates[i].options.is_empty())
+        .max_by(|&a, &b| scores[a].total_cmp(&scores[b]));
+    let Some(best) = best else { return };
+    let bonus = LEAD * scores[best].powi(SCORE_SHARPNESS);
+    for o in &mut candidates[best].options {
+        if o.depth == Depth::Full && o.tokens <= budget / LEAD_SHARE {
+            o.value += bonus;
+        }
+    }
+}
+
 /// The depths offered for `f`: those of `context.packer.depth-fallback` not deeper than the
 /// fragment allows. A partial rendering under `min-fragment-tokens` is not worth its header;
 /// a complete symbol (depth 9) is offered however small.
@@ -152,6 +177,7 @@ impl BudgetPacker for KnapsackPacker {
             .collect();
         let scores: Vec<f64> = fragments.iter().map(|f| f.score).collect();
         name_each_file(&mut candidates, &files, &scores, budget);
+        lead_in_full(&mut candidates, &scores, budget);
         candidates
     }
 
@@ -301,6 +327,45 @@ mod tests {
             value(0.6, Depth::Full, 300, budget)
         );
         assert!(presence(0.5, 4000) < presence(0.5, budget));
+    }
+
+    #[test]
+    fn the_best_match_comes_in_full_before_its_near_namesakes() {
+        // sympy-20154 at 4k: `partitions` (named in the title, 1 242 tokens in full) against
+        // its module's other partition functions, which share its name and most of its words.
+        let budget = 4000;
+        let mut candidates = vec![candidate(0, 1.0, 1242, 13, budget)];
+        for (i, (score, full)) in [(0.87, 900), (0.86, 850), (0.84, 826), (0.835, 430)]
+            .into_iter()
+            .enumerate()
+        {
+            candidates.push(candidate(i as u64 + 1, score, full, 35, budget));
+        }
+        candidates.extend((5..25).map(|i| candidate(i, 0.7, 150, 30, budget)));
+        let scores: Vec<f64> = candidates
+            .iter()
+            .map(|c| if c.id == 0 { 1.0 } else { 0.8 })
+            .collect();
+        let packer = acms_pack::packer_by_name("exact").expect("a registered packer");
+        let best = |candidates: &[Candidate]| {
+            let packing = packer.pack(candidates, budget);
+            assert!(packing.tokens <= budget);
+            packing.items.iter().find(|i| i.id == 0).map(|i| i.depth)
+        };
+        assert_eq!(
+            best(&candidates),
+            Some(Depth::Signature),
+            "without the lead"
+        );
+        lead_in_full(&mut candidates, &scores, budget);
+        assert_eq!(best(&candidates), Some(Depth::Full));
+        // A body over a third of the window earns nothing.
+        let mut huge = vec![candidate(0, 1.0, 1500, 13, budget)];
+        lead_in_full(&mut huge, &[1.0], budget);
+        assert_eq!(
+            huge[0].options[0].value,
+            value(1.0, Depth::Full, 1500, budget)
+        );
     }
 
     #[test]
