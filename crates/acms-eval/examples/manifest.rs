@@ -22,12 +22,11 @@ fn main() -> anyhow::Result<()> {
     let slug = task.repo.replace('/', "+");
     let tree = work.join("trees").join(&slug).join(&task.base_commit);
     let model = std::env::var_os("ACMS_MANIFEST_MODEL").map(std::path::PathBuf::from);
-    let config = acms_eval::issues::base_config(model.as_deref());
+    let mut config = acms_eval::issues::base_config(model.as_deref());
     let index = acms_eval::issues::index_root(work, model.as_deref(), &config)
         .join(&slug)
         .join(&task.base_commit);
     let gold = acms_eval::realtasks::resolve_gold(task, &tree);
-    let mut config = config;
     if let Ok(p) = std::env::var("ACMS_MANIFEST_PACKER") {
         config.pipeline.budget_packer = p;
     }
