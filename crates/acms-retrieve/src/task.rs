@@ -772,11 +772,12 @@ fn without_quote_marks(text: &str) -> std::borrow::Cow<'_, str> {
 
 /// Reads `text` (see the module doc).
 pub fn read(text: &str) -> TaskReading {
-    let text = &*without_quote_marks(text);
+    // The title is the reporter's own line, as written.
     let mut r = TaskReading {
         title: title(text),
         ..TaskReading::default()
     };
+    let text = &*without_quote_marks(text);
     let lines: Vec<&str> = text.lines().collect();
     for (i, line) in lines.iter().enumerate() {
         if let Some(f) = python_frame(line)
@@ -1120,6 +1121,8 @@ mod tests {
         );
         assert!(reply.identifiers.contains_key("checkout"), "{:?}", reply);
         assert!(!reply.identifiers.contains_key("fails"));
+        // The title stays the line as written (proptest: `> in` then a fence).
+        assert_eq!(read("> in \n```").title.as_deref(), Some("> in"));
         // Comparisons and arrows are not quotes.
         assert_eq!(unquoted("a > b"), "a > b");
         assert_eq!(unquoted("-> None"), "-> None");
