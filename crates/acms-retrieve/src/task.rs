@@ -14,6 +14,9 @@
 //!   reporter's own variables (a name the code binds and reads again);
 //! - the **title**: the first line, when more follows.
 //!
+//! Quote marks (Markdown's `> `, pytest's `INTERNALERROR> `) are removed first, so quoted
+//! lines are read like any other.
+//!
 //! Each carries a weight in (0, 1]: how surely it names code the task is about. Resolving
 //! them against an index is [`crate::Corpus::resolve_mentions`]; this module reads no index.
 
@@ -763,10 +766,10 @@ fn unquoted(line: &str) -> &str {
 
 /// `text` with every line [`unquoted`] (borrowed when no line is quoted).
 fn without_quote_marks(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.lines().all(|l| unquoted(l).len() == l.len()) {
+    let lines: Vec<&str> = text.lines().map(unquoted).collect();
+    if text.lines().zip(&lines).all(|(l, u)| l.len() == u.len()) {
         return std::borrow::Cow::Borrowed(text);
     }
-    let lines: Vec<&str> = text.lines().map(unquoted).collect();
     std::borrow::Cow::Owned(lines.join("\n"))
 }
 
