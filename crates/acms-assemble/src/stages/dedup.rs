@@ -1,12 +1,15 @@
 //! Stage 4, FragmentDeduplicator: one fragment per UKO node (merging every strategy's hit),
-//! then drops copies: identical content under another node (vendored or generated copies)
-//! and near-identical content above `context.scoring.dedup-similarity`. The best-relevance
-//! copy is kept.
+//! then handles copies: identical content under another node and near-identical content
+//! above `context.scoring.dedup-similarity`. The best-relevance copy is kept whole. A copy
+//! in vendored, generated, test, doc or example code is dropped; a copy in the project's own
+//! source is a parallel implementation (an adapter per runtime, a crate and its `-extra`
+//! twin) that a fix usually has to change too, so it stays as its signature: its place is
+//! named for a few tokens and its body is not paid twice.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use acms_core::{ContentHash, Depth, NodeId};
-use acms_retrieve::Hit;
+use acms_retrieve::{Hit, Place};
 
 use super::StageContext;
 use crate::render;
@@ -40,6 +43,23 @@ pub(crate) fn fragment_cost(ctx: &StageContext<'_>, node: &acms_index::NodeRecor
         cost[d.index()] = node.tokens_at(d) + head;
     }
     cost
+}
+
+/// The shallowest depth at which `node` is worth a fragment (`context.packer.
+/// min-fragment-tokens`): where a copy of the project's own code is capped.
+fn shallowest_shown(node: &acms_index::NodeRecord, min_tokens: u32) -> Depth {
+    [Depth::Signature, Depth::Doc, Depth::Skeleton]
+        .into_iter()
+        .find(|&d| node.tokens_at(d) >= min_tokens)
+        .unwrap_or(Depth::Full)
+}
+
+/// Whether `f` is in the project's own source (not vendored, generated, a test, a doc or an
+/// example).
+fn in_source(ctx: &StageContext<'_>, f: &Fragment) -> bool {
+    ctx.corpus
+        .node(f.node)
+        .is_some_and(|n| ctx.corpus.place(&n.path) == Place::Source)
 }
 
 /// Jaccard similarity of the sets of whitespace-separated words of two texts.
@@ -110,6 +130,10 @@ impl FragmentDeduplicator for DefaultDeduplicator {
         };
         let mut members: Vec<Vec<usize>> = groups.into_values().filter(|g| g.len() > 1).collect();
         members.sort();
+        // The project's own copy is the one kept whole, ahead of a better-matching vendored one.
+        for group in &mut members {
+            group.sort_by_key(|&i| !in_source(ctx, &fragments[i]));
+        }
         for group in members {
             let mut hashes: HashMap<ContentHash, usize> = HashMap::new();
             for (k, &i) in group.iter().enumerate() {
@@ -129,16 +153,20 @@ impl FragmentDeduplicator for DefaultDeduplicator {
                 }
             }
         }
+        let min_tokens = ctx.config.packer.min_fragment_tokens as u32;
         let mut kept = Vec::new();
         let mut dropped = Vec::new();
-        for (f, dup) in fragments.into_iter().zip(duplicate) {
-            if dup {
-                dropped.push(Dropped {
+        for (mut f, dup) in fragments.into_iter().zip(duplicate) {
+            match ctx.corpus.node(f.node) {
+                Some(n) if dup && in_source(ctx, &f) => {
+                    f.max_depth = f.max_depth.min(shallowest_shown(n, min_tokens));
+                    kept.push(f);
+                }
+                _ if dup => dropped.push(Dropped {
                     node: f.node,
                     reason: DropReason::Duplicate,
-                });
-            } else {
-                kept.push(f);
+                }),
+                _ => kept.push(f),
             }
         }
         kept.sort_by_key(|f| f.node);

@@ -290,3 +290,70 @@ fn a_function_with_a_nested_candidate_is_shown_in_full_and_a_class_with_one_is_n
     assert!(depth("Registry.lookup").is_some(), "{:#?}", ctx.manifest);
     assert!(depth("Registry").is_none_or(|d| d <= Depth::Skeleton));
 }
+
+/// The same handler in two adapters of the project (a fix usually has to change both) and in
+/// a vendored library.
+fn adapters_repository() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let handler = |runtime: &str| {
+        let mut s = format!(
+            "\"\"\"Static files for the {runtime} runtime.\"\"\"\n\ndef serve_static(root, request):\n    \"\"\"Answer a request for a static file under root.\"\"\"\n"
+        );
+        for i in 0..12 {
+            s.push_str(&format!(
+                "    part_{i} = request.path.split('/')[{i}]\n    check_{i}(root, part_{i})\n"
+            ));
+        }
+        s.push_str(&format!("    return {runtime}_open(root, request.path)\n"));
+        s
+    };
+    for runtime in ["deno", "bun"] {
+        write(
+            &dir,
+            &format!("adapters/{runtime}/static.py"),
+            handler(runtime),
+        );
+    }
+    write(&dir, "vendor/oldserver/static.py", handler("old"));
+    index(dir.path(), None);
+    dir
+}
+
+#[test]
+fn a_copy_in_the_project_is_named_by_its_signature_and_a_vendored_copy_dropped() {
+    let dir = adapters_repository();
+    let task = "`serve_static` answers a request for a path with `..` from outside the root";
+    let ctx = assemble(&engine(&dir), task, 4000);
+    let depth_in = |part: &str| {
+        ctx.manifest
+            .iter()
+            .find(|m| m.name.ends_with("serve_static") && m.path.contains(part))
+            .map(|m| m.depth)
+    };
+    let (deno, bun) = (depth_in("deno"), depth_in("bun"));
+    // One adapter's handler is shown whole, the other's near-identical copy by its signature
+    // (with its doc line: the signature alone is under `min-fragment-tokens`): its place is
+    // named without paying its body twice.
+    let mut depths = [deno, bun];
+    depths.sort();
+    assert_eq!(depths[1], Some(Depth::Full), "{:#?}", ctx.manifest);
+    assert!(
+        depths[0].is_some_and(|d| d <= Depth::Doc),
+        "{:#?}",
+        ctx.manifest
+    );
+    assert_eq!(
+        ctx.text.matches("check_11(root, part_11)").count(),
+        1,
+        "{}",
+        ctx.text
+    );
+    assert_eq!(depth_in("vendor"), None, "{:#?}", ctx.manifest);
+    assert!(
+        ctx.dropped
+            .iter()
+            .any(|d| d.reason == acms_assemble::DropReason::Duplicate),
+        "{:#?}",
+        ctx.dropped
+    );
+}
