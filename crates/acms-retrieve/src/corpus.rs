@@ -148,6 +148,15 @@ impl Corpus {
         }
     }
 
+    /// Where `node` sits: its file's [`Corpus::place`], or a test when it is inside a test
+    /// module of a source file (Rust's `#[cfg(test)] mod tests`, a third of axum's nodes).
+    pub fn node_place(&self, node: &NodeRecord) -> Place {
+        match self.place(&node.path) {
+            Place::Source if crate::place::in_test_module(&node.qualified_name) => Place::Test,
+            p => p,
+        }
+    }
+
     /// Builds a corpus from parts (for tests and for callers that already hold them).
     pub fn from_parts(
         nodes: Vec<NodeRecord>,
@@ -417,7 +426,7 @@ impl Corpus {
             // The project's own definition, not a test double, doc example or vendored copy
             // of the same name; a name only those define is theirs, unless the task's own
             // code defines it too (then it is the reporter's).
-            let is_source = |n: &&NodeRecord| self.place(&n.path) == Place::Source;
+            let is_source = |n: &&NodeRecord| self.node_place(n) == Place::Source;
             if defined_by_task(reading, name) || defs.iter().any(is_source) {
                 defs.retain(is_source);
             }

@@ -78,6 +78,16 @@ pub fn place(path: &str) -> Place {
     Place::Source
 }
 
+/// Whether a Rust qualified name (`crate::serve::tests::graceful_shutdown`) lies inside a
+/// module named `tests` or `test`: the convention for unit tests kept in the source file they
+/// test. Only `::` paths are read; a Python module path names its test directory, which
+/// [`place`] already sees.
+pub(crate) fn in_test_module(qualified_name: &str) -> bool {
+    let mut parts: Vec<&str> = qualified_name.split("::").collect();
+    parts.pop();
+    parts.iter().any(|p| *p == "tests" || *p == "test")
+}
+
 /// A browser library copied into a project by file: a version in its name (`jquery-3.5.1.js`,
 /// `underscore-1.13.1.js`) or one of the libraries projects copy most (`jquery.js`). Their
 /// thousands of short functions (`dir`, `add`, `each`) match any task's words.
@@ -146,6 +156,26 @@ pub(crate) fn generated_header(head: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rust_test_module_is_a_test_place_and_a_function_named_test_is_not() {
+        assert!(in_test_module("crate::serve::tests::graceful_shutdown"));
+        assert!(in_test_module("crate::routing::strip_prefix::test::case"));
+        assert!(!in_test_module("crate::serve::Serve::run"));
+        assert!(
+            !in_test_module("crate::routing::tests"),
+            "the module itself is its file's"
+        );
+        assert!(
+            !in_test_module("crate::harness::test"),
+            "a function named test"
+        );
+        assert!(
+            !in_test_module("sympy.core.tests.test_mul.test_x"),
+            "Python paths by path"
+        );
+        assert!(!in_test_module("crate::testing::fixture"));
+    }
 
     #[test]
     fn places() {

@@ -59,7 +59,7 @@ fn shallowest_shown(node: &acms_index::NodeRecord, min_tokens: u32) -> Depth {
 fn in_source(ctx: &StageContext<'_>, f: &Fragment) -> bool {
     ctx.corpus
         .node(f.node)
-        .is_some_and(|n| ctx.corpus.place(&n.path) == Place::Source)
+        .is_some_and(|n| ctx.corpus.node_place(n) == Place::Source)
 }
 
 /// Jaccard similarity of the sets of whitespace-separated words of two texts.

@@ -267,7 +267,7 @@ impl FragmentScorer for EvidenceScorer {
             // A task that names a test, a doc or an example means it; a name that lands in
             // a copied library or generated code is a coincidence of words (`dir` in jQuery).
             let named = f.hits.iter().any(is_mention);
-            let place = match ctx.corpus.place(&node.path) {
+            let place = match ctx.corpus.node_place(node) {
                 p @ (Place::Vendored | Place::Generated) => place_factor(p),
                 _ if named => 1.0,
                 p => place_factor(p),

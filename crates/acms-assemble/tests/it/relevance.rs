@@ -357,3 +357,54 @@ fn a_copy_in_the_project_is_named_by_its_signature_and_a_vendored_copy_dropped()
         ctx.dropped
     );
 }
+
+#[test]
+fn unit_tests_inside_a_rust_source_file_are_demoted_like_a_test_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let tests = |suffix: &str| {
+        let mut s = String::new();
+        for i in 0..6 {
+            s.push_str(&format!(
+                "    #[test]\n    fn keeps_serving_after_the_shutdown_signal_fires_{suffix}{i}() {{\n        let signal = Signal::after({i});\n        serve_with_shutdown(Listener::bind(), signal);\n    }}\n\n"
+            ));
+        }
+        s
+    };
+    let mut serve = String::from(
+        "/// Serves connections until the shutdown signal fires.\npub fn serve_with_shutdown(listener: Listener, signal: Signal) {\n",
+    );
+    for i in 0..20 {
+        serve.push_str(&format!(
+            "    let conn_{i} = listener.accept_{i}(&signal);\n"
+        ));
+    }
+    serve.push_str("}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n");
+    serve.push_str(&tests("inline_"));
+    serve.push_str("}\n");
+    write(&dir, "src/serve.rs", serve);
+    // The same tests in the crate's `tests/` directory, which the path marks as tests.
+    write(
+        &dir,
+        "tests/serve.rs",
+        format!("use srv::*;\n\n{}", tests("outside_")),
+    );
+    write(
+        &dir,
+        "Cargo.toml",
+        "[package]\nname = \"srv\"\n".to_string(),
+    );
+    index(dir.path(), None);
+    let ctx = assemble(
+        &engine(&dir),
+        "the server keeps serving after the shutdown signal fires",
+        8000,
+    );
+    let inline = best_score(&ctx, &|m| m.name.contains("fires_inline_"));
+    let outside = best_score(&ctx, &|m| m.name.contains("fires_outside_"));
+    assert!(outside > 0.0, "{:#?}", ctx.manifest);
+    assert!(
+        (inline - outside).abs() <= 0.1 * outside,
+        "inline tests score {inline}, the same tests in tests/ {outside}: {:#?}",
+        ctx.manifest
+    );
+}
