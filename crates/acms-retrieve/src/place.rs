@@ -79,13 +79,15 @@ pub fn place(path: &str) -> Place {
 }
 
 /// Whether a Rust qualified name (`crate::serve::tests::graceful_shutdown`) lies inside a
-/// module named `tests` or `test`: the convention for unit tests kept in the source file they
-/// test. Only `::` paths are read; a Python module path names its test directory, which
-/// [`place`] already sees.
+/// test module (`tests`, `test`, `unit_tests`, `test_helpers`): the convention for unit tests
+/// kept in the source file they test. Only `::` paths are read; a Python module path names
+/// its test directory, which [`place`] already sees.
 pub(crate) fn in_test_module(qualified_name: &str) -> bool {
     let mut parts: Vec<&str> = qualified_name.split("::").collect();
     parts.pop();
-    parts.iter().any(|p| *p == "tests" || *p == "test")
+    parts
+        .iter()
+        .any(|p| *p == "tests" || *p == "test" || p.ends_with("_tests") || p.starts_with("test_"))
 }
 
 /// A browser library copied into a project by file: a version in its name (`jquery-3.5.1.js`,
@@ -175,6 +177,9 @@ mod tests {
             "Python paths by path"
         );
         assert!(!in_test_module("crate::testing::fixture"));
+        assert!(in_test_module("crate::router::unit_tests::routes"));
+        assert!(in_test_module("crate::body::test_helpers::TestClient::get"));
+        assert!(!in_test_module("crate::contest::score"));
     }
 
     #[test]
