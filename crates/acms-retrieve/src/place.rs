@@ -83,11 +83,12 @@ pub fn place(path: &str) -> Place {
 /// kept in the source file they test. Only `::` paths are read; a Python module path names
 /// its test directory, which [`place`] already sees.
 pub(crate) fn in_test_module(qualified_name: &str) -> bool {
-    let mut parts: Vec<&str> = qualified_name.split("::").collect();
-    parts.pop();
-    parts
-        .iter()
-        .any(|p| *p == "tests" || *p == "test" || p.ends_with("_tests") || p.starts_with("test_"))
+    let Some((containers, _)) = qualified_name.rsplit_once("::") else {
+        return false;
+    };
+    containers
+        .split("::")
+        .any(|p| p == "tests" || p == "test" || p.ends_with("_tests") || p.starts_with("test_"))
 }
 
 /// A browser library copied into a project by file: a version in its name (`jquery-3.5.1.js`,
