@@ -68,7 +68,10 @@ pub fn place(path: &str) -> Place {
     {
         return Place::Test;
     }
-    if dir_is(&["doc", "docs", "documentation"]) || name.ends_with(".md") || name.ends_with(".rst")
+    if dir_is(&["doc", "docs", "documentation"])
+        || name.ends_with(".md")
+        || name.ends_with(".rst")
+        || project_prose(name)
     {
         return Place::Docs;
     }
@@ -89,6 +92,39 @@ pub(crate) fn in_test_module(qualified_name: &str) -> bool {
     containers
         .split("::")
         .any(|p| p == "tests" || p == "test" || p.ends_with("_tests") || p.starts_with("test_"))
+}
+
+/// A project's prose file by its conventional name, bare or as text (`CHANGES`, `NEWS`,
+/// `AUTHORS`, `LICENSE.txt`): sphinx keeps its changelog in a bare `CHANGES`, whose 60-line
+/// chunks match any task's words (a third of a 16k window in sphinx-8627). A module with such
+/// a stem (`news.py`) is code.
+fn project_prose(name: &str) -> bool {
+    let (stem, extension) = name.split_once('.').unwrap_or((name, ""));
+    ["", "txt", "markdown", "adoc", "asciidoc", "org", "rdoc"].contains(&extension)
+        && [
+            "changes",
+            "changelog",
+            "history",
+            "news",
+            "release-notes",
+            "release_notes",
+            "releasenotes",
+            "authors",
+            "contributors",
+            "maintainers",
+            "credits",
+            "thanks",
+            "license",
+            "licence",
+            "copying",
+            "notice",
+            "readme",
+            "contributing",
+            "code_of_conduct",
+            "security",
+            "todo",
+        ]
+        .contains(&stem)
 }
 
 /// A browser library copied into a project by file: a version in its name (`jquery-3.5.1.js`,
@@ -192,6 +228,11 @@ mod tests {
         assert_eq!(place("axum/src/routing/tests/mod.rs"), Place::Test);
         assert_eq!(place("docs/conf.py"), Place::Docs);
         assert_eq!(place("README.md"), Place::Docs);
+        assert_eq!(place("CHANGES"), Place::Docs, "sphinx's changelog");
+        assert_eq!(place("AUTHORS"), Place::Docs);
+        assert_eq!(place("LICENSE.txt"), Place::Docs);
+        assert_eq!(place("src/news.py"), Place::Source, "a module named news");
+        assert_eq!(place("Makefile"), Place::Source, "build files stay source");
         assert_eq!(place("requests/packages/chardet/x.py"), Place::Source);
         assert_eq!(place("pip/_vendor/chardet/x.py"), Place::Vendored);
         assert_eq!(place("examples/hello/src/main.rs"), Place::Example);
