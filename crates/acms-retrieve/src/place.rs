@@ -68,15 +68,16 @@ pub fn place(path: &str) -> Place {
     {
         return Place::Test;
     }
-    if dir_is(&["doc", "docs", "documentation"])
-        || name.ends_with(".md")
-        || name.ends_with(".rst")
-        || project_prose(name)
+    if dir_is(&["doc", "docs", "documentation"]) || name.ends_with(".md") || name.ends_with(".rst")
     {
         return Place::Docs;
     }
     if dir_is(&["example", "examples", "samples", "demo", "demos"]) {
         return Place::Example;
+    }
+    // After the example rule: an example's README stays with its example.
+    if project_prose(name) {
+        return Place::Docs;
     }
     Place::Source
 }
@@ -233,6 +234,7 @@ mod tests {
         assert_eq!(place("LICENSE.txt"), Place::Docs);
         assert_eq!(place("src/news.py"), Place::Source, "a module named news");
         assert_eq!(place("Makefile"), Place::Source, "build files stay source");
+        assert_eq!(place("examples/naval/README"), Place::Example);
         assert_eq!(place("requests/packages/chardet/x.py"), Place::Source);
         assert_eq!(place("pip/_vendor/chardet/x.py"), Place::Vendored);
         assert_eq!(place("examples/hello/src/main.rs"), Place::Example);
