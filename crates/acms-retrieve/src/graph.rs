@@ -148,7 +148,7 @@ impl Strategy for NavigatorStrategy {
                 name(m.id, 1.0, path);
             }
         }
-        for m in corpus.resolve_mentions(&crate::task::read(&q.text)) {
+        for m in corpus.resolve_mentions(&input.reading) {
             name(m.node, m.weight, &m.name);
         }
         for (id, (weight, what)) in named {

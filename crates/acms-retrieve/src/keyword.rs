@@ -92,14 +92,19 @@ impl Strategy for KeywordStrategy {
         }
         // Identifiers the task shows in code count more than its prose, and are always in
         // the query however common their words are.
-        let reading = crate::task::read(&q.text);
+        let reading = &input.reading;
         let mut emphasis: Vec<(String, f32)> = reading
             .identifiers
-            .into_iter()
-            .map(|(name, w)| (name, 1.0 + IDENTIFIER_EMPHASIS * w))
+            .iter()
+            .map(|(name, w)| (name.clone(), 1.0 + IDENTIFIER_EMPHASIS * w))
             .collect();
         // So does its title, above the narrative under it.
-        emphasis.extend(reading.title.map(|t| (t, 1.0 + TITLE_EMPHASIS)));
+        emphasis.extend(
+            reading
+                .title
+                .iter()
+                .map(|t| (t.clone(), 1.0 + TITLE_EMPHASIS)),
+        );
         let found = self
             .index
             .search_with(&text, &emphasis, keyword_limit(input.budget))?;

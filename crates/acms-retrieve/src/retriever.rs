@@ -167,12 +167,7 @@ impl Retriever {
             .filter(|s| selected.is_empty() || selected.iter().any(|n| n == s.name()))
             .cloned()
             .collect();
-        let input = StrategyInput {
-            corpus: Arc::clone(&self.corpus),
-            query: Arc::new(query.clone()),
-            budget: default_budget,
-            seeds: Arc::new(Vec::new()),
-        };
+        let input = StrategyInput::new(Arc::clone(&self.corpus), query.clone(), default_budget);
         self.executor.execute(&chosen, &input, budgets)
     }
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use acms_core::CustomStrategyConfig;
 
+use crate::task::TaskReading;
 use crate::{Corpus, Error, Hit, Query, Result};
 
 /// When a strategy runs within one retrieval.
@@ -23,10 +24,26 @@ pub enum Stage {
 pub struct StrategyInput {
     pub corpus: Arc<Corpus>,
     pub query: Arc<Query>,
+    /// The query's text as [`crate::task::read`] reads it, once for every strategy.
+    pub reading: Arc<TaskReading>,
     /// This strategy's share of the token budget: a hint for how many hits are useful.
     pub budget: u32,
     /// Best hits of the primary strategies (empty for primaries).
     pub seeds: Arc<Vec<Hit>>,
+}
+
+impl StrategyInput {
+    /// The input of a retrieval of `query` over `corpus`, with no seeds: the query's text is
+    /// read here, once, for every strategy.
+    pub fn new(corpus: Arc<Corpus>, query: Query, budget: u32) -> StrategyInput {
+        StrategyInput {
+            corpus,
+            reading: Arc::new(crate::task::read(&query.text)),
+            query: Arc::new(query),
+            budget,
+            seeds: Arc::new(Vec::new()),
+        }
+    }
 }
 
 /// A way of finding relevant nodes.

@@ -30,17 +30,16 @@ fn node(id: u64) -> NodeRecord {
 }
 
 fn input(query: &str) -> StrategyInput {
-    StrategyInput {
-        corpus: Arc::new(Corpus::from_parts(
+    StrategyInput::new(
+        Arc::new(Corpus::from_parts(
             vec![node(1), node(2), node(3)],
             &[],
             vec![],
             1,
         )),
-        query: Arc::new(Query::new(query)),
-        budget: 4000,
-        seeds: Arc::new(Vec::new()),
-    }
+        Query::new(query),
+        4000,
+    )
 }
 
 fn view() -> MemoryView {

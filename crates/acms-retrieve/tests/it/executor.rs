@@ -69,12 +69,7 @@ impl Strategy for Fake {
 
 fn input(f: &Fixture) -> StrategyInput {
     let r = f.retriever();
-    StrategyInput {
-        corpus: Arc::clone(r.corpus()),
-        query: Arc::new(Query::new("x")),
-        budget: 1000,
-        seeds: Arc::new(Vec::new()),
-    }
+    StrategyInput::new(Arc::clone(r.corpus()), Query::new("x"), 1000)
 }
 
 fn executor(timeout: f64, cooldown: f64) -> StrategyExecutor {
