@@ -151,10 +151,7 @@ impl Corpus {
     /// Where `node` sits: its file's [`Corpus::place`], or a test when it is inside a test
     /// module of a source file (Rust's `#[cfg(test)] mod tests`, a third of axum's nodes).
     pub fn node_place(&self, node: &NodeRecord) -> Place {
-        match self.place(&node.path) {
-            Place::Source if crate::place::in_test_module(&node.qualified_name) => Place::Test,
-            p => p,
-        }
+        crate::place::node_place(self.place(&node.path), &node.qualified_name)
     }
 
     /// Builds a corpus from parts (for tests and for callers that already hold them).

@@ -72,10 +72,15 @@ pub struct VectorReport {
     pub seconds: f64,
 }
 
-/// Whether `n` gets a vector: source and docs always; tests, examples, vendored and generated
-/// code only with `all-places` (see [`acms_core::SemanticConfig::all_places`]).
+/// Whether `n` gets a vector: source and docs always; tests (a Rust unit test inside its
+/// source file's test module too), examples, vendored and generated code only with
+/// `all-places` (see [`acms_core::SemanticConfig::all_places`]).
 pub fn embeds(n: &NodeRecord, config: &SemanticConfig) -> bool {
-    config.all_places || matches!(crate::place(&n.path), Place::Source | Place::Docs)
+    config.all_places
+        || matches!(
+            crate::place::node_place(crate::place(&n.path), &n.qualified_name),
+            Place::Source | Place::Docs
+        )
 }
 
 /// The version of [`embedding_text`]'s recipe. Vectors made from another recipe are not
@@ -84,10 +89,12 @@ pub fn embeds(n: &NodeRecord, config: &SemanticConfig) -> bool {
 const EMBEDDING_TEXT_VERSION: u32 = 3;
 
 /// What the `generation` file says besides the number: which nodes the vectors cover (no
-/// word for every place, ` source` without tests, examples, vendored and generated code) and
-/// the recipe of their texts. A marker written before the recipe was recorded is not complete.
+/// word for every place, ` source2` without tests, examples, vendored and generated code,
+/// Rust unit tests included; ` source` embedded those) and the recipe of their texts. A marker
+/// of another scope is not complete: the next run drops the vectors of nodes no longer
+/// covered and re-embeds only texts whose tag changed.
 fn scope(config: &SemanticConfig) -> String {
-    let places = if config.all_places { "" } else { " source" };
+    let places = if config.all_places { "" } else { " source2" };
     format!("{places} text{EMBEDDING_TEXT_VERSION}")
 }
 

@@ -82,11 +82,20 @@ pub fn place(path: &str) -> Place {
     Place::Source
 }
 
+/// The place of a node whose file is at `file_place`: a test when it lies inside a test module
+/// of a source file ([`in_test_module`]), else its file's place.
+pub fn node_place(file_place: Place, qualified_name: &str) -> Place {
+    match file_place {
+        Place::Source if in_test_module(qualified_name) => Place::Test,
+        p => p,
+    }
+}
+
 /// Whether a Rust qualified name (`crate::serve::tests::graceful_shutdown`) lies inside a
 /// test module (`tests`, `test`, `unit_tests`, `test_helpers`): the convention for unit tests
 /// kept in the source file they test. Only `::` paths are read; a Python module path names
 /// its test directory, which [`place`] already sees.
-pub(crate) fn in_test_module(qualified_name: &str) -> bool {
+fn in_test_module(qualified_name: &str) -> bool {
     let Some((containers, _)) = qualified_name.rsplit_once("::") else {
         return false;
     };

@@ -142,6 +142,12 @@ fn tests_and_vendored_code_get_vectors_only_when_all_places_are_asked_for() {
         "def vendored(value):\n    return value\n",
     )
     .unwrap();
+    // A Rust unit test inside the source file it tests is a test too.
+    std::fs::write(
+        dir.path().join("scale.rs"),
+        "pub fn scale(x: u32) -> u32 {\n    x * 2\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn scales() {\n        assert_eq!(super::scale(1), 2);\n    }\n}\n",
+    )
+    .unwrap();
     let changes = index(dir.path());
     let index_dir = dir.path().join(".acms");
     let embed = |changes: &NodeChanges, all_places: bool| {
@@ -158,9 +164,10 @@ fn tests_and_vendored_code_get_vectors_only_when_all_places_are_asked_for() {
         .unwrap()
     };
     let source = embed(&changes, false);
-    // Ten modules and fifty functions; not the test file's three nodes nor vendor's two.
+    // Ten modules and fifty functions, `scale` and its file's module; not the test file's
+    // three nodes, vendor's two, nor the unit test `scales`.
     assert!(source.complete, "{source:?}");
-    assert_eq!(source.vectors, Some(60), "{source:?}");
+    assert_eq!(source.vectors, Some(62), "{source:?}");
 
     // Asking for every place: the vectors are no longer complete for that choice, and the
     // next run embeds only what was left out.
@@ -169,14 +176,14 @@ fn tests_and_vendored_code_get_vectors_only_when_all_places_are_asked_for() {
     let s = &config.strategies.semantic_embedding;
     assert_eq!(vector_generation(&index_dir, s), None);
     let r = Retriever::open(&index_dir, &config, &StrategyRegistry::new(), None).unwrap();
-    assert!(r.notes().join("\n").contains("60 of 65"), "{:?}", r.notes());
+    assert!(r.notes().join("\n").contains("62 of 68"), "{:?}", r.notes());
     let all = embed(&NodeChanges::default(), true);
     assert!(all.complete && !all.rebuilt, "{all:?}");
-    assert_eq!((all.embedded, all.vectors), (5, Some(65)), "{all:?}");
+    assert_eq!((all.embedded, all.vectors), (6, Some(68)), "{all:?}");
 
     // And back: the extra vectors are dropped, nothing is embedded.
     let back = embed(&NodeChanges::default(), false);
-    assert_eq!((back.embedded, back.vectors), (0, Some(60)), "{back:?}");
+    assert_eq!((back.embedded, back.vectors), (0, Some(62)), "{back:?}");
 }
 
 #[test]
