@@ -485,6 +485,7 @@ impl Engine {
                     } else {
                         DropReason::Budget
                     },
+                    score: f.score,
                 });
             }
         }

@@ -78,6 +78,9 @@ pub enum DropReason {
 pub struct Dropped {
     pub node: NodeId,
     pub reason: DropReason,
+    /// Its composite score (stage 6): how near it came.
+    #[serde(default)]
+    pub score: f64,
 }
 
 /// A fragment placed in the context at a depth.

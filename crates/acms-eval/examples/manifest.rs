@@ -62,12 +62,19 @@ fn main() -> anyhow::Result<()> {
             continue;
         };
         if watched.as_deref().is_some_and(|w| n.path.contains(w)) {
-            println!("dropped {}:{} {:?}", n.path, n.qualified_name, d.reason);
+            println!(
+                "dropped {:.3} {}:{} {:?}",
+                d.score, n.path, n.qualified_name, d.reason
+            );
         }
         if is_gold(&n.path, n.start_line) {
+            let tokens: Vec<u32> = acms::Depth::FALLBACK
+                .iter()
+                .map(|&depth| n.tokens_at(depth))
+                .collect();
             println!(
-                "dropped GOLD {}:{} {:?}",
-                n.path, n.qualified_name, d.reason
+                "dropped GOLD {:.3} {}:{} {:?} tokens at 9/4/2/0: {tokens:?}",
+                d.score, n.path, n.qualified_name, d.reason
             );
         }
     }

@@ -165,6 +165,7 @@ impl FragmentDeduplicator for DefaultDeduplicator {
                 _ if dup => dropped.push(Dropped {
                     node: f.node,
                     reason: DropReason::Duplicate,
+                    score: f.score,
                 }),
                 _ => kept.push(f),
             }

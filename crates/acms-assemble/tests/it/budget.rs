@@ -145,4 +145,18 @@ fn a_tight_budget_falls_back_in_depth_before_dropping() {
         "{}",
         tight.manifest.len()
     );
+    // What did not fit says how near it came: its score, the one the wide context shows.
+    let left_out: Vec<_> = tight
+        .dropped
+        .iter()
+        .filter(|d| d.reason == acms_assemble::DropReason::Budget)
+        .collect();
+    assert!(!left_out.is_empty());
+    for d in left_out {
+        let shown = wide.manifest.iter().find(|m| m.node == d.node);
+        assert!(
+            shown.is_some_and(|m| m.score == d.score) && d.score > 0.0,
+            "{d:?} against {shown:?}"
+        );
+    }
 }
