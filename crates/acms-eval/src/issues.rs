@@ -151,6 +151,11 @@ pub fn peer_blocks(text: &str, files: &HashSet<String>) -> Blocks {
         .collect()
 }
 
+/// `line` without an opening brace at its end.
+fn without_brace(line: &str) -> &str {
+    line.strip_suffix('{').map_or(line, str::trim_end)
+}
+
 /// Scores one context given as per-file blocks.
 pub fn score(gold: &Gold, blocks: &Blocks) -> TaskScore {
     let sets: HashMap<&str, HashSet<&str>> = blocks
@@ -158,12 +163,23 @@ pub fn score(gold: &Gold, blocks: &Blocks) -> TaskScore {
         .map(|(p, ls)| (p.as_str(), ls.iter().map(String::as_str).collect()))
         .collect();
     let has = |path: &str, line: &str| sets.get(path).is_some_and(|s| s.contains(line));
+    // A declaration shown as a signature (depth 0 or 2) lacks the block's opening brace that
+    // ends its source line (`pub struct MultipartError {`): compared without it.
+    let unbraced: HashMap<&str, HashSet<&str>> = sets
+        .iter()
+        .map(|(p, s)| (*p, s.iter().map(|l| without_brace(l)).collect()))
+        .collect();
+    let declared = |path: &str, line: &str| {
+        unbraced
+            .get(path)
+            .is_some_and(|s| s.contains(without_brace(line)))
+    };
     TaskScore {
         files_all: gold.files.iter().all(|f| sets.contains_key(f.as_str())),
         symbols_visible: gold
             .symbols
             .iter()
-            .filter(|s| !s.def_line.is_empty() && has(&s.path, &s.def_line))
+            .filter(|s| !s.def_line.is_empty() && declared(&s.path, &s.def_line))
             .count(),
         symbols_total: gold.symbols.len(),
         changed_found: gold
@@ -816,4 +832,44 @@ pub fn saved_reports(work_dir: &Path, sets: &[&str]) -> Result<Vec<SetReport>> {
         })?);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::realtasks::GoldSymbol;
+
+    #[test]
+    fn a_declaration_shown_as_a_signature_is_visible_without_its_brace() {
+        let symbol = |name: &str, def: &str| GoldSymbol {
+            spec: format!("src/lib.rs::{name}"),
+            path: "src/lib.rs".into(),
+            start_line: 1,
+            end_line: 9,
+            def_line: def.into(),
+        };
+        let gold = Gold {
+            files: vec!["src/lib.rs".into()],
+            symbols: vec![
+                symbol("MultipartError", "pub struct MultipartError {"),
+                symbol("body_text", "pub fn body_text(&self) -> String {"),
+                symbol("status", "pub fn status(&self) -> StatusCode {"),
+            ],
+            changed: [("src/lib.rs".to_string(), vec!["x: 1 {".to_string()])].into(),
+            ..Gold::default()
+        };
+        let blocks: Blocks = [(
+            "src/lib.rs".to_string(),
+            vec![
+                "pub struct MultipartError".to_string(),
+                "pub fn body_text(&self) -> String {".to_string(),
+                "x: 1".to_string(),
+            ],
+        )]
+        .into();
+        let s = score(&gold, &blocks);
+        assert_eq!((s.symbols_visible, s.symbols_total), (2, 3));
+        // Changed lines are still compared as written.
+        assert_eq!(s.changed_found, 0);
+    }
 }

@@ -234,7 +234,7 @@ pub fn file_symbols(root: &Path, path: &str) -> Vec<SymbolSpan> {
             let def = (n.start_line as usize..=n.end_line as usize)
                 .filter_map(|i| lines.get(i.wrapping_sub(1)))
                 .map(|l| l.trim())
-                .find(|l| !l.is_empty() && !l.starts_with('@') && !l.starts_with("#["))
+                .find(|l| declaration(l))
                 .unwrap_or_default()
                 .to_string();
             SymbolSpan {
@@ -246,6 +246,16 @@ pub fn file_symbols(root: &Path, path: &str) -> Vec<SymbolSpan> {
             }
         })
         .collect()
+}
+
+/// Whether a trimmed line of a symbol's span can be its declaration: not blank, and neither a
+/// decorator or attribute (`@cached`, `#[derive(Debug)]`) nor a doc comment above it (Rust's
+/// `///`, a JSDoc block), which the analyzer includes in a node's span.
+fn declaration(line: &str) -> bool {
+    !line.is_empty()
+        && !["@", "#[", "//", "/*", "*"]
+            .iter()
+            .any(|p| line.starts_with(p))
 }
 
 /// `module.Class.method` matches `Class.method` (a suffix at a dot boundary).
@@ -311,7 +321,30 @@ pub fn resolve_gold(task: &IssueTask, root: &Path) -> Gold {
 
 #[cfg(test)]
 mod tests {
-    use super::names_match;
+    use super::{declaration, names_match};
+
+    #[test]
+    fn the_declaration_line_is_below_decorators_attributes_and_doc_comments() {
+        for above in [
+            "@property",
+            "#[must_use]",
+            "/// Returns the body.",
+            "//! Crate doc",
+            "/**",
+            "* @param x",
+            "*/",
+        ] {
+            assert!(!declaration(above), "{above}");
+        }
+        for decl in [
+            "pub struct MultipartError {",
+            "def f(self):",
+            "export function app() {",
+            "class A:",
+        ] {
+            assert!(declaration(decl), "{decl}");
+        }
+    }
 
     #[test]
     fn suffix_at_a_boundary() {
