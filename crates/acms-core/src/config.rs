@@ -380,6 +380,8 @@ impl Fusion {
 pub struct PackerConfig {
     /// Depths a fragment may fall back through, deepest first.
     pub depth_fallback: Vec<u8>,
+    /// A shallower rendering smaller than this is not offered at small budgets; the floor
+    /// falls with the budget to 0 at 16k tokens (see the packer's `options`).
     pub min_fragment_tokens: usize,
 }
 defaults!(PackerConfig {

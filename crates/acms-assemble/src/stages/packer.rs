@@ -136,11 +136,21 @@ pub fn lead_in_full(candidates: &mut [Candidate], scores: &[f64], budget: u32) {
     }
 }
 
+/// The smallest partial rendering offered in a window of `budget` tokens when
+/// `min-fragment-tokens` is `configured`: all of it in a tiny window, none from
+/// [`SIZE_FULL_BUDGET`] on.
+fn partial_floor(configured: usize, budget: u32) -> u32 {
+    (configured as f64 * (1.0 - full_budget_share(budget))).round() as u32
+}
+
 /// The depths offered for `f`: those of `context.packer.depth-fallback` not deeper than the
-/// fragment allows. A partial rendering under `min-fragment-tokens` is not worth its header;
-/// a complete symbol (depth 9) is offered however small.
+/// fragment allows. A partial rendering under `min-fragment-tokens` is not worth its header
+/// in a small window, which is better spent on bodies; the floor falls with the budget like
+/// the size exponent, to 0 at [`SIZE_FULL_BUDGET`], where a 9-token method signature (`def
+/// _print_Pow(self, power):`) names the method a fix changes for the price of its line and
+/// header. A complete symbol (depth 9) is offered however small.
 pub(crate) fn options(ctx: &StageContext<'_>, f: &Fragment, budget: u32) -> Vec<DepthOption> {
-    let min = ctx.config.packer.min_fragment_tokens as u32;
+    let min = partial_floor(ctx.config.packer.min_fragment_tokens, budget);
     let node = ctx.corpus.node(f.node);
     f.depths()
         .filter(|d| ctx.config.packer.depth_fallback.contains(&d.value()))
@@ -366,6 +376,12 @@ mod tests {
             huge[0].options[0].value,
             value(1.0, Depth::Full, 1500, budget)
         );
+    }
+
+    #[test]
+    fn a_small_signature_is_offered_in_a_large_window_only() {
+        let floors = [0, 2_000, 4_000, 8_000, 16_000, 100_000].map(|b| partial_floor(10, b));
+        assert_eq!(floors, [10, 9, 8, 5, 0, 0]);
     }
 
     #[test]
