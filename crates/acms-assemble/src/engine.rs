@@ -12,7 +12,7 @@
 //! empty context does not fit the text is empty.
 
 use std::cell::RefCell;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -20,7 +20,7 @@ use std::time::Instant;
 use acms_core::{ContextConfig, Depth, ExactCounter, NodeId, TokenCounter};
 use acms_index::Store;
 use acms_llm::LlmClient;
-use acms_pack::{Candidate, PackItem, Packing, VerifyOutcome, verify_and_trim};
+use acms_pack::{Candidate, PackItem, Packing, Verified, VerifyOutcome, verify_and_trim};
 use acms_retrieve::{Execution, Retriever, RunStatus, StrategyRegistry};
 
 use crate::stages::StageContext;
@@ -66,6 +66,13 @@ impl StageLog<'_> {
     ) -> T {
         let t = Instant::now();
         let value = f();
+        // A stage run again in the same assembly (the refill) adds to its report.
+        if let Some(r) = self.stages.iter_mut().find(|r| r.stage == stage) {
+            r.millis += t.elapsed().as_secs_f64() * 1000.0;
+            r.input = input;
+            r.output = output(&value);
+            return value;
+        }
         self.stages.push(StageReport {
             stage: stage.to_string(),
             implementation: implementation.to_string(),
@@ -74,6 +81,13 @@ impl StageLog<'_> {
             output: output(&value),
         });
         value
+    }
+
+    /// Sets `stage`'s output count, for a stage that works in place.
+    fn set_output(&mut self, stage: &str, output: usize) {
+        if let Some(r) = self.stages.iter_mut().find(|r| r.stage == stage) {
+            r.output = output;
+        }
     }
 }
 
@@ -341,98 +355,77 @@ impl Engine {
 
         // 7. BudgetPacker: reserve what the preamble will cost (drafted with every fragment
         // included, its longest form) plus the blank lines joining the parts.
-        let (candidates, packing, pack_budget, enclosed): (
-            Vec<Candidate>,
-            Packing,
-            u32,
-            Vec<usize>,
-        ) = log.run(
-            "budget-packer",
-            &p.budget_packer.name,
-            fragments.len(),
-            || {
-                let candidates =
-                    p.budget_packer
-                        .component
-                        .candidates(&ctx, &fragments, fragment_budget);
-                let draft = {
-                    let mut d = provenance.clone();
-                    d.by_depth = [fragments.len(); 4];
-                    d.files = fragments.len();
-                    d.dropped_budget = fragments.len();
-                    p.preamble_generator
-                        .component
-                        .preamble(&ctx, &d, max_preamble)
-                };
-                let reserve = pack_tokens(self.counter.count(&draft) + 4);
-                let pack_budget = fragment_budget.saturating_sub(reserve);
-                let (packing, enclosed) = crate::stages::packer::pack_unenclosed(
-                    &ctx,
-                    p.budget_packer.component.as_ref(),
-                    &fragments,
-                    &candidates,
-                    pack_budget,
-                );
-                (candidates, packing, pack_budget, enclosed)
-            },
-            |(_, packing, _, _)| packing.items.len(),
-        );
-
-        // 8. FragmentOrderer
-        let mut placed: Vec<Placed> = packing
-            .items
-            .iter()
-            .map(|it| Placed {
-                fragment: fragments[it.candidate].clone(),
-                depth: it.depth,
-            })
-            .collect();
-        log.run(
-            "fragment-orderer",
-            &p.fragment_orderer.name,
-            packing.items.len(),
-            || p.fragment_orderer.component.order(&ctx, &mut placed),
-            |_| 0,
-        );
-        if let Some(last) = log.stages.last_mut() {
-            last.output = placed.len();
-        }
-
-        // 9. PreambleGenerator — run inside the layout that verification counts, because the
-        // preamble reports what ends up included.
-        let layout = Layout {
+        let candidates = p
+            .budget_packer
+            .component
+            .candidates(&ctx, &fragments, fragment_budget);
+        let draft = {
+            let mut d = provenance.clone();
+            d.by_depth = [fragments.len(); 4];
+            d.files = fragments.len();
+            d.dropped_budget = fragments.len();
+            p.preamble_generator
+                .component
+                .preamble(&ctx, &d, max_preamble)
+        };
+        let reserve = pack_tokens(self.counter.count(&draft) + 4);
+        let pack_budget = fragment_budget.saturating_sub(reserve);
+        let sources = Sources::default();
+        let attempt = Attempt {
             engine: self,
             ctx: &ctx,
-            placed: &placed,
             fragments: &fragments,
-            enclosed: &enclosed,
+            candidates: &candidates,
             provenance: &provenance,
             inherited: &inherited,
             max_preamble,
-            files: RefCell::new(HashMap::new()),
-            texts: RefCell::new(HashMap::new()),
-            failure: RefCell::new(None),
+            total: pack_tokens(total),
+            sources: &sources,
         };
-        let verified = log.run(
-            "preamble-generator",
-            &p.preamble_generator.name,
-            packing.items.len(),
-            || {
-                verify_and_trim(
-                    &candidates,
-                    &packing.items,
-                    pack_tokens(total),
-                    &|items| layout.render(items),
-                    &|s| self.counter.count(s),
-                )
-            },
-            |v| v.items.len(),
-        );
+        let (packing, enclosed) = attempt.pack(pack_budget, &mut log);
+        let mut laid = attempt.lay_out(packing.items.clone(), enclosed, &mut log);
+        let mut refilled = 0;
+        // The packer pays each fragment's header, but fragments of one file share a block and
+        // its header, so the text is usually a few hundred tokens under the budget: fill that
+        // room with what was left out, keeping everything packed. Kept only if worth more
+        // after verification.
+        let room = pack_tokens(total).saturating_sub(pack_tokens(laid.verified.tokens));
+        if laid.verified.outcome == VerifyOutcome::Fits
+            && room >= REFILL_MIN_TOKENS
+            && let more = attempt.refill(&laid, room, &mut log)
+            && !more.items.is_empty()
+        {
+            let added: HashSet<usize> = more.items.iter().map(|it| it.candidate).collect();
+            let mut items = laid.verified.items.clone();
+            items.extend(more.items);
+            items.sort_by_key(|it| it.candidate);
+            let again = attempt.lay_out(items, laid.enclosed.clone(), &mut log);
+            if again.value() > laid.value() {
+                refilled = again
+                    .verified
+                    .items
+                    .iter()
+                    .filter(|it| added.contains(&it.candidate))
+                    .count();
+                laid = again;
+            }
+        }
+        log.set_output("budget-packer", laid.placed.len());
+        log.set_output("fragment-orderer", laid.placed.len());
+        log.set_output("preamble-generator", laid.verified.items.len());
+        let Laid {
+            enclosed,
+            placed,
+            verified,
+        } = laid;
         let (text, tokens) = match verified.outcome {
             VerifyOutcome::EmptyOverBudget => (String::new(), 0),
-            _ => (layout.render(&verified.items), verified.tokens),
+            _ => (
+                attempt.layout(&placed, &enclosed).render(&verified.items),
+                verified.tokens,
+            ),
         };
-        if let Some(e) = layout.failure.into_inner() {
+        if let Some(e) = sources.failure.into_inner() {
             return Err(e);
         }
 
@@ -510,6 +503,7 @@ impl Engine {
             certified_gap: packing.certified_gap,
             verify_downgrades: verified.downgraded,
             verify_drops: verified.dropped,
+            refilled,
         };
         diagnostics.millis = started.elapsed().as_secs_f64() * 1000.0;
         let context = AssembledContext {
@@ -596,8 +590,166 @@ fn manifest_entry(ctx: &StageContext<'_>, pl: &Placed) -> Option<ManifestEntry> 
     })
 }
 
+/// What the layouts of one assembly read from the store, read once: file lines and
+/// renderings, and the first store error met (the renderer itself cannot fail).
+#[derive(Default)]
+struct Sources {
+    files: RefCell<HashMap<String, Arc<Vec<String>>>>,
+    texts: RefCell<HashMap<(NodeId, Depth), String>>,
+    failure: RefCell<Option<Error>>,
+}
+
+/// Stages 7–9 for one pack budget: what an assembly needs to pack, order and lay out.
+struct Attempt<'a> {
+    engine: &'a Engine,
+    ctx: &'a StageContext<'a>,
+    fragments: &'a [Fragment],
+    candidates: &'a [Candidate],
+    provenance: &'a Provenance,
+    inherited: &'a str,
+    max_preamble: usize,
+    /// The whole budget the final text is verified against.
+    total: u32,
+    sources: &'a Sources,
+}
+
+/// The outcome of one [`Attempt`].
+struct Laid {
+    /// Fragments left out of the packing because an enclosing fragment shows them.
+    enclosed: Vec<usize>,
+    /// The packed fragments in context order (depths as packed, before verification).
+    placed: Vec<Placed>,
+    verified: Verified,
+}
+
+impl Laid {
+    /// The knapsack value of what survived verification.
+    fn value(&self) -> f64 {
+        self.verified.items.iter().map(|it| it.value).sum()
+    }
+}
+
+/// The least room under the budget worth packing again for (stages 7–9 cost a few
+/// milliseconds; a signature with its header is about 20 tokens).
+const REFILL_MIN_TOKENS: u32 = 48;
+
+impl<'a> Attempt<'a> {
+    fn layout<'l>(&'l self, placed: &'l [Placed], enclosed: &'l [usize]) -> Layout<'l> {
+        Layout {
+            engine: self.engine,
+            ctx: self.ctx,
+            placed,
+            fragments: self.fragments,
+            enclosed,
+            provenance: self.provenance,
+            inherited: self.inherited,
+            max_preamble: self.max_preamble,
+            sources: self.sources,
+        }
+    }
+
+    /// Stage 7: packs the candidates into `pack_budget`.
+    fn pack(&self, pack_budget: u32, log: &mut StageLog<'_>) -> (Packing, Vec<usize>) {
+        let packer = &self.engine.pipeline.budget_packer;
+        log.run(
+            "budget-packer",
+            &packer.name,
+            self.fragments.len(),
+            || {
+                crate::stages::packer::pack_unenclosed(
+                    self.ctx,
+                    packer.component.as_ref(),
+                    self.fragments,
+                    self.candidates,
+                    pack_budget,
+                )
+            },
+            |(packing, _)| packing.items.len(),
+        )
+    }
+
+    /// Stage 7 again, for the `room` tokens `laid` left under the budget: packs the
+    /// fragments it left out (and that no fragment it shows in full encloses) into that room.
+    fn refill(&self, laid: &Laid, room: u32, log: &mut StageLog<'_>) -> Packing {
+        let packer = &self.engine.pipeline.budget_packer;
+        log.run(
+            "budget-packer",
+            &packer.name,
+            self.fragments.len(),
+            || {
+                let packed: HashSet<usize> =
+                    laid.verified.items.iter().map(|it| it.candidate).collect();
+                let everything: Vec<usize> = (0..self.fragments.len()).collect();
+                let full = crate::stages::packer::full_nodes(&laid.verified.items);
+                let shown: HashSet<usize> = crate::stages::packer::still_shown(
+                    self.ctx,
+                    self.fragments,
+                    &everything,
+                    &full,
+                )
+                .into_iter()
+                .collect();
+                let mut rest = self.candidates.to_vec();
+                for (i, c) in rest.iter_mut().enumerate() {
+                    if packed.contains(&i) || shown.contains(&i) {
+                        c.options.clear();
+                    }
+                }
+                packer.component.pack(&rest, room)
+            },
+            |more| laid.verified.items.len() + more.items.len(),
+        )
+    }
+
+    /// Stages 8 and 9: orders `items` (in candidate order) and lays them out, verified
+    /// against the whole budget.
+    fn lay_out(&self, items: Vec<PackItem>, enclosed: Vec<usize>, log: &mut StageLog<'_>) -> Laid {
+        let p = &self.engine.pipeline;
+        // 8. FragmentOrderer
+        let mut placed: Vec<Placed> = items
+            .iter()
+            .map(|it| Placed {
+                fragment: self.fragments[it.candidate].clone(),
+                depth: it.depth,
+            })
+            .collect();
+        log.run(
+            "fragment-orderer",
+            &p.fragment_orderer.name,
+            items.len(),
+            || p.fragment_orderer.component.order(self.ctx, &mut placed),
+            |_| 0,
+        );
+        log.set_output("fragment-orderer", placed.len());
+
+        // 9. PreambleGenerator — run inside the layout that verification counts, because the
+        // preamble reports what ends up included.
+        let layout = self.layout(&placed, &enclosed);
+        let verified = log.run(
+            "preamble-generator",
+            &p.preamble_generator.name,
+            items.len(),
+            || {
+                verify_and_trim(
+                    self.candidates,
+                    &items,
+                    self.total,
+                    &|items| layout.render(items),
+                    &|s| self.engine.counter.count(s),
+                )
+            },
+            |v| v.items.len(),
+        );
+        Laid {
+            enclosed,
+            placed,
+            verified,
+        }
+    }
+}
+
 /// Stage 9's layout of a set of packed items: preamble, inherited skeleton and the blocks
-/// of [`render::blocks`], in the orderer's order. Texts are read from the store once.
+/// of [`render::blocks`], in the orderer's order.
 struct Layout<'a> {
     engine: &'a Engine,
     ctx: &'a StageContext<'a>,
@@ -608,31 +760,31 @@ struct Layout<'a> {
     provenance: &'a Provenance,
     inherited: &'a str,
     max_preamble: usize,
-    files: RefCell<HashMap<String, Arc<Vec<String>>>>,
-    texts: RefCell<HashMap<(NodeId, Depth), String>>,
-    /// The first store error met while rendering (the renderer itself cannot fail).
-    failure: RefCell<Option<Error>>,
+    sources: &'a Sources,
 }
 
 impl Layout<'_> {
     fn fail(&self, e: impl Into<Error>) {
-        self.failure.borrow_mut().get_or_insert(e.into());
+        self.sources.failure.borrow_mut().get_or_insert(e.into());
     }
 
     fn text(&self, node: NodeId, depth: Depth) -> String {
-        if let Some(t) = self.texts.borrow().get(&(node, depth)) {
+        if let Some(t) = self.sources.texts.borrow().get(&(node, depth)) {
             return t.clone();
         }
         let t = self.engine.store.text(node, depth).unwrap_or_else(|e| {
             self.fail(e);
             String::new()
         });
-        self.texts.borrow_mut().insert((node, depth), t.clone());
+        self.sources
+            .texts
+            .borrow_mut()
+            .insert((node, depth), t.clone());
         t
     }
 
     fn lines(&self, path: &str) -> Arc<Vec<String>> {
-        if let Some(l) = self.files.borrow().get(path) {
+        if let Some(l) = self.sources.files.borrow().get(path) {
             return l.clone();
         }
         let content = match self.engine.store.file_content(path) {
@@ -649,7 +801,8 @@ impl Layout<'_> {
             }
         };
         let lines = Arc::new(content.lines().map(str::to_string).collect::<Vec<_>>());
-        self.files
+        self.sources
+            .files
             .borrow_mut()
             .insert(path.to_string(), lines.clone());
         lines

@@ -131,6 +131,10 @@ pub struct PackReport {
     /// Steps the exact-count verification took after packing.
     pub verify_downgrades: usize,
     pub verify_drops: usize,
+    /// Fragments added after the first layout, in the room it left under the budget
+    /// (fragments of one file share a header the packer paid for each).
+    #[serde(default)]
+    pub refilled: usize,
 }
 
 /// Diagnostics of one assembly: sizes, counts, timings and ids.

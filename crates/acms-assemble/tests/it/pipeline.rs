@@ -296,3 +296,27 @@ fn a_missing_index_directory_is_a_clear_error() {
         .unwrap();
     assert!(err.to_string().contains("run `acms index"), "{err}");
 }
+
+/// The packer pays every fragment's header, but neighbours in one file share a block and its
+/// header; the room that saves is filled with what was left out. Without the refill the
+/// packed fragments' costs never sum past the budget.
+#[test]
+fn the_room_shared_headers_leave_is_filled() {
+    let f = Fixture::new();
+    let engine = f.engine(&ContextConfig::default());
+    let task = "compute the cart total with discount and sales tax";
+    let mut past = Vec::new();
+    for budget in (500..=1100).step_by(100) {
+        let ctx = assemble(&engine, task, budget);
+        assert!(ctx.tokens <= budget);
+        let costs: u32 = ctx.manifest.iter().map(|m| m.tokens).sum();
+        if costs as usize > budget {
+            assert!(ctx.diagnostics.pack.refilled > 0, "{budget}");
+            past.push(budget);
+        }
+    }
+    assert!(
+        !past.is_empty(),
+        "no context packed past the sum of its costs"
+    );
+}
