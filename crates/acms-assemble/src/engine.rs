@@ -382,24 +382,32 @@ impl Engine {
             total: pack_tokens(total),
             sources: &sources,
         };
-        let (packing, enclosed) = attempt.pack(pack_budget, &mut log);
+        let (packing, enclosed) = attempt.pack(&candidates, pack_budget, &mut log);
         let mut laid = attempt.lay_out(packing.items.clone(), enclosed, &mut log);
         let mut refilled = 0;
         // The packer pays each fragment's header, but fragments of one file share a block and
-        // its header, so the text is usually a few hundred tokens under the budget: fill that
-        // room with what was left out, keeping everything packed. Kept only if worth more
-        // after verification.
+        // its header, so the text is usually a few hundred tokens under the budget: stage 7
+        // again fills that room with what was left out, keeping everything packed. Kept only
+        // if worth more after verification.
         let room = pack_tokens(total).saturating_sub(pack_tokens(laid.verified.tokens));
         if laid.verified.outcome == VerifyOutcome::Fits
             && room >= REFILL_MIN_TOKENS
-            && let more = attempt.refill(&laid, room, &mut log)
+            && let rest = crate::stages::packer::leftovers(
+                &ctx,
+                &fragments,
+                &candidates,
+                &laid.verified.items,
+            )
+            && let (more, more_enclosed) = attempt.pack(&rest, room, &mut log)
             && !more.items.is_empty()
         {
             let added: HashSet<usize> = more.items.iter().map(|it| it.candidate).collect();
             let mut items = laid.verified.items.clone();
             items.extend(more.items);
             items.sort_by_key(|it| it.candidate);
-            let again = attempt.lay_out(items, laid.enclosed.clone(), &mut log);
+            let mut enclosed = laid.enclosed.clone();
+            enclosed.extend(more_enclosed);
+            let again = attempt.lay_out(items, enclosed, &mut log);
             if again.value() > laid.value() {
                 refilled = again
                     .verified
@@ -648,8 +656,13 @@ impl<'a> Attempt<'a> {
         }
     }
 
-    /// Stage 7: packs the candidates into `pack_budget`.
-    fn pack(&self, pack_budget: u32, log: &mut StageLog<'_>) -> (Packing, Vec<usize>) {
+    /// Stage 7: packs `candidates` (one per fragment) into `budget`.
+    fn pack(
+        &self,
+        candidates: &[Candidate],
+        budget: u32,
+        log: &mut StageLog<'_>,
+    ) -> (Packing, Vec<usize>) {
         let packer = &self.engine.pipeline.budget_packer;
         log.run(
             "budget-packer",
@@ -660,44 +673,11 @@ impl<'a> Attempt<'a> {
                     self.ctx,
                     packer.component.as_ref(),
                     self.fragments,
-                    self.candidates,
-                    pack_budget,
+                    candidates,
+                    budget,
                 )
             },
             |(packing, _)| packing.items.len(),
-        )
-    }
-
-    /// Stage 7 again, for the `room` tokens `laid` left under the budget: packs the
-    /// fragments it left out (and that no fragment it shows in full encloses) into that room.
-    fn refill(&self, laid: &Laid, room: u32, log: &mut StageLog<'_>) -> Packing {
-        let packer = &self.engine.pipeline.budget_packer;
-        log.run(
-            "budget-packer",
-            &packer.name,
-            self.fragments.len(),
-            || {
-                let packed: HashSet<usize> =
-                    laid.verified.items.iter().map(|it| it.candidate).collect();
-                let everything: Vec<usize> = (0..self.fragments.len()).collect();
-                let full = crate::stages::packer::full_nodes(&laid.verified.items);
-                let shown: HashSet<usize> = crate::stages::packer::still_shown(
-                    self.ctx,
-                    self.fragments,
-                    &everything,
-                    &full,
-                )
-                .into_iter()
-                .collect();
-                let mut rest = self.candidates.to_vec();
-                for (i, c) in rest.iter_mut().enumerate() {
-                    if packed.contains(&i) || shown.contains(&i) {
-                        c.options.clear();
-                    }
-                }
-                packer.component.pack(&rest, room)
-            },
-            |more| laid.verified.items.len() + more.items.len(),
         )
     }
 

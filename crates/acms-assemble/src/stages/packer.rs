@@ -235,6 +235,25 @@ pub(crate) fn still_shown(
         .collect()
 }
 
+/// `candidates` without the options of those `items` packed and of the fragments a fragment
+/// they place at depth 9 already shows: what may still fill the room a layout left.
+pub(crate) fn leftovers(
+    ctx: &StageContext<'_>,
+    fragments: &[Fragment],
+    candidates: &[Candidate],
+    items: &[PackItem],
+) -> Vec<Candidate> {
+    let everything: Vec<usize> = (0..fragments.len()).collect();
+    let mut out = candidates.to_vec();
+    let shown = still_shown(ctx, fragments, &everything, &full_nodes(items));
+    for i in items.iter().map(|it| it.candidate).chain(shown) {
+        if let Some(c) = out.get_mut(i) {
+            c.options.clear();
+        }
+    }
+    out
+}
+
 /// Packs `candidates` (one per fragment), then packs again without the fragments a fragment
 /// packed at depth 9 already shows — a closure inside its function, which the renderer shows
 /// once, inside the parent's region, though the packing paid for it twice — until none is
