@@ -111,8 +111,8 @@ impl Strategy for WarmMemoryStrategy {
     }
 
     fn retrieve(&self, input: &StrategyInput) -> acms_retrieve::Result<Vec<Hit>> {
-        let mut query = terms(&input.query.text);
-        for s in &input.query.mentioned_symbols {
+        let mut query = terms(&input.query().text);
+        for s in &input.query().mentioned_symbols {
             query.extend(terms(s));
         }
         if query.is_empty() {

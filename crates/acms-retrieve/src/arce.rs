@@ -69,7 +69,7 @@ impl Strategy for ArceStrategy {
     }
 
     fn retrieve(&self, input: &StrategyInput) -> Result<Vec<Hit>> {
-        let task: String = input.query.text.chars().take(4000).collect();
+        let task: String = input.query().text.chars().take(4000).collect();
         let mut found: HashMap<NodeId, Hit> = HashMap::new();
         let mut tried: BTreeSet<String> = BTreeSet::new();
         for round in 1..=self.max_rounds {

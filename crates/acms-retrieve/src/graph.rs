@@ -108,7 +108,7 @@ impl Strategy for NavigatorStrategy {
 
     fn retrieve(&self, input: &StrategyInput) -> Result<Vec<Hit>> {
         let corpus = &input.corpus;
-        let q = &input.query;
+        let q = input.query();
         let mut hits = Vec::new();
         // The best way found to each node.
         let mut best: HashMap<NodeId, Route> = HashMap::new();
@@ -148,7 +148,7 @@ impl Strategy for NavigatorStrategy {
                 name(m.id, 1.0, path);
             }
         }
-        for m in corpus.resolve_mentions(&input.reading) {
+        for m in corpus.resolve_mentions(input.reading()) {
             name(m.node, m.weight, &m.name);
         }
         for (id, (weight, what)) in named {

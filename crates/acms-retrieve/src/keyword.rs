@@ -84,7 +84,7 @@ impl Strategy for KeywordStrategy {
     }
 
     fn retrieve(&self, input: &StrategyInput) -> Result<Vec<Hit>> {
-        let q = &input.query;
+        let q = input.query();
         let mut text = q.text.clone();
         for s in &q.mentioned_symbols {
             text.push(' ');
@@ -92,7 +92,7 @@ impl Strategy for KeywordStrategy {
         }
         // Identifiers the task shows in code count more than its prose, and are always in
         // the query however common their words are.
-        let reading = &input.reading;
+        let reading = input.reading();
         let mut emphasis: Vec<(String, f32)> = reading
             .identifiers
             .iter()

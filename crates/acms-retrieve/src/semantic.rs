@@ -100,7 +100,7 @@ impl Strategy for SemanticStrategy {
                 &guard
             }
         };
-        let text = input.query.text.trim();
+        let text = input.query().text.trim();
         if text.is_empty() || vectors.is_empty() {
             return Ok(Vec::new());
         }

@@ -23,9 +23,9 @@ pub enum Stage {
 #[derive(Clone)]
 pub struct StrategyInput {
     pub corpus: Arc<Corpus>,
-    pub query: Arc<Query>,
-    /// The query's text as [`crate::task::read`] reads it, once for every strategy.
-    pub reading: Arc<TaskReading>,
+    /// Private with [`StrategyInput::reading`], so the reading is always of this query.
+    query: Arc<Query>,
+    reading: Arc<TaskReading>,
     /// This strategy's share of the token budget: a hint for how many hits are useful.
     pub budget: u32,
     /// Best hits of the primary strategies (empty for primaries).
@@ -44,6 +44,16 @@ impl StrategyInput {
             seeds: Arc::new(Vec::new()),
         }
     }
+
+    /// The query retrieved for.
+    pub fn query(&self) -> &Query {
+        &self.query
+    }
+
+    /// The query's text as [`crate::task::read`] reads it, once for every strategy.
+    pub fn reading(&self) -> &TaskReading {
+        &self.reading
+    }
 }
 
 /// A way of finding relevant nodes.
@@ -58,7 +68,7 @@ pub trait Strategy: Send + Sync {
     fn stage(&self) -> Stage {
         Stage::Primary
     }
-    /// Scored hits for `input.query`, best first. An `Err` counts against the strategy's
+    /// Scored hits for `input.query()`, best first. An `Err` counts against the strategy's
     /// circuit breaker but never fails the retrieval.
     fn retrieve(&self, input: &StrategyInput) -> Result<Vec<Hit>>;
 }
