@@ -355,21 +355,29 @@ impl Engine {
 
         // 7. BudgetPacker: reserve what the preamble will cost (drafted with every fragment
         // included, its longest form) plus the blank lines joining the parts.
-        let candidates = p
-            .budget_packer
-            .component
-            .candidates(&ctx, &fragments, fragment_budget);
-        let draft = {
-            let mut d = provenance.clone();
-            d.by_depth = [fragments.len(); 4];
-            d.files = fragments.len();
-            d.dropped_budget = fragments.len();
-            p.preamble_generator
-                .component
-                .preamble(&ctx, &d, max_preamble)
-        };
-        let reserve = pack_tokens(self.counter.count(&draft) + 4);
-        let pack_budget = fragment_budget.saturating_sub(reserve);
+        let (candidates, pack_budget) = log.run(
+            "budget-packer",
+            &p.budget_packer.name,
+            fragments.len(),
+            || {
+                let candidates =
+                    p.budget_packer
+                        .component
+                        .candidates(&ctx, &fragments, fragment_budget);
+                let draft = {
+                    let mut d = provenance.clone();
+                    d.by_depth = [fragments.len(); 4];
+                    d.files = fragments.len();
+                    d.dropped_budget = fragments.len();
+                    p.preamble_generator
+                        .component
+                        .preamble(&ctx, &d, max_preamble)
+                };
+                let reserve = pack_tokens(self.counter.count(&draft) + 4);
+                (candidates, fragment_budget.saturating_sub(reserve))
+            },
+            |_| 0,
+        );
         let sources = Sources::default();
         let attempt = Attempt {
             engine: self,
@@ -607,7 +615,7 @@ struct Sources {
     failure: RefCell<Option<Error>>,
 }
 
-/// Stages 7–9 for one pack budget: what an assembly needs to pack, order and lay out.
+/// What stages 7–9 need to pack, order and lay out: once, and again for the refill.
 struct Attempt<'a> {
     engine: &'a Engine,
     ctx: &'a StageContext<'a>,
@@ -621,7 +629,7 @@ struct Attempt<'a> {
     sources: &'a Sources,
 }
 
-/// The outcome of one [`Attempt`].
+/// One packing ordered, laid out and verified ([`Attempt::lay_out`]).
 struct Laid {
     /// Fragments left out of the packing because an enclosing fragment shows them.
     enclosed: Vec<usize>,
