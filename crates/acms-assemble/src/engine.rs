@@ -391,41 +391,8 @@ impl Engine {
             sources: &sources,
         };
         let (packing, enclosed) = attempt.pack(&candidates, pack_budget, &mut log);
-        let mut laid = attempt.lay_out(packing.items.clone(), enclosed, &mut log);
-        let mut refilled = 0;
-        // The packer pays each fragment's header, but fragments of one file share a block and
-        // its header, so the text is usually a few hundred tokens under the budget: stage 7
-        // again fills that room with what was left out, keeping everything packed. Kept only
-        // if worth more after verification.
-        let room = pack_tokens(total).saturating_sub(pack_tokens(laid.verified.tokens));
-        if laid.verified.outcome == VerifyOutcome::Fits
-            && room >= REFILL_MIN_TOKENS
-            && let rest = crate::stages::packer::leftovers(
-                &ctx,
-                &fragments,
-                &candidates,
-                &laid.verified.items,
-            )
-            && let (more, more_enclosed) = attempt.pack(&rest, room, &mut log)
-            && !more.items.is_empty()
-        {
-            let added: HashSet<usize> = more.items.iter().map(|it| it.candidate).collect();
-            let mut items = laid.verified.items.clone();
-            items.extend(more.items);
-            items.sort_by_key(|it| it.candidate);
-            let mut enclosed = laid.enclosed.clone();
-            enclosed.extend(more_enclosed);
-            let again = attempt.lay_out(items, enclosed, &mut log);
-            if again.value() > laid.value() {
-                refilled = again
-                    .verified
-                    .items
-                    .iter()
-                    .filter(|it| added.contains(&it.candidate))
-                    .count();
-                laid = again;
-            }
-        }
+        let laid = attempt.lay_out(packing.items.clone(), enclosed, &mut log);
+        let (laid, refilled) = attempt.refill(laid, &mut log);
         log.set_output("budget-packer", laid.placed.len());
         log.set_output("fragment-orderer", laid.placed.len());
         log.set_output("preamble-generator", laid.verified.items.len());
@@ -687,6 +654,45 @@ impl<'a> Attempt<'a> {
             },
             |(packing, _)| packing.items.len(),
         )
+    }
+
+    /// Stage 7 again, then 8 and 9: the packer pays each fragment's header, but fragments of
+    /// one file share a block and its header, so the text `laid` out is usually a few hundred
+    /// tokens under the budget. Packs what it left out into that room, keeping everything it
+    /// holds, and returns the new layout if it is worth more, with how many fragments it
+    /// added; else `laid` and 0.
+    fn refill(&self, laid: Laid, log: &mut StageLog<'_>) -> (Laid, usize) {
+        let room = self.total.saturating_sub(pack_tokens(laid.verified.tokens));
+        if laid.verified.outcome != VerifyOutcome::Fits || room < REFILL_MIN_TOKENS {
+            return (laid, 0);
+        }
+        let rest = crate::stages::packer::leftovers(
+            self.ctx,
+            self.fragments,
+            self.candidates,
+            &laid.verified.items,
+        );
+        let (more, more_enclosed) = self.pack(&rest, room, log);
+        if more.items.is_empty() {
+            return (laid, 0);
+        }
+        let added: HashSet<usize> = more.items.iter().map(|it| it.candidate).collect();
+        let mut items = laid.verified.items.clone();
+        items.extend(more.items);
+        items.sort_by_key(|it| it.candidate);
+        let mut enclosed = laid.enclosed.clone();
+        enclosed.extend(more_enclosed);
+        let again = self.lay_out(items, enclosed, log);
+        if again.value() <= laid.value() {
+            return (laid, 0);
+        }
+        let refilled = again
+            .verified
+            .items
+            .iter()
+            .filter(|it| added.contains(&it.candidate))
+            .count();
+        (again, refilled)
     }
 
     /// Stages 8 and 9: orders `items` (in candidate order) and lays them out, verified
