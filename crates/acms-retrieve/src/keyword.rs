@@ -90,9 +90,15 @@ impl Strategy for KeywordStrategy {
             text.push(' ');
             text.push_str(s);
         }
+        // The operations its code applies are words of the code it runs through, though the
+        // task never writes them; they count like its prose.
+        let reading = input.reading();
+        for word in &reading.operations {
+            text.push(' ');
+            text.push_str(word);
+        }
         // Identifiers the task shows in code count more than its prose, and are always in
         // the query however common their words are.
-        let reading = input.reading();
         let mut emphasis: Vec<(String, f32)> = reading
             .identifiers
             .iter()

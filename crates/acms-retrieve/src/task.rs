@@ -51,6 +51,10 @@ pub struct TaskReading {
     /// those modules' top-level packages: they name those packages' code, which is the
     /// project's only if the project is one of them.
     pub imported: BTreeMap<String, BTreeSet<String>>,
+    /// The names of the operations the task's code applies with an operator (`pow` for
+    /// `pi**(1/E)`, see [`OPERATIONS`]): the code the reproduction runs through is named
+    /// after them, though the task never writes the name.
+    pub operations: BTreeSet<&'static str>,
 }
 
 /// Weight of an identifier seen in code (a block, an inline span, a session or traceback).
@@ -773,6 +777,51 @@ fn without_quote_marks(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(lines.join("\n"))
 }
 
+/// Binary operators and the words of the names the code implementing them has: Python runs
+/// `a**b` as `__pow__` (in sympy `Pow`, `_print_Pow`, `_eval_power`), `a*b` as `__mul__`,
+/// `a @ b` as `__matmul__`; Rust implements them as `impl Pow`, `impl Mul`. Only the
+/// operators whose names are specific: `+`, `-` and `/` also join strings and paths, and
+/// their names (`add`, `sub`, `div`) are everyday words.
+pub const OPERATIONS: &[(&str, &[&str])] = &[
+    ("**", &["pow", "power"]),
+    ("*", &["mul"]),
+    ("@", &["matmul"]),
+];
+
+/// Words before an operator that make it unary or a wildcard, not an operation:
+/// `import *`, `return *rest`, `yield *xs`, `in *xs`.
+const BEFORE_UNARY: &[&str] = &[
+    "import", "return", "yield", "in", "and", "or", "not", "else",
+];
+
+/// The [`OPERATIONS`] that `code` (a line without strings and comments) applies as binary
+/// operators: an operand ends before the operator (a name, a number, `)` or `]`) and one
+/// starts after it. `f(*args, **kw)`, `&**self`, `@decorator` and `x *= 2` are not operations.
+fn operations(code: &str) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(at) = code[from..].find(['*', '@']).map(|p| from + p) {
+        let Some(&(op, words)) = OPERATIONS.iter().find(|(op, _)| code[at..].starts_with(op))
+        else {
+            break;
+        };
+        let left = code[..at].trim_end();
+        let last_word = left
+            .rsplit(|c: char| !ident_char(c))
+            .next()
+            .unwrap_or_default();
+        let operand_before = left.ends_with(|c: char| ident_char(c) || c == ')' || c == ']')
+            && !BEFORE_UNARY.contains(&last_word);
+        let right = code[at + op.len()..].trim_start();
+        let operand_after = right.starts_with(|c: char| ident_char(c) || c == '(' || c == '-');
+        if operand_before && operand_after {
+            out.extend_from_slice(words);
+        }
+        from = at + op.len();
+    }
+    out
+}
+
 /// Reads `text` (see the module doc).
 pub fn read(text: &str) -> TaskReading {
     // The title is the reporter's own line, as written.
@@ -815,6 +864,7 @@ pub fn read(text: &str) -> TaskReading {
         let code = without_comment(&without_strings(region));
         let chains = chains(&code);
         r.defined.extend(definitions(&chains));
+        r.operations.extend(operations(&code));
         for name in bound_names(&code) {
             *bound.entry(name).or_default() += 1;
         }
@@ -953,6 +1003,22 @@ mod tests {
         assert_eq!(r.identifiers.get("STR"), Some(&IN_CODE), "a constant");
         for noise in ["mod", "None", "True"] {
             assert!(!r.identifiers.contains_key(noise), "{noise}");
+        }
+    }
+
+    #[test]
+    fn binary_operators_name_the_operations_they_run() {
+        let r = read("```\n>>> pi**(1/E)\n>>> 2*x + y\n>>> A @ B\n```");
+        assert_eq!(
+            r.operations,
+            ["matmul", "mul", "pow", "power"].into_iter().collect()
+        );
+        for code in [
+            "```\nfrom sympy import *\ndef f(*args, **kw):\n    return g(*args)\n```",
+            "```\n@pytest.fixture\nx *= 2\nlet y = &**self;\nprint('a*b')  # 2*3\n```",
+            "Use **bold** and 2*x in prose.",
+        ] {
+            assert!(read(code).operations.is_empty(), "{code}");
         }
     }
 

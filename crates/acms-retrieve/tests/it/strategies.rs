@@ -337,6 +337,37 @@ fn the_title_of_a_report_outweighs_the_narrative_under_it() {
 }
 
 #[test]
+fn an_operator_in_the_tasks_code_names_the_code_that_implements_it() {
+    let f = Fixture::with_files(
+        false,
+        &[(
+            "src/printing/pretty.py",
+            "class PrettyPrinter:\n    def _print_Pow(self, power):\n        return self.root(power)\n\n    def _print_Mod(self, expr):\n        return self.join(expr)\n",
+        )],
+    );
+    let r = f.retriever();
+    let ranked = |task: &str| {
+        let e = run(&r, Query::new(task), strategy::KEYWORD);
+        names(&r, &e, strategy::KEYWORD)
+    };
+    // The report never says "power"; its code raises to one.
+    let task = "pretty printing is wrong\n```\n>>> pprint(pi**(1/E))\n```";
+    let found = ranked(task);
+    assert_eq!(
+        found.first().map(String::as_str),
+        Some("printing.pretty.PrettyPrinter._print_Pow"),
+        "{found:?}"
+    );
+    // Without the operator nothing points at it.
+    let found = ranked("pretty printing is wrong\n```\n>>> pprint(pi)\n```");
+    assert_ne!(
+        found.first().map(String::as_str),
+        Some("printing.pretty.PrettyPrinter._print_Pow"),
+        "{found:?}"
+    );
+}
+
+#[test]
 fn an_identifier_names_code_not_a_document_heading() {
     let f = Fixture::with_files(
         false,
