@@ -399,14 +399,11 @@ impl Engine {
         let Laid {
             enclosed,
             placed,
-            verified,
+            mut verified,
         } = laid;
         let (text, tokens) = match verified.outcome {
             VerifyOutcome::EmptyOverBudget => (String::new(), 0),
-            _ => (
-                attempt.layout(&placed, &enclosed).render(&verified.items),
-                verified.tokens,
-            ),
+            _ => (std::mem::take(&mut verified.text), verified.tokens),
         };
         if let Some(e) = sources.failure.into_inner() {
             return Err(e);

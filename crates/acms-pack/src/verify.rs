@@ -30,7 +30,9 @@ pub enum VerifyOutcome {
 pub struct Verified {
     /// The final items, in the order given.
     pub items: Vec<PackItem>,
-    /// The exact count of `render(&items)`; ≤ budget unless the outcome is `EmptyOverBudget`.
+    /// `render(&items)`: the text `tokens` counts, so the caller need not render it again.
+    pub text: String,
+    /// The exact count of `text`; ≤ budget unless the outcome is `EmptyOverBudget`.
     pub tokens: usize,
     pub outcome: VerifyOutcome,
     /// Downgrade steps applied (one depth each).
@@ -115,9 +117,11 @@ pub fn verify_and_trim(
     count: &dyn Fn(&str) -> usize,
 ) -> Verified {
     let budget = budget as usize;
+    let text = render(items);
     let mut out = Verified {
         items: items.to_vec(),
-        tokens: count(&render(items)),
+        tokens: count(&text),
+        text,
         outcome: VerifyOutcome::Fits,
         downgraded: 0,
         dropped: 0,
@@ -127,12 +131,14 @@ pub fn verify_and_trim(
         return out;
     }
     // If nothing fits, say so at once rather than trimming item by item to find out.
-    let empty = count(&render(&[]));
+    let empty = render(&[]);
+    let empty_tokens = count(&empty);
     out.renders += 1;
-    if empty > budget {
+    if empty_tokens > budget {
         out.dropped = out.items.len();
         out.items.clear();
-        out.tokens = empty;
+        out.text = empty;
+        out.tokens = empty_tokens;
         out.outcome = VerifyOutcome::EmptyOverBudget;
         return out;
     }
@@ -179,7 +185,8 @@ pub fn verify_and_trim(
             }
         }
         out.items = slots.iter().flatten().copied().collect();
-        out.tokens = count(&render(&out.items));
+        out.text = render(&out.items);
+        out.tokens = count(&out.text);
         out.renders += 1;
         if out.items.is_empty() && out.tokens > budget {
             // The renderer disagrees with its own earlier empty rendering; nothing is left to

@@ -112,7 +112,8 @@ proptest! {
         let packed = HullPacker.pack(&cs, budget + slack);
         let render = |items: &[acms_pack::PackItem]| render(preamble, items);
         let v = verify_and_trim(&cs, &packed.items, budget, &render, &count);
-        prop_assert_eq!(v.tokens, count(&render(&v.items)));
+        prop_assert_eq!(&v.text, &render(&v.items));
+        prop_assert_eq!(v.tokens, count(&v.text));
         match v.outcome {
             VerifyOutcome::EmptyOverBudget => {
                 prop_assert!(v.items.is_empty());
