@@ -50,6 +50,7 @@ pub struct IssueOptions {
 
 impl IssueOptions {
     fn results_name(&self, set: &str, ext: &str) -> String {
+        let set = crate::realtasks::set_name(set);
         match &self.tag {
             Some(t) => format!("issues-{set}-{t}.{ext}"),
             None => format!("issues-{set}.{ext}"),
@@ -732,7 +733,13 @@ fn run_peer(
             input.push('\n');
         }
     }
-    let results = harness::peer_maps(&opts.run, python, peer, input, &format!("issues-{set}"))?;
+    let results = harness::peer_maps(
+        &opts.run,
+        python,
+        peer,
+        input,
+        &format!("issues-{}", crate::realtasks::set_name(set)),
+    )?;
     let mut cells: BTreeMap<usize, Cell> = BTreeMap::new();
     for p in prepared {
         for &b in &opts.run.budgets {
@@ -811,9 +818,10 @@ pub fn run(opts: &IssueOptions) -> Result<Vec<SetReport>> {
 pub fn saved_reports(work_dir: &Path, sets: &[&str]) -> Result<Vec<SetReport>> {
     let mut out = Vec::new();
     for set in sets {
-        let path = work_dir
-            .join("results")
-            .join(format!("issues-{set}.report.json"));
+        let path = work_dir.join("results").join(format!(
+            "issues-{}.report.json",
+            crate::realtasks::set_name(set)
+        ));
         if !path.is_file() {
             continue;
         }

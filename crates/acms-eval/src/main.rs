@@ -107,7 +107,7 @@ enum Cmd {
         /// `owner/name` of the repository.
         #[arg(long)]
         slug: String,
-        /// ts or rust.
+        /// ts, rust or python.
         #[arg(long)]
         lang: String,
         #[arg(long, default_value_t = 60)]

@@ -26,6 +26,7 @@ pub const MAX_CHANGED: usize = 60;
 pub enum Lang {
     TypeScript,
     Rust,
+    Python,
 }
 
 impl Lang {
@@ -33,8 +34,9 @@ impl Lang {
         match s {
             "ts" | "typescript" => Ok(Lang::TypeScript),
             "rust" | "rs" => Ok(Lang::Rust),
+            "python" | "py" => Ok(Lang::Python),
             other => Err(Error::Argument(format!(
-                "unknown language '{other}' (ts, rust)"
+                "unknown language '{other}' (ts, rust, python)"
             ))),
         }
     }
@@ -72,6 +74,12 @@ impl Lang {
                     && !name.contains(".spec.")
             }
             Lang::Rust => name.ends_with(".rs") && name != "tests.rs" && name != "build.rs",
+            Lang::Python => {
+                name.ends_with(".py")
+                    && !name.starts_with("test_")
+                    && !name.ends_with("_test.py")
+                    && !matches!(name, "conftest.py" | "setup.py" | "conf.py")
+            }
         }
     }
 }
@@ -283,6 +291,10 @@ mod tests {
         assert!(Lang::Rust.is_source("axum/src/routing/mod.rs"));
         assert!(!Lang::Rust.is_source("axum/src/routing/tests/mod.rs"));
         assert!(!Lang::Rust.is_source("examples/hello/src/main.rs"));
+        assert!(Lang::Python.is_source("src/flask/app.py"));
+        assert!(!Lang::Python.is_source("tests/test_basic.py"));
+        assert!(!Lang::Python.is_source("src/flask/test_app.py"));
+        assert!(!Lang::Python.is_source("docs/conf.py"));
     }
 
     #[test]

@@ -57,6 +57,19 @@ pub fn set_file(repo_root: &Path, set: &str) -> Result<PathBuf> {
     )))
 }
 
+/// The name a set's result files carry: a named set's name, a set given as a file its file
+/// stem (`/tmp/vue.jsonl` → `vue`), so a path never becomes part of a file name.
+pub fn set_name(set: &str) -> &str {
+    if SETS.iter().any(|(n, _, _)| *n == set) {
+        return set;
+    }
+    Path::new(set)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .filter(|s| !s.is_empty())
+        .unwrap_or("set")
+}
+
 /// The language a set is in, for the report.
 pub fn set_language(set: &str) -> &'static str {
     SETS.iter().find(|(n, _, _)| *n == set).map_or("?", |s| s.2)
@@ -321,7 +334,15 @@ pub fn resolve_gold(task: &IssueTask, root: &Path) -> Gold {
 
 #[cfg(test)]
 mod tests {
-    use super::{declaration, names_match};
+    use super::{declaration, names_match, set_name};
+
+    #[test]
+    fn a_set_given_as_a_file_is_named_by_its_stem() {
+        assert_eq!(set_name("swe"), "swe");
+        assert_eq!(set_name("/tmp/vue/vue.jsonl"), "vue");
+        assert_eq!(set_name("tasks.jsonl"), "tasks");
+        assert_eq!(set_name("/"), "set");
+    }
 
     #[test]
     fn the_declaration_line_is_below_decorators_attributes_and_doc_comments() {
