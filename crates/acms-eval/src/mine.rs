@@ -98,7 +98,8 @@ fn housekeeping(subject: &str) -> bool {
             "cargo fmt",
             "typo",
             "dependabot",
-            "update dependencies",
+            "dependencies",
+            "pre-commit",
             "changelog",
         ]
         .iter()
@@ -313,6 +314,8 @@ mod tests {
         assert_eq!(clean_subject("fix(jsx): escape (#123)"), "fix(jsx): escape");
         assert!(housekeeping("chore: bump deps"));
         assert!(housekeeping("Fix clippy warnings"));
+        assert!(housekeeping("update dev dependencies"));
+        assert!(housekeeping("update pre-commit hooks"));
         assert!(!housekeeping("fix(cors): handle vary header"));
     }
 }
