@@ -1305,12 +1305,16 @@ mod tests {
 
     proptest::proptest! {
         /// Any text is a task: reading never panics (the reader slices lines at the markers
-        /// it finds), and a title is one of the text's own lines.
+        /// it finds, operators included), a title is one of the text's own lines, and every
+        /// operation is a word of [`OPERATIONS`].
         #[test]
-        fn any_text_is_read(text in "([a-zA-Z_ é漢#/=(),.:`>*\\-]|\n|```|>>> |def |for | in | as |let mut ){0,120}") {
+        fn any_text_is_read(text in "([a-zA-Z0-9_ é漢#/=(),.:`>*@\\[\\]\\-]|\n|```|>>> |def |for | in | as |let mut |\\*\\*){0,120}") {
             let r = read(&text);
             if let Some(t) = r.title {
                 proptest::prop_assert!(text.lines().any(|l| l.trim() == t));
+            }
+            for w in &r.operations {
+                proptest::prop_assert!(OPERATIONS.iter().any(|(_, words)| words.contains(w)));
             }
         }
     }
