@@ -779,24 +779,27 @@ fn without_quote_marks(text: &str) -> std::borrow::Cow<'_, str> {
 
 /// Binary operators and the words of the names the code implementing them has: Python runs
 /// `a**b` as `__pow__` (in sympy `Pow`, `_print_Pow`, `_eval_power`), `a*b` as `__mul__`,
-/// `a @ b` as `__matmul__`; Rust implements them as `impl Pow`, `impl Mul`. Only the
-/// operators whose names are specific: `+`, `-` and `/` also join strings and paths, and
-/// their names (`add`, `sub`, `div`) are everyday words.
+/// `a @ b` as `__matmul__`; Rust implements `*` as `impl Mul`. Only the operators whose names
+/// are specific: `+`, `-` and `/` also join strings and paths, and their names (`add`, `sub`,
+/// `div`) are everyday words.
 pub const OPERATIONS: &[(&str, &[&str])] = &[
     ("**", &["pow", "power"]),
     ("*", &["mul"]),
     ("@", &["matmul"]),
 ];
 
-/// Words before an operator that make it unary or a wildcard, not an operation:
-/// `import *`, `return *rest`, `yield *xs`, `in *xs`.
+/// Words after which `*` is unary, a wildcard or part of a type, not an operation:
+/// `import *`, `return *rest`, `function* gen`, `lambda *a`, `as *const u8`, `&mut *x`.
 const BEFORE_UNARY: &[&str] = &[
-    "import", "return", "yield", "in", "and", "or", "not", "else",
+    "import", "return", "yield", "in", "and", "or", "not", "else", "if", "while", "match", "as",
+    "mut", "const", "function", "lambda", "await",
 ];
 
 /// The [`OPERATIONS`] that `code` (a line without strings and comments) applies as binary
 /// operators: an operand ends before the operator (a name, a number, `)` or `]`) and one
-/// starts after it. `f(*args, **kw)`, `&**self`, `@decorator` and `x *= 2` are not operations.
+/// starts after it; `@` also has space on both sides, as matrix products are written, so an
+/// address or a package version (`hono@4.0.0`) is not one. `f(*args, **kw)`, `&**self`,
+/// `@decorator` and `x *= 2` are not operations.
 fn operations(code: &str) -> Vec<&'static str> {
     let mut out = Vec::new();
     let mut from = 0;
@@ -805,16 +808,18 @@ fn operations(code: &str) -> Vec<&'static str> {
         else {
             break;
         };
-        let left = code[..at].trim_end();
+        let (before, after) = (&code[..at], &code[at + op.len()..]);
+        let (left, right) = (before.trim_end(), after.trim_start());
         let last_word = left
             .rsplit(|c: char| !ident_char(c))
             .next()
             .unwrap_or_default();
         let operand_before = left.ends_with(|c: char| ident_char(c) || c == ')' || c == ']')
             && !BEFORE_UNARY.contains(&last_word);
-        let right = code[at + op.len()..].trim_start();
         let operand_after = right.starts_with(|c: char| ident_char(c) || c == '(' || c == '-');
-        if operand_before && operand_after {
+        let spaced =
+            before.ends_with(char::is_whitespace) && after.starts_with(char::is_whitespace);
+        if operand_before && operand_after && (op != "@" || spaced) {
             out.extend_from_slice(words);
         }
         from = at + op.len();
@@ -1016,6 +1021,8 @@ mod tests {
         for code in [
             "```\nfrom sympy import *\ndef f(*args, **kw):\n    return g(*args)\n```",
             "```\n@pytest.fixture\nx *= 2\nlet y = &**self;\nprint('a*b')  # 2*3\n```",
+            "```\nfunction* gen() {}\nlet p = x as *const u8;\nf(&mut *x)\n```",
+            "```\n$ npm install hono@4.0.0\ngit log --author=me@example.com\n```",
             "Use **bold** and 2*x in prose.",
         ] {
             assert!(read(code).operations.is_empty(), "{code}");
