@@ -320,10 +320,7 @@ fn the_title_of_a_report_outweighs_the_narrative_under_it() {
         ],
     );
     let r = f.retriever();
-    let ranked = |task: &str| {
-        let e = run(&r, Query::new(task), strategy::KEYWORD);
-        names(&r, &e, strategy::KEYWORD)
-    };
+    let ranked = |task: &str| keyword_ranking(&r, task);
     // As one paragraph the narrative's words win; as its title, the subject's do.
     let narrative = "a quokka and a wombat, said the platypus to the echidna";
     assert_eq!(
@@ -346,10 +343,7 @@ fn an_operator_in_the_tasks_code_names_the_code_that_implements_it() {
         )],
     );
     let r = f.retriever();
-    let ranked = |task: &str| {
-        let e = run(&r, Query::new(task), strategy::KEYWORD);
-        names(&r, &e, strategy::KEYWORD)
-    };
+    let ranked = |task: &str| keyword_ranking(&r, task);
     // The report never says "power"; its code raises to one.
     let task = "pretty printing is wrong\n```\n>>> pprint(pi**(1/E))\n```";
     let found = ranked(task);
@@ -441,6 +435,12 @@ fn a_traceback_frame_names_the_function_nearest_its_line_in_the_installed_file()
 }
 
 /// The (path, qualified name) of every node `task` mentions, sorted.
+/// The keyword strategy's hits for `task`, best first, by qualified name.
+fn keyword_ranking(r: &acms_retrieve::Retriever, task: &str) -> Vec<String> {
+    let e = run(r, Query::new(task), strategy::KEYWORD);
+    names(r, &e, strategy::KEYWORD)
+}
+
 fn mentioned(r: &acms_retrieve::Retriever, task: &str) -> Vec<(String, String)> {
     let reading = acms_retrieve::task::read(task);
     let mut named: Vec<(String, String)> = r
