@@ -614,20 +614,6 @@ impl Laid {
 const REFILL_MIN_TOKENS: u32 = 48;
 
 impl<'a> Attempt<'a> {
-    fn layout<'l>(&'l self, placed: &'l [Placed], enclosed: &'l [usize]) -> Layout<'l> {
-        Layout {
-            engine: self.engine,
-            ctx: self.ctx,
-            placed,
-            fragments: self.fragments,
-            enclosed,
-            provenance: self.provenance,
-            inherited: self.inherited,
-            max_preamble: self.max_preamble,
-            sources: self.sources,
-        }
-    }
-
     /// Stage 7: packs `candidates` (one per fragment) into `budget`.
     fn pack(
         &self,
@@ -715,7 +701,17 @@ impl<'a> Attempt<'a> {
 
         // 9. PreambleGenerator — run inside the layout that verification counts, because the
         // preamble reports what ends up included.
-        let layout = self.layout(&placed, &enclosed);
+        let layout = Layout {
+            engine: self.engine,
+            ctx: self.ctx,
+            placed: &placed,
+            fragments: self.fragments,
+            enclosed: &enclosed,
+            provenance: self.provenance,
+            inherited: self.inherited,
+            max_preamble: self.max_preamble,
+            sources: self.sources,
+        };
         let verified = log.run(
             "preamble-generator",
             &p.preamble_generator.name,
