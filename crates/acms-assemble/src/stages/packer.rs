@@ -62,10 +62,21 @@ pub const SIZE_FULL_BUDGET: u32 = 16_000;
 
 /// The knapsack value of showing a fragment of `score` at `depth` in `tokens` of a `budget`:
 /// the sharpened score, times what the depth delivers, times the size factor (1 at 100
-/// tokens).
+/// tokens). The size factor rewards a long *body*; a signature or a doc is what its symbol
+/// is, whatever its length, so a partial rendering is never worth less for being short. With
+/// the factor, the 12-token signature of a method the best body calls
+/// (`def _print_nth_root(self, base, exp):`) was worth a third of a 100-token one, and the
+/// presence signatures of far-off files took its place (docs/EVAL.md, "A short signature
+/// is not worth less").
 pub fn value(score: f64, depth: Depth, tokens: u32, budget: u32) -> f64 {
     let e = SIZE_EXPONENT * full_budget_share(budget);
-    score.powi(SCORE_SHARPNESS) * depth_value(depth) * (f64::from(tokens.max(1)) / 100.0).powf(e)
+    let size = (f64::from(tokens.max(1)) / 100.0).powf(e);
+    let size = if depth == Depth::Full {
+        size
+    } else {
+        size.max(1.0)
+    };
+    score.powi(SCORE_SHARPNESS) * depth_value(depth) * size
 }
 
 /// How far `budget` is towards [`SIZE_FULL_BUDGET`], in [0, 1]: what scales the size
@@ -395,6 +406,34 @@ mod tests {
             huge[0].options[0].value,
             value(1.0, Depth::Full, 1500, budget)
         );
+    }
+
+    #[test]
+    fn a_short_signature_is_worth_what_it_names() {
+        let sig = |score, tokens| value(score, Depth::Signature, tokens, SIZE_FULL_BUDGET);
+        assert_eq!(sig(0.3, 12), sig(0.3, 100));
+        assert!(
+            sig(0.3, 400) > sig(0.3, 100),
+            "a long doc still counts its length"
+        );
+        assert!(
+            value(0.3, Depth::Full, 12, SIZE_FULL_BUDGET)
+                < value(0.3, Depth::Full, 100, SIZE_FULL_BUDGET),
+            "a one-line body is worth less than a real one"
+        );
+        // Room for one line: the signature of the more relevant method (its body is 500
+        // tokens) comes before the one-line body of a less relevant one. With the size factor
+        // on signatures too, the one-liner won.
+        let budget = SIZE_FULL_BUDGET;
+        let candidates = [
+            candidate(0, 0.3, 500, 12, budget),
+            candidate(1, 0.25, 12, 12, budget),
+        ];
+        let packing = acms_pack::packer_by_name("exact")
+            .expect("a registered packer")
+            .pack(&candidates, 12);
+        let shown: Vec<(u64, Depth)> = packing.items.iter().map(|i| (i.id, i.depth)).collect();
+        assert_eq!(shown, [(0, Depth::Signature)]);
     }
 
     #[test]
