@@ -65,6 +65,9 @@ pub enum NodeKind {
     /// A Rust `impl` block.
     Impl,
     TypeAlias,
+    /// A module-level binding of a value (Python `NAME = value`): a constant, a table, a
+    /// setting, a type alias written as an assignment.
+    Constant,
     Function,
     Method,
     /// A Markdown section (heading and the text under it).
@@ -87,6 +90,7 @@ impl NodeKind {
             NodeKind::Trait => "trait",
             NodeKind::Impl => "impl",
             NodeKind::TypeAlias => "type-alias",
+            NodeKind::Constant => "constant",
             NodeKind::Function => "function",
             NodeKind::Method => "method",
             NodeKind::Section => "section",
@@ -106,6 +110,7 @@ impl NodeKind {
             "trait" => NodeKind::Trait,
             "impl" => NodeKind::Impl,
             "type-alias" => NodeKind::TypeAlias,
+            "constant" => NodeKind::Constant,
             "function" => NodeKind::Function,
             "method" => NodeKind::Method,
             "section" => NodeKind::Section,

@@ -58,7 +58,8 @@ pub fn depth_value(depth: Depth) -> f64 {
 }
 
 /// Structural usefulness of a node: definitions beat whole files and line chunks, and deep
-/// nesting (a closure inside a method) weighs less.
+/// nesting (a closure inside a method) weighs less. A module-level constant is data, whose
+/// words (a table's keys, a message's text) match a task more by chance than code's do.
 fn hierarchy(kind: NodeKind, nesting: usize) -> f64 {
     let base = match kind {
         NodeKind::Function
@@ -69,7 +70,7 @@ fn hierarchy(kind: NodeKind, nesting: usize) -> f64 {
         | NodeKind::Trait
         | NodeKind::Enum
         | NodeKind::TypeAlias => 1.0,
-        NodeKind::Impl | NodeKind::Section | NodeKind::Schema => 0.8,
+        NodeKind::Impl | NodeKind::Section | NodeKind::Schema | NodeKind::Constant => 0.8,
         NodeKind::Module => 0.6,
         NodeKind::Chunk => 0.5,
     };

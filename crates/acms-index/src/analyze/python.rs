@@ -1,4 +1,5 @@
-//! Python: classes, functions and methods (decorated and async included), docstrings,
+//! Python: classes, functions and methods (decorated and async included), module-level
+//! constants, docstrings,
 //! `import` / `from … import` statements, and resolution of dotted and relative imports to
 //! `a/b.py` or `a/b/__init__.py`.
 //!
@@ -62,6 +63,9 @@ pub(crate) static TABLE: Table = Table {
 /// A decorated definition is the node itself (so decorators are in its span, signature and
 /// refs); the inner `def`/`class` is then not a second node.
 fn classify<'t>(n: Node<'t>, src: &str, parent: &str) -> Option<Def<'t>> {
+    if n.kind() == "expression_statement" {
+        return (parent == "module").then(|| constant(n, src)).flatten();
+    }
     let inner = match n.kind() {
         "decorated_definition" => n.child_by_field_name("definition")?,
         _ if parent == "decorated_definition" => return None,
@@ -81,7 +85,40 @@ fn classify<'t>(n: Node<'t>, src: &str, parent: &str) -> Option<Def<'t>> {
     })
 }
 
-/// Class attributes (`name: str = "x"`) and module-level assignments (constants, `__all__`).
+/// A value the fix may have to change (`DEFAULT_LOG_FORMAT = "…"`, a table of known
+/// functions, a setting) is a module-level assignment, and as a line of its module's skeleton
+/// it could be neither named nor found: a module-level `NAME = value` (or `NAME: T = value`)
+/// is a [`NodeKind::Constant`]. Unpacking (`a, b = …`), a bare annotation, a dunder
+/// (`__all__`, `__version__`) and a one-letter name (`T = TypeVar("T")`) are not. A value over
+/// [`SHORT_VALUE_LINES`] lines is the body, so a long table is signed by its first line.
+fn constant<'t>(n: Node<'t>, src: &str) -> Option<Def<'t>> {
+    if n.named_child_count() != 1 {
+        return None;
+    }
+    let assignment = n.named_child(0).filter(|a| a.kind() == "assignment")?;
+    let name = assignment
+        .child_by_field_name("left")
+        .filter(|l| l.kind() == "identifier")
+        .map(|l| text(l, src))?;
+    let dunder = name.len() > 4 && name.starts_with("__") && name.ends_with("__");
+    if dunder || name.chars().count() < 2 {
+        return None;
+    }
+    let value = assignment.child_by_field_name("right")?;
+    let long = n.end_position().row >= n.start_position().row + SHORT_VALUE_LINES;
+    Some(Def {
+        kind: NodeKind::Constant,
+        name: name.to_string(),
+        body_owner: assignment,
+        body: Some(value).filter(|_| long),
+    })
+}
+
+/// The most lines a constant's signature shows whole.
+const SHORT_VALUE_LINES: usize = 3;
+
+/// Class attributes (`name: str = "x"`) and module-level assignments that are not
+/// constants (`__all__`, unpacking).
 fn field(n: Node, in_module: bool) -> bool {
     n.kind() == "expression_statement"
         && (!in_module || n.named_child(0).is_some_and(|c| c.kind() == "assignment"))
@@ -291,6 +328,55 @@ def top(a, b=1):
             "# pkg/app.py\n\"\"\"Flask-like app module.\"\"\"",
             "\"\"\"Flask-like app module.\"\"\"\nimport os\nfrom ..util import helper, other as o\nclass App(Base, metaclass=Meta):\n    ...\ndef top(a, b=1):\n    ...",
         );
+    }
+
+    #[test]
+    fn module_level_values_are_constants() {
+        let src = "\"\"\"Settings.\"\"\"\n__all__ = [\"App\"]\nT = TypeVar(\"T\")\nx, y = 1, 2\nLIMIT: int = 10\nDEFAULT_LOG_FORMAT = \"%(levelname)s %(message)s\"\nKNOWN = {\n    \"sin\": \"Sin\",\n    \"cos\": \"Cos\",\n}\nname: str\n\ndef f():\n    return Limits(LIMIT)\n\nclass C:\n    size = 3\n";
+        check_nodes(
+            Language::Python,
+            "pkg/settings.py",
+            src,
+            &[
+                (NodeKind::Module, "pkg.settings", 1, 17),
+                (NodeKind::Constant, "pkg.settings.LIMIT", 5, 5),
+                (NodeKind::Constant, "pkg.settings.DEFAULT_LOG_FORMAT", 6, 6),
+                (NodeKind::Constant, "pkg.settings.KNOWN", 7, 10),
+                (NodeKind::Function, "pkg.settings.f", 13, 14),
+                (NodeKind::Class, "pkg.settings.C", 16, 17),
+            ],
+        );
+        // A short value is its own signature; a long table is signed by its first line.
+        let short = "LIMIT: int = 10";
+        check_render(
+            Language::Python,
+            "pkg/settings.py",
+            src,
+            "pkg.settings.LIMIT",
+            short,
+            short,
+            short,
+        );
+        check_render(
+            Language::Python,
+            "pkg/settings.py",
+            src,
+            "pkg.settings.KNOWN",
+            "KNOWN =",
+            "KNOWN =",
+            "KNOWN = {\n    ...",
+        );
+        // The module's skeleton still lists every module-level line it listed before.
+        let f = Python.analyze("pkg/settings.py", src, &ParseLimits::default());
+        let skeleton = &f.nodes[0].skeleton;
+        for line in [
+            "__all__ = [\"App\"]",
+            "LIMIT: int = 10",
+            "KNOWN = {",
+            "x, y = 1, 2",
+        ] {
+            assert!(skeleton.contains(line), "{line} in {skeleton}");
+        }
     }
 
     #[test]
