@@ -362,6 +362,29 @@ fn an_operator_in_the_tasks_code_names_the_code_that_implements_it() {
 }
 
 #[test]
+fn a_setting_the_task_names_is_found_and_named() {
+    let mut settings: String = (0..40)
+        .map(|i| format!("OPTION_{i}_ENABLED = False\n"))
+        .collect();
+    settings.push_str(
+        "FILE_UPLOAD_PERMISSIONS = None\nLOGGING_CONFIG = \"logging.config.dictConfig\"\n",
+    );
+    let f = Fixture::with_files(false, &[("conf/global_settings.py", &settings)]);
+    let r = f.retriever();
+    let task = "Set default FILE_UPLOAD_PERMISSIONS to 0o644";
+    assert_eq!(
+        qualified_names(&mentioned(&r, task)),
+        ["conf.global_settings.FILE_UPLOAD_PERMISSIONS"]
+    );
+    let found = keyword_ranking(&r, "file upload permissions default");
+    assert_eq!(
+        found.first().map(String::as_str),
+        Some("conf.global_settings.FILE_UPLOAD_PERMISSIONS"),
+        "{found:?}"
+    );
+}
+
+#[test]
 fn an_identifier_names_code_not_a_document_heading() {
     let f = Fixture::with_files(
         false,
