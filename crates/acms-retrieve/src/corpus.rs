@@ -410,6 +410,7 @@ impl Corpus {
                         acms_index::NodeKind::Module | acms_index::NodeKind::Section
                     )
                 })
+                .filter(|n| n.kind != acms_index::NodeKind::Constant || names_constant(n, simple))
                 .collect();
             let exact: Vec<&NodeRecord> =
                 found.iter().copied().filter(|n| n.name == simple).collect();
@@ -437,6 +438,14 @@ impl Corpus {
         }
         best.into_values().collect()
     }
+}
+
+/// Whether `written` names the constant `n`: spelled exactly, and not a lower-case word.
+/// A module-level `numpy = import_module('numpy')` or `extensions = [...]` in a `conf.py`
+/// shares its name with a module the task imports and a word it writes; `SYMPY` is not
+/// `sympy`. `DEFAULT_LOG_FORMAT` and `known_functions` are names only code uses.
+fn names_constant(n: &NodeRecord, written: &str) -> bool {
+    n.name == written && (n.name.contains('_') || n.name.chars().any(char::is_uppercase))
 }
 
 /// Whether the task's own code defines `name` or the object it is reached through

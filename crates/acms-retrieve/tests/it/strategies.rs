@@ -369,13 +369,23 @@ fn a_setting_the_task_names_is_found_and_named() {
     settings.push_str(
         "FILE_UPLOAD_PERMISSIONS = None\nLOGGING_CONFIG = \"logging.config.dictConfig\"\n",
     );
-    let f = Fixture::with_files(false, &[("conf/global_settings.py", &settings)]);
+    let lookups = "numpy = import_module(\"numpy\")\nSHOP = \"shop\"\nextensions = [\"autodoc\"]\n";
+    let f = Fixture::with_files(
+        false,
+        &[
+            ("conf/global_settings.py", &settings),
+            ("shop/lookups.py", lookups),
+        ],
+    );
     let r = f.retriever();
     let task = "Set default FILE_UPLOAD_PERMISSIONS to 0o644";
     assert_eq!(
         qualified_names(&mentioned(&r, task)),
         ["conf.global_settings.FILE_UPLOAD_PERMISSIONS"]
     );
+    // A lower-case word or a module is not a constant's name, nor another spelling of it.
+    let task = "```python\nimport numpy as np\nfrom shop import extensions\n```";
+    assert_eq!(qualified_names(&mentioned(&r, task)), Vec::<String>::new());
     let found = keyword_ranking(&r, "file upload permissions default");
     assert_eq!(
         found.first().map(String::as_str),
