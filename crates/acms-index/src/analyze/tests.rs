@@ -605,9 +605,8 @@ proptest! {
 }
 
 /// What the analyzers make of one small file per language, hashed. An index keeps the output
-/// of the analyzers that parsed it until `ANALYZERS_VERSION` changes; a change to that output
-/// without a new version leaves every existing index stale (the evaluation caches were, for two
-/// days: a review of the doc sections changed what Rust and Markdown files give).
+/// of the analyzers that parsed it until `ANALYZERS_VERSION` changes, so a change to that
+/// output without a new version leaves every existing index stale, silently.
 #[test]
 fn a_change_in_what_the_analyzers_extract_comes_with_a_new_version() {
     const FINGERPRINT: (&str, &str) = (
