@@ -66,7 +66,7 @@ pub const SIZE_FULL_BUDGET: u32 = 16_000;
 /// is, whatever its length, so a partial rendering is never worth less for being short. With
 /// the factor, the 12-token signature of a method the best body calls
 /// (`def _print_nth_root(self, base, exp):`) was worth a third of a 100-token one, and the
-/// presence signatures of far-off files took its place (docs/EVAL.md, "A short signature
+/// short bodies of methods half as relevant took its place (docs/EVAL.md, "A short signature
 /// is not worth less").
 pub fn value(score: f64, depth: Depth, tokens: u32, budget: u32) -> f64 {
     let e = SIZE_EXPONENT * full_budget_share(budget);
