@@ -401,16 +401,15 @@ impl Corpus {
             // A file is named by a path, not by a word that happens to be its stem (`typing`
             // in `from typing import …` is the standard library, not `util/typing.py`); an
             // identifier names code, not a document's heading (`import sympy` is not the
-            // README's "SymPy" section).
+            // README's "SymPy" section); a constant only by its own spelling
+            // (`names_constant`).
             let found: Vec<&NodeRecord> = found
                 .into_iter()
-                .filter(|n| {
-                    !matches!(
-                        n.kind,
-                        acms_index::NodeKind::Module | acms_index::NodeKind::Section
-                    )
+                .filter(|n| match n.kind {
+                    acms_index::NodeKind::Module | acms_index::NodeKind::Section => false,
+                    acms_index::NodeKind::Constant => names_constant(n, simple),
+                    _ => true,
                 })
-                .filter(|n| n.kind != acms_index::NodeKind::Constant || names_constant(n, simple))
                 .collect();
             let exact: Vec<&NodeRecord> =
                 found.iter().copied().filter(|n| n.name == simple).collect();
