@@ -35,7 +35,11 @@ pub struct StrategyInput {
 impl StrategyInput {
     /// The input of a retrieval of `query` over `corpus`, with no seeds: the query's text is
     /// read here, once, for every strategy.
-    pub fn new(corpus: Arc<Corpus>, query: Query, budget: u32) -> StrategyInput {
+    pub fn new(corpus: Arc<Corpus>, mut query: Query, budget: u32) -> StrategyInput {
+        // What a strategy reads of a task is the report, not the package listing it pastes.
+        if let std::borrow::Cow::Owned(text) = crate::task::without_environment(&query.text) {
+            query.text = text;
+        }
         StrategyInput {
             corpus,
             reading: Arc::new(crate::task::read(&query.text)),

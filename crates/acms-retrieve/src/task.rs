@@ -696,6 +696,26 @@ fn python_frame(line: &str) -> Option<Frame> {
     })
 }
 
+/// pytest's own frame line: `src/_pytest/main.py:341: in from_call` — the form of every
+/// traceback that a failing test run prints, so of most reports about a test suite.
+fn pytest_frame(line: &str) -> Option<Frame> {
+    let (location, function) = line.trim().rsplit_once(": in ")?;
+    let (path, number) = location.rsplit_once(':')?;
+    let source = path
+        .rsplit_once('.')
+        .is_some_and(|(_, ext)| SOURCE_EXTENSIONS.contains(&ext));
+    (source
+        && !path.contains(char::is_whitespace)
+        && !function.is_empty()
+        && function.chars().all(ident_char))
+    .then(|| Frame {
+        path: path.to_string(),
+        line: number.parse().ok(),
+        function: Some(function.to_string()),
+    })
+    .filter(|f| f.line.is_some())
+}
+
 /// `at fn (path:L:C)`, `at path:L:C`, `panicked at path:L:C`.
 fn at_frame(line: &str) -> Option<Frame> {
     let t = line.trim_start();
@@ -777,6 +797,59 @@ fn without_quote_marks(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(lines.join("\n"))
 }
 
+/// `text` without the lines that list an environment's installed packages: `pip freeze`'s
+/// `attrs==19.3.0`, `pip list`'s and `conda list`'s `attrs   19.3.0` columns, pip's
+/// `Installing collected packages: …` and `Successfully installed …`. A report pastes them to
+/// say what it ran on; their names are other projects' (`typing-extensions` is not the
+/// `extensions` of a `conf.py`), and a listing of two hundred packages would outvote the
+/// report's own words.
+pub fn without_environment(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.lines().any(lists_packages) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let kept: Vec<&str> = text.lines().filter(|l| !lists_packages(l)).collect();
+    std::borrow::Cow::Owned(kept.join("\n"))
+}
+
+/// Whether `line` is a line of a package listing (see [`without_environment`]).
+fn lists_packages(line: &str) -> bool {
+    let t = line.trim();
+    if [
+        "Installing collected packages:",
+        "Successfully installed ",
+        "Requirement already satisfied:",
+    ]
+    .iter()
+    .any(|p| t.starts_with(p))
+    {
+        return true;
+    }
+    let package = |s: &str| {
+        s.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+    };
+    let version = |s: &str| {
+        s.starts_with(|c: char| c.is_ascii_digit())
+            && s.contains('.')
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || ".+-!_".contains(c))
+    };
+    let mut words = t.split_whitespace();
+    let Some(first) = words.next() else {
+        return false;
+    };
+    if let Some((name, v)) = first.split_once("==") {
+        return package(name) && version(v) && words.next().is_none();
+    }
+    // A listing's columns are aligned with runs of spaces; a version, then at most a build
+    // and a channel or a location.
+    package(first)
+        && t[first.len()..].starts_with("  ")
+        && words.next().is_some_and(version)
+        && words.count() <= 2
+}
+
 /// Binary operators and the words of the names the code implementing them has: Python runs
 /// `a**b` as `__pow__` (in sympy `Pow`, `_print_Pow`, `_eval_power`), `a*b` as `__mul__`,
 /// `a @ b` as `__matmul__`; Rust implements `*` as `impl Mul`. Only the operators whose names
@@ -838,6 +911,7 @@ pub fn read(text: &str) -> TaskReading {
     let lines: Vec<&str> = text.lines().collect();
     for (i, line) in lines.iter().enumerate() {
         if let Some(f) = python_frame(line)
+            .or_else(|| pytest_frame(line))
             .or_else(|| at_frame(line))
             .or_else(|| ipython_frame(line).map(|f| at_arrow(f, &lines[i + 1..])))
             && !r.frames.contains(&f)
@@ -983,6 +1057,46 @@ mod tests {
         );
         assert_eq!(r.identifiers.get("flatten"), Some(&IN_CODE));
         assert!(r.paths.contains_key("/home/u/sympy/core/mul.py"));
+    }
+
+    #[test]
+    fn pytest_traceback_frames_name_files_and_functions() {
+        let r = read(
+            "```\n/usr/lib/python3.8/site-packages/_pytest/assertion/rewrite.py:695: in run\n    if self.is_rewrite_disabled(doc):\nE   TypeError: argument of type 'int' is not iterable\n../test_path_error.py:29: AssertionError\n```",
+        );
+        assert_eq!(
+            r.frames,
+            [Frame {
+                path: "/usr/lib/python3.8/site-packages/_pytest/assertion/rewrite.py".into(),
+                line: Some(695),
+                function: Some("run".into()),
+            }]
+        );
+        assert_eq!(r.identifiers.get("run"), Some(&IN_CODE));
+        // Prose that happens to hold ": in " is not a frame.
+        assert!(read("see notes.txt: in short, it fails").frames.is_empty());
+    }
+
+    #[test]
+    fn package_listings_are_not_read() {
+        let text = "Fails on collect\n```\nInstalling collected packages: zipp, typing-extensions\nSuccessfully installed typing-extensions-4.6.3\nattrs==19.3.0\nPackage            Version\n------------------ -------\ntyping-extensions  4.6.3\nnumpy              1.24.2   py311  conda-forge\n```\n```\n>>> Matrix([[1, 2]])\nx  =  1.5\n```";
+        let kept = without_environment(text);
+        for gone in ["zipp", "typing-extensions", "attrs", "numpy"] {
+            assert!(!kept.contains(gone), "{gone} in {kept}");
+        }
+        // The report's own lines stay, a session's output among them.
+        for stays in [
+            "Fails on collect",
+            "Package            Version",
+            ">>> Matrix([[1, 2]])",
+            "x  =  1.5",
+        ] {
+            assert!(kept.contains(stays), "{stays} not in {kept}");
+        }
+        assert!(matches!(
+            without_environment("no listing\nhere"),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 
     #[test]
