@@ -299,18 +299,24 @@ fn session_block(lines: &[&str]) -> bool {
 }
 
 /// Whether a fenced block is a terminal's: its first line is a shell prompt (`$ pip list`) or
-/// a banner (`===== test session starts =====`). Then only its prompt lines are code; the
-/// output is read like prose, for its inline `code` spans (a compiler's ``no method `foo` ``),
-/// not for every word of a package table or a test run's header.
+/// a [`banner`]. Then only its prompt lines are code; the output is read like prose, for its
+/// inline `code` spans (a compiler's ``no method `foo` ``), not for every word of a package
+/// table or a test run's header.
 fn console_block(lines: &[&str]) -> bool {
     let Some(first) = lines.iter().map(|l| l.trim()).find(|l| !l.is_empty()) else {
         return false;
     };
-    let banner = ["===", "___", "---"]
+    first.starts_with("$ ") || banner(first)
+}
+
+/// A test run's banner line: `===== test session starts =====`, `_____ test_foo _____`.
+/// What follows it in a block is the run's output, wherever the block began.
+fn banner(line: &str) -> bool {
+    let t = line.trim();
+    ["===", "___", "---"]
         .iter()
-        .any(|rule| first.starts_with(rule) && first.ends_with(rule))
-        && first.chars().any(char::is_alphanumeric);
-    first.starts_with("$ ") || banner
+        .any(|rule| t.starts_with(rule) && t.ends_with(rule))
+        && t.chars().any(char::is_alphanumeric)
 }
 
 /// The line that opens a Python traceback (after the exception's name, in IPython's).
@@ -561,6 +567,9 @@ fn kinds(text: &str) -> Vec<(&str, Kind)> {
             continue;
         }
         let t = line.trim_start();
+        // A block that runs a command and then prints a test run's output (a `nox` or `tox`
+        // log) is a terminal's from the run's banner on.
+        console |= in_fence && !session && banner(t);
         // A terminal's output is read for its quoted names only, traceback or not.
         traceback |= in_fence && !console && traceback_header(line);
         let kind = if !in_fence {
@@ -1288,6 +1297,14 @@ mod tests {
         // A block of code is still code.
         let code = read("```\nx = attrs.Factory(list)\n```");
         assert!(code.identifiers.contains_key("Factory"));
+        // A log that runs the tests is the terminal's from the run's banner on.
+        let log = read(
+            "```\nnox > session.run_tests(reuse_venv)\n===== test session starts =====\nplatform linux -- Python 3.7.5\nCommand pytest failed with exit code 1\n```",
+        );
+        assert!(log.identifiers.contains_key("run_tests"), "{:?}", log.identifiers);
+        for gone in ["Python", "platform", "Command", "failed"] {
+            assert!(!log.identifiers.contains_key(gone), "{gone}: {:?}", log.identifiers);
+        }
     }
 
     #[test]
