@@ -167,14 +167,20 @@ fn cut(lines: &[String], start: u32, end: u32) -> String {
     lines.get(a..b).unwrap_or(&[]).join("\n")
 }
 
-/// A shallow rendering indented as in the source (its first line only: the stored
-/// renderings keep the indentation of their other lines).
+/// A shallow rendering indented as in the source. The index stores renderings at column 0
+/// whatever the nesting, every line of them: a decorated method's signature or a skeleton
+/// under its class line needs all its lines moved, not the first alone.
 fn indented(text: &str, indent: &str) -> String {
     if indent.is_empty() || text.starts_with(indent) {
-        text.to_string()
-    } else {
-        format!("{indent}{text}")
+        return text.to_string();
     }
+    text.split('\n')
+        .map(|l| match l.trim().is_empty() {
+            true => l.to_string(),
+            false => format!("{indent}{l}"),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Lays `pieces` (in context order) out as blocks. Neighbouring depth-9 pieces of one file
@@ -389,6 +395,26 @@ mod tests {
         assert_eq!(
             out[0].render(),
             "# pkg/app.py:2-6 · a, b · depth 0\nclass App(Base):\n    def a(self):\n    def b(self):\n"
+        );
+    }
+
+    #[test]
+    fn a_multi_line_rendering_keeps_its_layout_under_its_class_line() {
+        let mut m = node(2, NodeKind::Method, "a", (2, 3));
+        m.signature = "@mark(\n    reason=\"slow\",\n)\ndef a(self):".into();
+        let m: &'static NodeRecord = Box::leak(Box::new(m));
+        let out = blocks(&[Piece {
+            node: m,
+            name: m.name.clone(),
+            depth: Depth::Skeleton,
+            text: format!("{}\n    ...", m.signature),
+            lines: None,
+            indent: "    ".into(),
+            container: Some("class App(Base):".into()),
+        }]);
+        assert_eq!(
+            out[0].text,
+            "class App(Base):\n    @mark(\n        reason=\"slow\",\n    )\n    def a(self):\n        ..."
         );
     }
 

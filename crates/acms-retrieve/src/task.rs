@@ -1301,9 +1301,17 @@ mod tests {
         let log = read(
             "```\nnox > session.run_tests(reuse_venv)\n===== test session starts =====\nplatform linux -- Python 3.7.5\nCommand pytest failed with exit code 1\n```",
         );
-        assert!(log.identifiers.contains_key("run_tests"), "{:?}", log.identifiers);
+        assert!(
+            log.identifiers.contains_key("run_tests"),
+            "{:?}",
+            log.identifiers
+        );
         for gone in ["Python", "platform", "Command", "failed"] {
-            assert!(!log.identifiers.contains_key(gone), "{gone}: {:?}", log.identifiers);
+            assert!(
+                !log.identifiers.contains_key(gone),
+                "{gone}: {:?}",
+                log.identifiers
+            );
         }
     }
 
