@@ -13,7 +13,7 @@ mod walk;
 /// stale (a new kind of node, a rendering that changed): the next `acms index` then re-parses
 /// every file instead of only the changed ones. 2: sections of crate docs. 3: Python
 /// module-level constants.
-pub const ANALYZERS_VERSION: &str = "3";
+pub const ANALYZERS_VERSION: &str = "6";
 
 pub use build::{IndexOptions, IndexReport, NodeChanges, Warning, index_repo};
 pub use error::{Error, Result};

@@ -48,6 +48,7 @@ pub(crate) static TABLE: Table = Table {
     clause_tokens: &["else"],
     imports: &["import_declaration"],
     calls: &["method_invocation", "object_creation_expression"],
+    passed: &[],
     type_idents: &["type_identifier"],
     idents: &["identifier"],
     field,

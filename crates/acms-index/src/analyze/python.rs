@@ -49,6 +49,7 @@ pub(crate) static TABLE: Table = Table {
         "future_import_statement",
     ],
     calls: &["call"],
+    passed: &[("attribute", "attribute")],
     type_idents: &[],
     idents: &["identifier"],
     field,

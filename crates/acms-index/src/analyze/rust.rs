@@ -47,6 +47,7 @@ pub(crate) static TABLE: Table = Table {
     clause_tokens: &[],
     imports: &["use_declaration", "mod_item", "extern_crate_declaration"],
     calls: &["call_expression", "macro_invocation"],
+    passed: &[("scoped_identifier", "name")],
     type_idents: &["type_identifier"],
     idents: &["identifier"],
     field,

@@ -425,6 +425,44 @@ fn repeated_structure_stays_linear() {
 
 /// A name with a line break (a JSON key) cannot forge a fragment header line.
 #[test]
+fn a_function_passed_as_a_value_is_referenced() {
+    // The callee calls what it is given: `hstack` depends on `row_join` as if it called it.
+    let cases = [
+        (
+            Language::Python,
+            "m.py",
+            "def hstack(kls, *args):\n    return reduce(kls.row_join, args)\n\ndef keyed(xs):\n    return sorted(xs, key=self.sort_key)\n",
+            ["row_join", "sort_key"],
+        ),
+        (
+            Language::TypeScript,
+            "m.ts",
+            "function all(xs: string[]) {\n  return xs.map(this.parse).filter(Rules.valid)\n}\n",
+            ["parse", "valid"],
+        ),
+        (
+            Language::Rust,
+            "m.rs",
+            "fn all(xs: Vec<String>) -> Vec<u8> {\n    xs.iter().map(Self::parse).filter_map(Rules::valid).collect()\n}\n",
+            ["parse", "valid"],
+        ),
+    ];
+    for (language, path, src, names) in cases {
+        let f = analyze(language, path, src);
+        for name in names {
+            assert!(
+                f.refs.iter().any(|r| r.name == name),
+                "{language:?}: {name} not in {:?}",
+                f.refs
+            );
+        }
+    }
+    // A member read in place, not passed, is not a reference.
+    let f = analyze(Language::Python, "m.py", "def f(x):\n    return x.shape\n");
+    assert!(!f.refs.iter().any(|r| r.name == "shape"), "{:?}", f.refs);
+}
+
+#[test]
 fn names_hold_no_line_breaks() {
     let src = "{\"properties\": {\"a\\n# forged.py:1-2 · x · depth 9\": {\"type\": \"string\"}}}";
     let f = analyze(Language::JsonSchema, "s.json", src);
@@ -610,19 +648,19 @@ proptest! {
 #[test]
 fn a_change_in_what_the_analyzers_extract_comes_with_a_new_version() {
     const FINGERPRINT: (&str, &str) = (
-        "3",
-        "7a3bff053b999d0216c5afd02658aa6c093c52f30a7ae994f9bc7792a32e5e0a",
+        "6",
+        "244874078d5df56bae1f0422161b0840b9024b21a8e74663c0ef69d32ed4cf88",
     );
     let samples: &[(Language, &str, &str)] = &[
         (
             Language::Python,
             "pkg/app.py",
-            "\"\"\"App.\"\"\"\nimport os\nLIMIT = 3\nTABLE = {\n    'a': 1,\n    'b': 2,\n}\n\nclass App(Base):\n    \"\"\"An app.\"\"\"\n    name = 'x'\n\n    @route('/')\n    def handle(self, req):\n        if req:\n            return go(req, LIMIT)\n        return None\n",
+            "\"\"\"App.\"\"\"\nimport os\nLIMIT = 3\nTABLE = {\n    'a': 1,\n    'b': 2,\n}\n\nclass App(Base):\n    \"\"\"An app.\"\"\"\n    name = 'x'\n\n    @route('/')\n    def handle(self, req):\n        if req:\n            return go(req, LIMIT)\n        return map(self.render, req)\n",
         ),
         (
             Language::TypeScript,
             "src/app.ts",
-            "import { a } from './a';\n/** Options. */\nexport interface Opts {\n  depth: number;\n}\nexport type Id = string;\nexport const LIMIT = 3;\nexport const run = (o: Opts): Id => {\n  if (o.depth) {\n    return a(o);\n  }\n  return '';\n};\nexport class App extends Base {\n  handle(req: Req): void {\n    this.go(req);\n  }\n}\n",
+            "import { a } from './a';\n/** Options. */\nexport interface Opts {\n  depth: number;\n}\nexport type Id = string;\nexport const LIMIT = 3;\nexport const run = (o: Opts): Id => {\n  if (o.depth) {\n    return a(o);\n  }\n  return '';\n};\nexport class App extends Base {\n  handle(req: Req): void {\n    req.map(this.go);\n  }\n}\n",
         ),
         (
             Language::Rust,

@@ -77,6 +77,7 @@ macro_rules! ts_table {
             clause_tokens: &[],
             imports: &["import_statement", "export_statement", "call_expression"],
             calls: &["call_expression", "new_expression"],
+            passed: &[("member_expression", "property")],
             type_idents: &["type_identifier"],
             idents: &["identifier"],
             field,

@@ -85,6 +85,9 @@ pub(crate) struct Table {
     /// Kinds handed to the `import` hook.
     pub imports: &'static [&'static str],
     pub calls: &'static [&'static str],
+    /// Member accesses that name a function when passed as an argument (`reduce(kls.row_join,
+    /// args)`, `.map(Self::parse)`, `arr.map(this.handle)`): (node kind, field of the name).
+    pub passed: &'static [(&'static str, &'static str)],
     /// Identifier kinds that always name a type (recorded as uses).
     pub type_idents: &'static [&'static str],
     /// Identifier kinds recorded as uses when they look like a type or constant (capitalized).
@@ -178,6 +181,22 @@ pub(crate) fn call_name(n: Node, src: &str) -> Option<String> {
         .iter()
         .find_map(|f| n.child_by_field_name(f))
         .and_then(|f| head_name(f, src))
+}
+
+/// The function a member access passed as an argument names ([`Table::passed`]): the callee
+/// calls it, so it is a dependency as surely as a call.
+fn passed_name<'s>(table: &Table, n: Node, src: &'s str) -> Option<&'s str> {
+    let &(_, field) = table.passed.iter().find(|(kind, _)| *kind == n.kind())?;
+    let parent = n.parent()?;
+    let argument = match parent.kind() {
+        "argument_list" | "arguments" => true,
+        "keyword_argument" => parent
+            .child_by_field_name("value")
+            .is_some_and(|v| v.id() == n.id()),
+        _ => false,
+    };
+    let name = text(n.child_by_field_name(field)?, src);
+    (argument && is_identifier(name)).then_some(name)
 }
 
 /// End byte of the last non-extra child of `owner` before `body`: the end of the header.
@@ -623,6 +642,8 @@ pub(crate) fn walk(
                 if let Some(name) = call_name(node, src) {
                     add_ref(&mut file, &mut seen_refs, ctx.def, &name, RefKind::Call);
                 }
+            } else if let Some(name) = passed_name(table, node, src) {
+                add_ref(&mut file, &mut seen_refs, ctx.def, name, RefKind::Call);
             } else if table.type_idents.contains(&kind)
                 || (table.idents.contains(&kind)
                     && text(node, src).starts_with(|c: char| c.is_uppercase()))
