@@ -1051,37 +1051,39 @@ fn note_chain(r: &mut TaskReading, chain: &str, weight: f32) {
 mod tests {
     use super::*;
 
-    #[test]
-    fn python_traceback_frames_name_files_and_functions() {
-        let r = read(
-            "Traceback (most recent call last):\n  File \"/home/u/sympy/core/mul.py\", line 250, in flatten\n    c_part.append(o)\nTypeError: bad",
-        );
+    /// Asserts that `text` reads as exactly one frame, of `function` at `path:line`.
+    fn check_frame(text: &str, path: &str, line: u32, function: &str) {
+        let r = read(text);
         assert_eq!(
             r.frames,
             [Frame {
-                path: "/home/u/sympy/core/mul.py".into(),
-                line: Some(250),
-                function: Some("flatten".into()),
+                path: path.into(),
+                line: Some(line),
+                function: Some(function.into()),
             }]
         );
-        assert_eq!(r.identifiers.get("flatten"), Some(&IN_CODE));
-        assert!(r.paths.contains_key("/home/u/sympy/core/mul.py"));
+        assert_eq!(r.identifiers.get(function), Some(&IN_CODE));
+        assert!(r.paths.contains_key(path));
+    }
+
+    #[test]
+    fn python_traceback_frames_name_files_and_functions() {
+        check_frame(
+            "Traceback (most recent call last):\n  File \"/home/u/sympy/core/mul.py\", line 250, in flatten\n    c_part.append(o)\nTypeError: bad",
+            "/home/u/sympy/core/mul.py",
+            250,
+            "flatten",
+        );
     }
 
     #[test]
     fn pytest_traceback_frames_name_files_and_functions() {
-        let r = read(
+        check_frame(
             "```\n/usr/lib/python3.8/site-packages/_pytest/assertion/rewrite.py:695: in run\n    if self.is_rewrite_disabled(doc):\nE   TypeError: argument of type 'int' is not iterable\n../test_path_error.py:29: AssertionError\n```",
+            "/usr/lib/python3.8/site-packages/_pytest/assertion/rewrite.py",
+            695,
+            "run",
         );
-        assert_eq!(
-            r.frames,
-            [Frame {
-                path: "/usr/lib/python3.8/site-packages/_pytest/assertion/rewrite.py".into(),
-                line: Some(695),
-                function: Some("run".into()),
-            }]
-        );
-        assert_eq!(r.identifiers.get("run"), Some(&IN_CODE));
         // Prose that happens to hold ": in " is not a frame.
         assert!(read("see notes.txt: in short, it fails").frames.is_empty());
     }
