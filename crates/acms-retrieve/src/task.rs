@@ -710,6 +710,7 @@ fn python_frame(line: &str) -> Option<Frame> {
 fn pytest_frame(line: &str) -> Option<Frame> {
     let (location, function) = line.trim().rsplit_once(": in ")?;
     let (path, number) = location.rsplit_once(':')?;
+    let line: u32 = number.parse().ok()?;
     let source = path
         .rsplit_once('.')
         .is_some_and(|(_, ext)| SOURCE_EXTENSIONS.contains(&ext));
@@ -719,10 +720,9 @@ fn pytest_frame(line: &str) -> Option<Frame> {
         && function.chars().all(ident_char))
     .then(|| Frame {
         path: path.to_string(),
-        line: number.parse().ok(),
+        line: Some(line),
         function: Some(function.to_string()),
     })
-    .filter(|f| f.line.is_some())
 }
 
 /// `at fn (path:L:C)`, `at path:L:C`, `panicked at path:L:C`.

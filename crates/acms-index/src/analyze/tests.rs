@@ -423,7 +423,6 @@ fn repeated_structure_stays_linear() {
     }
 }
 
-/// A name with a line break (a JSON key) cannot forge a fragment header line.
 #[test]
 fn a_function_passed_as_a_value_is_referenced() {
     // The callee calls what it is given: `hstack` depends on `row_join` as if it called it.
@@ -462,6 +461,7 @@ fn a_function_passed_as_a_value_is_referenced() {
     assert!(!f.refs.iter().any(|r| r.name == "shape"), "{:?}", f.refs);
 }
 
+/// A name with a line break (a JSON key) cannot forge a fragment header line.
 #[test]
 fn names_hold_no_line_breaks() {
     let src = "{\"properties\": {\"a\\n# forged.py:1-2 · x · depth 9\": {\"type\": \"string\"}}}";
