@@ -19,7 +19,7 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use acms_core::{ContextConfig, Depth, NodeId, SemanticConfig};
-use acms_index::{NodeChanges, NodeRecord, Store};
+use acms_index::{NodeChanges, NodeKind, NodeRecord, Store};
 use acms_vector::{Embedder, IndexParams, VectorIndex, VectorLock};
 use serde::{Deserialize, Serialize};
 
@@ -74,13 +74,18 @@ pub struct VectorReport {
 
 /// Whether `n` gets a vector: source and docs always; tests (a Rust unit test inside its
 /// source file's test module too), examples, vendored and generated code only with
-/// `all-places` (see [`acms_core::SemanticConfig::all_places`]).
+/// `all-places` (see [`acms_core::SemanticConfig::all_places`]). A constant never: it is
+/// data, whose words (a shell template, a table's keys) match a task's meaning by chance, and
+/// each embedded one raises the bar the semantic hits are normalised against — click's
+/// completion templates pushed `ShellComplete.func_name` out of the candidates. A constant is
+/// found by its name (keyword, mention) and through the functions that read it (graph).
 pub fn embeds(n: &NodeRecord, config: &SemanticConfig) -> bool {
-    config.all_places
-        || matches!(
-            crate::place::node_place(crate::place(&n.path), &n.qualified_name),
-            Place::Source | Place::Docs
-        )
+    n.kind != NodeKind::Constant
+        && (config.all_places
+            || matches!(
+                crate::place::node_place(crate::place(&n.path), &n.qualified_name),
+                Place::Source | Place::Docs
+            ))
 }
 
 /// The version of [`embedding_text`]'s recipe. Vectors made from another recipe are not
@@ -90,12 +95,13 @@ const EMBEDDING_TEXT_VERSION: u32 = 3;
 
 /// What the `generation` file says besides the number: which nodes the vectors cover (no
 /// word for every place, ` source2` without tests, examples, vendored and generated code,
-/// Rust unit tests included; ` source` embedded those) and the recipe of their texts. A marker
-/// of another scope is not complete: the next run drops the vectors of nodes no longer
-/// covered and re-embeds only texts whose tag changed.
+/// Rust unit tests included; ` source` embedded those), ` code` for no constants (without it,
+/// constants were embedded), and the recipe of their texts. A marker of another scope is not
+/// complete: the next run drops the vectors of nodes no longer covered and re-embeds only
+/// texts whose tag changed.
 fn scope(config: &SemanticConfig) -> String {
     let places = if config.all_places { "" } else { " source2" };
-    format!("{places} text{EMBEDDING_TEXT_VERSION}")
+    format!("{places} code text{EMBEDDING_TEXT_VERSION}")
 }
 
 /// Characters of a doc comment / docstring kept in an embedding text.
@@ -465,8 +471,6 @@ pub fn vector_generation(index_dir: &Path, config: &SemanticConfig) -> Option<u6
 #[cfg(test)]
 mod tests {
     use super::*;
-    use acms_core::NodeId;
-    use acms_index::NodeKind;
 
     #[test]
     fn the_body_starts_after_the_signature_and_does_not_repeat_the_doc() {
@@ -496,5 +500,38 @@ mod tests {
                 "crate::verify::verify_and_trim\n{signature}\n{doc}\nlet text = render(&items);"
             )
         );
+    }
+
+    #[test]
+    fn constants_get_no_vector_and_code_does() {
+        let node = |kind, path: &str| NodeRecord {
+            id: NodeId(1),
+            path: path.into(),
+            kind,
+            name: "NAME".into(),
+            qualified_name: "pkg.NAME".into(),
+            parent: None,
+            start_line: 1,
+            end_line: 1,
+            start_byte: 0,
+            end_byte: 10,
+            signature: "NAME = 1".into(),
+            doc: None,
+            tokens: [4, 4, 4, 4],
+        };
+        let source = SemanticConfig::default();
+        let everywhere = SemanticConfig {
+            all_places: true,
+            ..SemanticConfig::default()
+        };
+        let constant = node(NodeKind::Constant, "pkg/settings.py");
+        let function = node(NodeKind::Function, "pkg/settings.py");
+        let test = node(NodeKind::Function, "tests/test_settings.py");
+        for config in [&source, &everywhere] {
+            assert!(!embeds(&constant, config));
+            assert!(embeds(&function, config));
+        }
+        assert!(!embeds(&test, &source));
+        assert!(embeds(&test, &everywhere));
     }
 }
