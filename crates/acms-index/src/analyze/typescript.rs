@@ -9,7 +9,9 @@
 use tree_sitter::Node;
 
 use super::common::{dirname, first_existing, join, strip_ext};
-use super::walker::{self, Def, DocStyle, Table, field_text, head_name, named_children, text};
+use super::walker::{
+    self, Def, DocStyle, Table, field_text, head_name, is_identifier, named_children, text,
+};
 use super::{Analyzer, ParseLimits};
 use crate::model::{Language, NodeKind, ParsedFile, ParsedImport};
 
@@ -127,10 +129,7 @@ fn classify<'t>(n: Node<'t>, src: &str, parent: &str) -> Option<Def<'t>> {
         "enum_declaration" => NodeKind::Enum,
         // `const f = () => {}`, `handle = async (e) => {}` as a class field.
         "variable_declarator" | "public_field_definition" | "field_definition" => {
-            let value = n.child_by_field_name("value")?;
-            if !FUNCTION_VALUES.contains(&value.kind()) {
-                return None;
-            }
+            let value = function_value(n.child_by_field_name("value")?)?;
             let name = field_text(n, "name", src)
                 .or_else(|| field_text(n, "property", src))?
                 .to_string();
@@ -207,11 +206,8 @@ fn classify<'t>(n: Node<'t>, src: &str, parent: &str) -> Option<Def<'t>> {
         }
         // CommonJS: `module.exports.run = function () {}`, `exports.run = () => {}`.
         "assignment_expression" => {
-            let value = n.child_by_field_name("right")?;
-            if !FUNCTION_VALUES.contains(&value.kind()) {
-                return None;
-            }
-            let name = head_name(n.child_by_field_name("left")?, src)?;
+            let value = function_value(n.child_by_field_name("right")?)?;
+            let name = assigned_name(n.child_by_field_name("left")?, src)?;
             return Some(Def {
                 kind: NodeKind::Function,
                 name,
@@ -273,6 +269,34 @@ fn bases(n: Node, src: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The function a value is, through the parentheses and casts around it:
+/// `((props) => {…}) as any` (hono's `ErrorBoundary`), `(async () => {…}) satisfies Job`,
+/// `handler!`. Without this the cast hid the function and the constant was no node.
+fn function_value(value: Node) -> Option<Node> {
+    let mut value = value;
+    while matches!(
+        value.kind(),
+        "parenthesized_expression"
+            | "as_expression"
+            | "satisfies_expression"
+            | "non_null_expression"
+    ) {
+        value = value.named_child(0)?;
+    }
+    FUNCTION_VALUES.contains(&value.kind()).then_some(value)
+}
+
+/// The name an assignment gives its function: `exports.run` and `obj["run"]` give `run`; a
+/// computed key (`(res as any)[key] = …`) gives none, not the name of the object it is set on.
+fn assigned_name(left: Node, src: &str) -> Option<String> {
+    if left.kind() != "subscript_expression" {
+        return head_name(left, src);
+    }
+    let index = left.child_by_field_name("index")?;
+    let key = (index.kind() == "string").then(|| string_value(index, src))?;
+    is_identifier(&key).then_some(key)
 }
 
 /// The text of a string literal without its quotes.
@@ -589,6 +613,22 @@ export default function () {
         let f = JAVASCRIPT.analyze("lib/io.js", src, &ParseLimits::default());
         assert_eq!(f.imports[0].module, "fs");
         assert_eq!(f.nodes[1].signature, "module.exports.read = function (p)");
+    }
+
+    #[test]
+    fn functions_behind_casts_are_functions_and_computed_keys_name_none() {
+        let src = "export const Boundary = ((props: Props) => {\n  return props.children;\n}) as any;\nconst job = (async () => {}) satisfies Job;\n(res as any)[key] = (err: Error) => err;\nhandlers[\"onError\"] = () => null;\nconst limit = 10 as number;\n";
+        check_nodes(
+            Language::TypeScript,
+            "src/jsx.ts",
+            src,
+            &[
+                (NodeKind::Module, "src/jsx", 1, 7),
+                (NodeKind::Function, "src/jsx.Boundary", 1, 3),
+                (NodeKind::Function, "src/jsx.job", 4, 4),
+                (NodeKind::Function, "src/jsx.onError", 6, 6),
+            ],
+        );
     }
 
     #[test]

@@ -132,7 +132,7 @@ pub(crate) fn named_children(n: Node<'_>) -> Vec<Node<'_>> {
     n.named_children(&mut c).collect()
 }
 
-fn is_identifier(s: &str) -> bool {
+pub(crate) fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
     chars
         .next()
