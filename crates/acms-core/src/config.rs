@@ -241,7 +241,7 @@ pub struct SemanticConfig {
     /// Embed the symbols of tests, examples, vendored and generated code too. Off by default:
     /// the scorer demotes those places and keyword and graph find them, so their vectors
     /// would cost embedding time (a third of sympy's symbols are tests) for hits that rarely
-    /// reach a context.
+    /// reach a context. Constants get no vector in any place (`acms_retrieve::embeds`).
     pub all_places: bool,
 }
 defaults!(SemanticConfig {
