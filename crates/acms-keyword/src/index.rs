@@ -23,9 +23,7 @@ use tantivy::{
 };
 
 use crate::error::{Error, Result};
-use crate::query::{
-    MAX_QUERY_TERMS, boolean_query, candidate_terms, clauses, common_term_fade, select_terms, stem,
-};
+use crate::query::{MAX_QUERY_TERMS, boolean_query, candidate_terms, clauses, select_terms, stem};
 use crate::schema::{Fields, register_analyzers, stemmer};
 
 /// One searchable symbol (a UKO node, or anything else with an id).
@@ -107,13 +105,14 @@ fn coordination_exponent(num_terms: usize) -> f32 {
     (COORD_TERMS / num_terms.max(1) as f32).min(1.0)
 }
 
-/// The document frequency of each query term: of its most frequent field, so a term common
-/// anywhere counts as common.
-fn term_df(
+/// The idf of each query term: of its most frequent field, so a term common anywhere counts
+/// little.
+fn term_idf(
     searcher: &tantivy::Searcher,
     clauses: &[crate::query::Clause],
     num_terms: usize,
-) -> Vec<u64> {
+) -> Vec<f32> {
+    let n = searcher.num_docs() as f32;
     let mut df = vec![0u64; num_terms];
     for c in clauses {
         let d = searcher.doc_freq(&c.term).unwrap_or(0);
@@ -123,35 +122,13 @@ fn term_df(
             }
         }
     }
-    df
-}
-
-/// BM25's idf of a term in `df` of `n` documents (`doc_freq` counts deleted documents too, so
-/// `df` can exceed `n`).
-fn bm25_idf(df: u64, n: u64) -> f32 {
-    let (n, d) = (n as f32, df as f32);
-    (1.0 + ((n - d).max(0.0) + 0.5) / (d + 0.5)).ln()
-}
-
-/// Each query term's weight: 1 for a term the caller emphasized (a name the task gives counts
-/// whatever its frequency), else its [`common_term_fade`]. When every term would fade to
-/// nothing (a query of common words only, which the cut keeps), none fades.
-fn term_weights(df: &[u64], num_docs: u64, emphasized: impl Fn(usize) -> bool) -> Vec<f32> {
-    let mut weight: Vec<f32> = df
-        .iter()
-        .enumerate()
-        .map(|(q, &d)| {
-            if emphasized(q) {
-                1.0
-            } else {
-                common_term_fade(d, num_docs)
-            }
+    // `doc_freq` counts deleted documents too, so it can exceed `num_docs`.
+    df.into_iter()
+        .map(|d| {
+            let d = d as f32;
+            (1.0 + ((n - d).max(0.0) + 0.5) / (d + 0.5)).ln()
         })
-        .collect();
-    if weight.iter().all(|&w| w <= 0.0) {
-        weight.fill(1.0);
-    }
-    weight
+        .collect()
 }
 
 /// A query has at most [`MAX_QUERY_TERMS`] terms of its text and as many emphasized ones
@@ -504,10 +481,7 @@ impl KeywordIndex {
                 .fold(1.0f32, |a, &b| a.max(b));
             c.boost *= w;
         }
-        let num_docs = searcher.num_docs();
-        let df = term_df(&searcher, &clauses, terms.len());
-        let term_weight = term_weights(&df, num_docs, |q| weight.contains_key(&terms[q]));
-        let query = boolean_query(&clauses, &term_weight);
+        let query = boolean_query(&clauses, terms.len());
         // Fetched beyond `limit`: the coordination factor below re-ranks the pool, and a
         // document that matches most of the query can climb from below the cut.
         let fetch = limit.saturating_mul(COORD_POOL).saturating_add(TIE_MARGIN);
@@ -574,11 +548,7 @@ impl KeywordIndex {
             }
         }
 
-        let idf: Vec<f32> = df
-            .iter()
-            .zip(&term_weight)
-            .map(|(&d, w)| bm25_idf(d, num_docs) * w)
-            .collect();
+        let idf = term_idf(&searcher, &clauses, terms.len());
         let exponent = coordination_exponent(terms.len());
         let mut hits: Vec<(f32, u64, u128)> = hits
             .into_iter()
@@ -703,48 +673,6 @@ mod tests {
         reopened.apply(&[], &[doc(2, "nextname")]).unwrap();
         assert_eq!(reopened.num_docs(), 2);
         assert!(reopened.search("ghostname", 10).unwrap().is_empty());
-    }
-
-    /// 1 000 documents, `common` in `with_common` of them; `widget` in two: one of those has
-    /// `common` too. The relevance of both widget hits.
-    fn widget_relevance(with_common: u64) -> (f32, f32) {
-        let tmp = tempfile::tempdir().unwrap();
-        let mut index = KeywordIndex::create_or_open(tmp.path()).unwrap();
-        let docs: Vec<KeywordDoc> = (0..1000)
-            .map(|i| {
-                let mut d = doc(i, &format!("filler{i}"));
-                let widget = i < 2;
-                let common = i == 0 || (i >= 2 && i < with_common + 1);
-                d.body = match (widget, common) {
-                    (true, true) => "widget common".into(),
-                    (true, false) => "widget other".into(),
-                    (false, true) => "common".into(),
-                    (false, false) => "other".into(),
-                };
-                d
-            })
-            .collect();
-        index.apply(&[], &docs).unwrap();
-        let hits = index.search("widget common", 10).unwrap();
-        let rel = |id| hits.iter().find(|h| h.id == id).unwrap().relevance;
-        (rel(0), rel(1))
-    }
-
-    /// A term in just under half the documents (kept) and one in just over half (cut) weigh
-    /// alike: the ranking does not jump when a project grows by a few documents.
-    #[test]
-    fn a_term_at_the_common_cut_weighs_almost_nothing_on_either_side() {
-        let (under_both, under_widget) = widget_relevance(499);
-        let (over_both, over_widget) = widget_relevance(501);
-        assert_eq!((under_both, over_both), (1.0, 1.0));
-        assert!(
-            over_widget > 0.99,
-            "cut: the two widget hits tie ({over_widget})"
-        );
-        assert!(
-            under_widget > 0.95,
-            "kept at the edge, `common` adds almost nothing ({under_widget})"
-        );
     }
 
     #[test]

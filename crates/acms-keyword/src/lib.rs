@@ -35,8 +35,5 @@ mod tokenizer;
 
 pub use error::{Error, Result};
 pub use index::{KeywordDoc, KeywordHit, KeywordIndex};
-pub use query::{
-    COMMON_TERM_FADE_PERCENT, COMMON_TERM_MIN_DOCS, COMMON_TERM_PERCENT, MAX_CANDIDATE_TERMS,
-    MAX_QUERY_TERMS,
-};
+pub use query::{COMMON_TERM_MIN_DOCS, COMMON_TERM_PERCENT, MAX_CANDIDATE_TERMS, MAX_QUERY_TERMS};
 pub use tokenizer::{CodeTokenStream, CodeTokenizer, MAX_TERM_BYTES, code_terms, split_identifier};

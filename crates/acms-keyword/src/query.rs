@@ -52,33 +52,6 @@ pub const COMMON_TERM_MIN_DOCS: u64 = 1000;
 /// almost nothing to BM25 (idf below ln 2) but their posting lists are the longest to walk.
 pub const COMMON_TERM_PERCENT: u64 = 50;
 
-/// From this percentage of the documents up to [`COMMON_TERM_PERCENT`], a term's weight fades
-/// linearly to nothing (see [`common_term_fade`]).
-pub const COMMON_TERM_FADE_PERCENT: u64 = 40;
-
-/// How much of its BM25 weight a query term in `df` of `num_docs` documents keeps.
-///
-/// BM25's idf is still ln 2 at half the documents, so the cut above was a cliff: a term just
-/// under it weighed ln 2, one just over it nothing, and a few small documents added to a
-/// project (click's constants) moved `command` across it and changed which functions its
-/// tasks found. Between [`COMMON_TERM_FADE_PERCENT`] and the cut the weight falls linearly
-/// to zero, so the cut drops only what already weighs nothing. Rarer terms, the ones that
-/// make a query, keep their weight: the Robertson–Spärck Jones idf, which also reaches zero at
-/// half, was measured too and cost more (it takes a fifth of the weight of a term in a
-/// quarter of the documents; docs/EVAL.md). Below [`COMMON_TERM_MIN_DOCS`], where nothing is
-/// cut, nothing fades.
-pub(crate) fn common_term_fade(df: u64, num_docs: u64) -> f32 {
-    if num_docs < COMMON_TERM_MIN_DOCS {
-        return 1.0;
-    }
-    let share = df as f64 / num_docs as f64;
-    let (from, to) = (
-        COMMON_TERM_FADE_PERCENT as f64 / 100.0,
-        COMMON_TERM_PERCENT as f64 / 100.0,
-    );
-    ((to - share) / (to - from)).clamp(0.0, 1.0) as f32
-}
-
 /// Chooses the query terms among `candidates` (in query order) given the index size and each
 /// term's document frequency `df` (the largest over the fields that matter):
 ///
@@ -200,10 +173,10 @@ pub(crate) fn clauses(
 /// only by this fraction (Lucene's `best_fields` with a tie breaker).
 pub(crate) const TIE_BREAKER: f32 = 0.3;
 
-/// For each query term a disjunction-max over its boosted field clauses, scaled by the term's
-/// `weight`; the terms are OR-ed and their scores summed. A term of weight 0 is left out.
-pub(crate) fn boolean_query(clauses: &[Clause], weight: &[f32]) -> BooleanQuery {
-    let mut per_term: Vec<Vec<Box<dyn Query>>> = weight.iter().map(|_| Vec::new()).collect();
+/// For each query term a disjunction-max over its boosted field clauses; the terms are OR-ed
+/// and their scores summed.
+pub(crate) fn boolean_query(clauses: &[Clause], num_terms: usize) -> BooleanQuery {
+    let mut per_term: Vec<Vec<Box<dyn Query>>> = (0..num_terms).map(|_| Vec::new()).collect();
     for c in clauses {
         for &q in &c.query_terms {
             let tq = TermQuery::new(c.term.clone(), IndexRecordOption::WithFreqs);
@@ -214,18 +187,12 @@ pub(crate) fn boolean_query(clauses: &[Clause], weight: &[f32]) -> BooleanQuery 
     }
     let subqueries: Vec<(Occur, Box<dyn Query>)> = per_term
         .into_iter()
-        .zip(weight)
-        .filter(|(d, w)| !d.is_empty() && **w > 0.0)
-        .map(|(disjuncts, &w)| {
+        .filter(|d| !d.is_empty())
+        .map(|disjuncts| {
             let q: Box<dyn Query> = Box::new(DisjunctionMaxQuery::with_tie_breaker(
                 disjuncts,
                 TIE_BREAKER,
             ));
-            let q: Box<dyn Query> = if w == 1.0 {
-                q
-            } else {
-                Box::new(BoostQuery::new(q, w))
-            };
             (Occur::Should, q)
         })
         .collect();
@@ -306,22 +273,6 @@ mod tests {
         // Exactly half is not "more than half"; small indexes drop nothing.
         check(&["self", "parse"], 1200, &["self", "parse"]);
         check(&["fn", "parse", "self"], 999, &["fn", "parse", "self"]);
-    }
-
-    #[test]
-    fn a_term_fades_to_nothing_at_the_cut() {
-        let fade = |df| common_term_fade(df, 10_000);
-        assert_eq!(fade(1), 1.0);
-        assert_eq!(fade(4_000), 1.0, "a term in up to 40 % keeps its weight");
-        assert!((fade(4_500) - 0.5).abs() < 1e-6, "{}", fade(4_500));
-        assert!(fade(4_990) < 0.02 && fade(4_990) > 0.0);
-        assert_eq!(fade(5_000), 0.0);
-        assert_eq!(fade(9_000), 0.0);
-        assert_eq!(fade(20_000), 0.0, "deleted documents counted in df");
-        let falls = (0..=5_000).step_by(50).map(fade).collect::<Vec<_>>();
-        assert!(falls.windows(2).all(|w| w[1] <= w[0]));
-        // Where nothing is cut, nothing fades.
-        assert_eq!(common_term_fade(450, 999), 1.0);
     }
 
     #[test]
