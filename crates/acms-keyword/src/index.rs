@@ -77,8 +77,9 @@ struct Payload {
 
 /// Writer memory per indexing thread; tantivy requires at least 15 MB.
 const WRITER_BYTES_PER_THREAD: usize = 32_000_000;
-/// Above this many segments an `apply` merges the index's segments into one (it also does
-/// whenever a commit leaves a deleted document: see `compact_if_fragmented`).
+/// Above this share of deleted documents, or this many segments, an `apply` merges the
+/// index's segments into one.
+const MAX_DELETED_PERCENT: u64 = 30;
 const MAX_SEGMENTS: usize = 8;
 /// Results fetched beyond `limit` so that ties at the cut are broken by id, not by segment
 /// layout.
@@ -107,14 +108,14 @@ fn coordination_exponent(num_terms: usize) -> f32 {
 /// The idf of each query term: of its most frequent field, so a term common anywhere counts
 /// little.
 fn term_idf(
-    searcher: &tantivy::Searcher,
+    stats: &LiveStatistics<'_>,
     clauses: &[crate::query::Clause],
     num_terms: usize,
 ) -> Vec<f32> {
-    let n = searcher.num_docs() as f32;
+    let n = stats.searcher.num_docs() as f32;
     let mut df = vec![0u64; num_terms];
     for c in clauses {
-        let d = searcher.doc_freq(&c.term).unwrap_or(0);
+        let d = stats.live_doc_freq(&c.term);
         for &q in &c.query_terms {
             if let Some(x) = df.get_mut(q) {
                 *x = (*x).max(d);
@@ -128,6 +129,71 @@ fn term_idf(
             (1.0 + ((n - d).max(0.0) + 0.5) / (d + 0.5)).ln()
         })
         .collect()
+}
+
+/// BM25 statistics of the live documents, the ones a merge keeps.
+///
+/// tantivy's own statistics count a deleted document until a merge drops it, and an
+/// incremental run deletes the documents of every changed file while the index merges only
+/// past [`MAX_DELETED_PERCENT`] (a merge per edit costs more than the rest of the run): so
+/// the same tree ranked differently by its index's history — hono's 60 commit tasks, indexed
+/// one from the last, named a gold file less at 4k and showed a gold symbol less at 16k than
+/// indexes built afresh (docs/EVAL.md). These are the statistics a merge would write (live
+/// documents; a term's live documents, counted in a segment's postings only where it has
+/// deletes; field lengths estimated from the live documents' field norms, as tantivy's merger
+/// does), so an updated index ranks like a merged one.
+pub(crate) struct LiveStatistics<'a> {
+    searcher: &'a tantivy::Searcher,
+}
+
+impl<'a> LiveStatistics<'a> {
+    pub(crate) fn new(searcher: &'a tantivy::Searcher) -> Self {
+        LiveStatistics { searcher }
+    }
+
+    /// How many live documents hold `term` (0 when the index cannot be read: the search
+    /// itself reports that).
+    pub(crate) fn live_doc_freq(&self, term: &Term) -> u64 {
+        tantivy::query::Bm25StatisticsProvider::doc_freq(self, term).unwrap_or(0)
+    }
+}
+
+impl tantivy::query::Bm25StatisticsProvider for LiveStatistics<'_> {
+    fn total_num_tokens(&self, field: tantivy::schema::Field) -> tantivy::Result<u64> {
+        let mut total = 0u64;
+        for segment in self.searcher.segment_readers() {
+            let norms = match segment.alive_bitset() {
+                Some(_) => segment.fieldnorms_readers().get_field(field)?,
+                None => None,
+            };
+            total += match norms {
+                Some(norms) => segment
+                    .doc_ids_alive()
+                    .map(|doc| u64::from(norms.fieldnorm(doc)))
+                    .sum(),
+                None => segment.inverted_index(field)?.total_num_tokens(),
+            };
+        }
+        Ok(total)
+    }
+
+    fn total_num_docs(&self) -> tantivy::Result<u64> {
+        Ok(self.searcher.num_docs())
+    }
+
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        let mut df = 0u64;
+        for segment in self.searcher.segment_readers() {
+            let inverted = segment.inverted_index(term.field())?;
+            df += match segment.alive_bitset() {
+                None => u64::from(inverted.doc_freq(term)?),
+                Some(alive) => inverted
+                    .read_postings(term, IndexRecordOption::Basic)?
+                    .map_or(0, |p| u64::from(p.doc_freq_given_deletes(alive))),
+            };
+        }
+        Ok(df)
+    }
 }
 
 /// A query has at most [`MAX_QUERY_TERMS`] terms of its text and as many emphasized ones
@@ -271,23 +337,20 @@ impl KeywordIndex {
         self.reader.reload().map_err(|e| self.tantivy(e))
     }
 
-    /// Merges all segments into one when a segment holds a deleted document or there are
-    /// more than [`MAX_SEGMENTS`]. tantivy's BM25 statistics (a term's document frequency,
-    /// the document count, the mean field length) count deleted documents until a merge
-    /// drops them, so without this the same tree ranked differently by its index's history:
-    /// hono's 60 commit tasks, indexed one from the last, named a gold file less at 4k and
-    /// showed a gold symbol less at 16k than indexes built afresh (docs/EVAL.md). Incremental
-    /// runs also replace a few files' documents at a time, and tantivy's background merges
-    /// die with the short-lived `acms index` process, so without merging the index grew with
-    /// every run (seen: 16× its size after 70 runs) and every search walked the deleted
-    /// documents.
+    /// Merges all segments into one when deleted documents make up more than
+    /// [`MAX_DELETED_PERCENT`] of them or there are more than [`MAX_SEGMENTS`]. Incremental runs replace a few files' documents at a
+    /// time, and tantivy's background merges die with the short-lived `acms index` process,
+    /// so without this the index grows with every run (seen: 16× its size after 70 runs)
+    /// and every search walks the deleted documents.
     fn compact_if_fragmented(&mut self) -> Result<()> {
         let metas = self
             .index
             .searchable_segment_metas()
             .map_err(|e| self.tantivy(e))?;
+        let max_doc: u64 = metas.iter().map(|m| u64::from(m.max_doc())).sum();
         let deleted: u64 = metas.iter().map(|m| u64::from(m.num_deleted_docs())).sum();
-        if deleted == 0 && metas.len() <= MAX_SEGMENTS {
+        let fragmented = deleted * 100 > max_doc * MAX_DELETED_PERCENT;
+        if metas.len() < 2 || !(fragmented || metas.len() > MAX_SEGMENTS) {
             return Ok(());
         }
         let ids: Vec<_> = metas.iter().map(|m| m.id()).collect();
@@ -417,14 +480,11 @@ impl KeywordIndex {
     /// [`crate::MAX_QUERY_TERMS`] (see the `query` module).
     pub fn query_terms(&self, query: &str) -> Vec<String> {
         let searcher = self.reader.searcher();
+        let live = LiveStatistics::new(&searcher);
         let mut stemmer = stemmer();
         let fields = &self.fields;
         select_terms(candidate_terms(query), searcher.num_docs(), |t| {
-            let df = |field, text: &str| {
-                searcher
-                    .doc_freq(&Term::from_field_text(field, text))
-                    .unwrap_or(0)
-            };
+            let df = |field, text: &str| live.live_doc_freq(&Term::from_field_text(field, text));
             let stemmed = stem(&mut stemmer, t);
             df(fields.identifiers, t)
                 .max(df(fields.path, t))
@@ -487,8 +547,13 @@ impl KeywordIndex {
         // Fetched beyond `limit`: the coordination factor below re-ranks the pool, and a
         // document that matches most of the query can climb from below the cut.
         let fetch = limit.saturating_mul(COORD_POOL).saturating_add(TIE_MARGIN);
+        let stats = LiveStatistics::new(&searcher);
         let top = searcher
-            .search(&query, &TopDocs::with_limit(fetch).order_by_score())
+            .search_with_statistics_provider(
+                &query,
+                &TopDocs::with_limit(fetch).order_by_score(),
+                &stats,
+            )
             .map_err(|e| self.tantivy(e))?;
 
         // Resolve ids through the fast field, one column per segment.
@@ -550,7 +615,7 @@ impl KeywordIndex {
             }
         }
 
-        let idf = term_idf(&searcher, &clauses, terms.len());
+        let idf = term_idf(&stats, &clauses, terms.len());
         let exponent = coordination_exponent(terms.len());
         let mut hits: Vec<(f32, u64, u128)> = hits
             .into_iter()
@@ -694,14 +759,15 @@ mod tests {
         };
         let first: Vec<KeywordDoc> = (0..40).map(|i| body(i, "render")).collect();
         let mut last: Vec<KeywordDoc> = (0..39).map(|i| body(i, "render")).collect();
-        for d in last.iter_mut().take(30) {
+        for d in last.iter_mut().take(8) {
             *d = body(d.id, "format");
         }
 
         let updated_dir = tempfile::tempdir().unwrap();
         let mut updated = KeywordIndex::create_or_open(updated_dir.path()).unwrap();
         updated.apply(&[], &first).unwrap();
-        updated.apply(&[], &last[..30]).unwrap();
+        // Fewer than 30 % deleted: no merge.
+        updated.apply(&[], &last[..8]).unwrap();
         // A removal alone: one segment with a deleted document.
         updated.apply(&[39], &[]).unwrap();
 
