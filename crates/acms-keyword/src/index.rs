@@ -9,6 +9,7 @@
 //! This module does not know about UKO nodes or the store: the caller maps its nodes to
 //! [`KeywordDoc`]s and keeps the generation of the store and of this index in step.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -131,24 +132,42 @@ fn term_idf(
         .collect()
 }
 
-/// BM25 statistics of the live documents, the ones a merge keeps.
+/// BM25 statistics of the live documents, as a fresh index of them would have.
 ///
 /// tantivy's own statistics count a deleted document until a merge drops it, and an
 /// incremental run deletes the documents of every changed file while the index merges only
 /// past [`MAX_DELETED_PERCENT`] (a merge per edit costs more than the rest of the run): so
 /// the same tree ranked differently by its index's history — hono's 60 commit tasks, indexed
 /// one from the last, named a gold file less at 4k and showed a gold symbol less at 16k than
-/// indexes built afresh (docs/EVAL.md). These are the statistics a merge would write (live
-/// documents; a term's live documents, counted in a segment's postings only where it has
-/// deletes; field lengths estimated from the live documents' field norms, as tantivy's merger
-/// does), so an updated index ranks like a merged one.
+/// indexes built afresh (docs/EVAL.md). Here the document count is the live one, a term's
+/// documents are its postings less the deleted documents among them (found by seeking each
+/// deleted document, which an incremental run leaves few of), and a field's token total is
+/// less the deleted documents' lengths (their stored field norms).
 pub(crate) struct LiveStatistics<'a> {
     searcher: &'a tantivy::Searcher,
+    /// Per segment, its deleted documents in ascending order (empty when it has none).
+    deleted: Vec<Vec<DocId>>,
+    /// Live token totals of the fields asked for so far: tantivy asks once per term.
+    tokens: RefCell<HashMap<tantivy::schema::Field, u64>>,
 }
 
 impl<'a> LiveStatistics<'a> {
     pub(crate) fn new(searcher: &'a tantivy::Searcher) -> Self {
-        LiveStatistics { searcher }
+        let deleted = searcher
+            .segment_readers()
+            .iter()
+            .map(|segment| match segment.alive_bitset() {
+                None => Vec::new(),
+                Some(alive) => (0..segment.max_doc())
+                    .filter(|&d| !alive.is_alive(d))
+                    .collect(),
+            })
+            .collect();
+        LiveStatistics {
+            searcher,
+            deleted,
+            tokens: RefCell::new(HashMap::new()),
+        }
     }
 
     /// How many live documents hold `term` (0 when the index cannot be read: the search
@@ -160,20 +179,22 @@ impl<'a> LiveStatistics<'a> {
 
 impl tantivy::query::Bm25StatisticsProvider for LiveStatistics<'_> {
     fn total_num_tokens(&self, field: tantivy::schema::Field) -> tantivy::Result<u64> {
-        let mut total = 0u64;
-        for segment in self.searcher.segment_readers() {
-            let norms = match segment.alive_bitset() {
-                Some(_) => segment.fieldnorms_readers().get_field(field)?,
-                None => None,
-            };
-            total += match norms {
-                Some(norms) => segment
-                    .doc_ids_alive()
-                    .map(|doc| u64::from(norms.fieldnorm(doc)))
-                    .sum(),
-                None => segment.inverted_index(field)?.total_num_tokens(),
-            };
+        if let Some(&total) = self.tokens.borrow().get(&field) {
+            return Ok(total);
         }
+        let mut total = 0u64;
+        for (segment, dead) in self.searcher.segment_readers().iter().zip(&self.deleted) {
+            let mut tokens = segment.inverted_index(field)?.total_num_tokens();
+            if let (false, Some(norms)) = (
+                dead.is_empty(),
+                segment.fieldnorms_readers().get_field(field)?,
+            ) {
+                let gone: u64 = dead.iter().map(|&d| u64::from(norms.fieldnorm(d))).sum();
+                tokens = tokens.saturating_sub(gone);
+            }
+            total += tokens;
+        }
+        self.tokens.borrow_mut().insert(field, total);
         Ok(total)
     }
 
@@ -183,14 +204,28 @@ impl tantivy::query::Bm25StatisticsProvider for LiveStatistics<'_> {
 
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
         let mut df = 0u64;
-        for segment in self.searcher.segment_readers() {
+        for (segment, dead) in self.searcher.segment_readers().iter().zip(&self.deleted) {
             let inverted = segment.inverted_index(term.field())?;
-            df += match segment.alive_bitset() {
-                None => u64::from(inverted.doc_freq(term)?),
-                Some(alive) => inverted
-                    .read_postings(term, IndexRecordOption::Basic)?
-                    .map_or(0, |p| u64::from(p.doc_freq_given_deletes(alive))),
+            if dead.is_empty() {
+                df += u64::from(inverted.doc_freq(term)?);
+                continue;
+            }
+            let Some(mut postings) = inverted.read_postings(term, IndexRecordOption::Basic)? else {
+                continue;
             };
+            let mut live = u64::from(postings.doc_freq());
+            for &d in dead {
+                if postings.doc() < d {
+                    postings.seek(d);
+                }
+                if postings.doc() == tantivy::TERMINATED {
+                    break;
+                }
+                if postings.doc() == d {
+                    live -= 1;
+                }
+            }
+            df += live;
         }
         Ok(df)
     }
