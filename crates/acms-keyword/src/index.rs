@@ -123,7 +123,6 @@ fn term_idf(
             }
         }
     }
-    // `doc_freq` counts deleted documents too, so it can exceed `num_docs`.
     df.into_iter()
         .map(|d| {
             let d = d as f32;
@@ -515,10 +514,14 @@ impl KeywordIndex {
     /// [`crate::MAX_QUERY_TERMS`] (see the `query` module).
     pub fn query_terms(&self, query: &str) -> Vec<String> {
         let searcher = self.reader.searcher();
-        let live = LiveStatistics::new(&searcher);
+        self.select_query_terms(&LiveStatistics::new(&searcher), query)
+    }
+
+    /// [`KeywordIndex::query_terms`] with the statistics of the search that uses them.
+    fn select_query_terms(&self, live: &LiveStatistics<'_>, query: &str) -> Vec<String> {
         let mut stemmer = stemmer();
         let fields = &self.fields;
-        select_terms(candidate_terms(query), searcher.num_docs(), |t| {
+        select_terms(candidate_terms(query), live.searcher.num_docs(), |t| {
             let df = |field, text: &str| live.live_doc_freq(&Term::from_field_text(field, text));
             let stemmed = stem(&mut stemmer, t);
             df(fields.identifiers, t)
@@ -558,7 +561,8 @@ impl KeywordIndex {
                 *w = w.max(*factor);
             }
         }
-        let mut terms = self.query_terms(query);
+        let stats = LiveStatistics::new(&searcher);
+        let mut terms = self.select_query_terms(&stats, query);
         let mut emphasized: Vec<String> = weight.keys().cloned().collect();
         emphasized.sort();
         for t in emphasized.into_iter().take(MAX_QUERY_TERMS) {
@@ -582,7 +586,6 @@ impl KeywordIndex {
         // Fetched beyond `limit`: the coordination factor below re-ranks the pool, and a
         // document that matches most of the query can climb from below the cut.
         let fetch = limit.saturating_mul(COORD_POOL).saturating_add(TIE_MARGIN);
-        let stats = LiveStatistics::new(&searcher);
         let top = searcher
             .search_with_statistics_provider(
                 &query,
