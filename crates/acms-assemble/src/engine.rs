@@ -287,7 +287,7 @@ impl Engine {
         );
 
         // 3. StrategyExecutor
-        let execution: Execution = log.run(
+        let mut execution: Execution = log.run(
             "strategy-executor",
             &p.strategy_executor.name,
             selected.len(),
@@ -311,7 +311,7 @@ impl Engine {
             || {
                 p.fragment_deduplicator
                     .component
-                    .dedup(&ctx, execution.hits.clone())
+                    .dedup(&ctx, std::mem::take(&mut execution.hits))
             },
             |(f, _)| f.len(),
         );
@@ -574,7 +574,7 @@ fn manifest_entry(ctx: &StageContext<'_>, pl: &Placed) -> Option<ManifestEntry> 
 /// renderings, and the first store error met (the renderer itself cannot fail).
 #[derive(Default)]
 struct Sources {
-    files: RefCell<HashMap<String, Arc<Vec<String>>>>,
+    files: RefCell<HashMap<String, Arc<render::FileLines>>>,
     texts: RefCell<HashMap<(NodeId, Depth), String>>,
     failure: RefCell<Option<Error>>,
 }
@@ -770,7 +770,7 @@ impl Layout<'_> {
         t
     }
 
-    fn lines(&self, path: &str) -> Arc<Vec<String>> {
+    fn lines(&self, path: &str) -> Arc<render::FileLines> {
         if let Some(l) = self.sources.files.borrow().get(path) {
             return l.clone();
         }
@@ -787,7 +787,7 @@ impl Layout<'_> {
                 String::new()
             }
         };
-        let lines = Arc::new(content.lines().map(str::to_string).collect::<Vec<_>>());
+        let lines = Arc::new(render::FileLines::new(content));
         self.sources
             .files
             .borrow_mut()
@@ -875,13 +875,13 @@ impl Layout<'_> {
 /// Whether `node`'s lines are (nearly) just the node: then depth 9 is cut from the file by
 /// lines, indentation included, and may merge with its neighbours. A node that shares its
 /// lines with much else (minified code: one line, many functions) keeps its byte span.
-fn line_aligned(node: &acms_index::NodeRecord, lines: &[String]) -> bool {
+fn line_aligned(node: &acms_index::NodeRecord, lines: &render::FileLines) -> bool {
     let a = (node.start_line.max(1) - 1) as usize;
     let b = (node.end_line as usize).min(lines.len());
-    let Some(span) = lines.get(a..b) else {
+    if a > b {
         return false;
-    };
-    let line_bytes: usize = span.iter().map(|l| l.len() + 1).sum();
+    }
+    let line_bytes: usize = lines.range(a, b).map(|l| l.len() + 1).sum();
     line_bytes <= node.end_byte.saturating_sub(node.start_byte) + 160
 }
 

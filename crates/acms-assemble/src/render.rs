@@ -90,6 +90,46 @@ pub fn container_line(container: &NodeRecord, indent: &str) -> String {
     format!("{indent}{sig}")
 }
 
+/// A file's text split into lines as [`str::lines`] splits it, kept as one string and the
+/// lines' byte spans: a layout reads a few regions of 20–30 large files, and one allocation
+/// per line of each cost more than counting the rendered context.
+#[derive(Debug)]
+pub struct FileLines {
+    text: String,
+    spans: Vec<(usize, usize)>,
+}
+
+impl FileLines {
+    pub fn new(text: String) -> Self {
+        let base = text.as_ptr() as usize;
+        let spans = text
+            .lines()
+            .map(|l| (l.as_ptr() as usize - base, l.len()))
+            .collect();
+        Self { text, spans }
+    }
+
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// Line `i` (0-based), without its line ending.
+    pub fn get(&self, i: usize) -> Option<&str> {
+        let &(at, len) = self.spans.get(i)?;
+        Some(&self.text[at..at + len])
+    }
+
+    /// Lines `a..b` (0-based), clamped to the file.
+    pub fn range(&self, a: usize, b: usize) -> impl Iterator<Item = &str> {
+        let b = b.min(self.len());
+        (a.min(b)..b).filter_map(|i| self.get(i))
+    }
+}
+
 /// One fragment to lay out, in context order.
 #[derive(Debug, Clone)]
 pub struct Piece<'a> {
@@ -101,7 +141,7 @@ pub struct Piece<'a> {
     /// The node's rendering at `depth`, unless `lines` is set.
     pub text: String,
     /// The node's file as lines, when depth 9 is cut from it verbatim (see the module doc).
-    pub lines: Option<std::sync::Arc<Vec<String>>>,
+    pub lines: Option<std::sync::Arc<FileLines>>,
     /// The leading whitespace of the node's first line in its file (shallow renderings start
     /// unindented; under a container line they are indented as in the source).
     pub indent: String,
@@ -161,10 +201,20 @@ pub fn display_name(node: &NodeRecord, module: Option<&NodeRecord>) -> String {
 }
 
 /// Lines `start..=end` (1-based) of `lines`, joined.
-fn cut(lines: &[String], start: u32, end: u32) -> String {
+fn cut(lines: &FileLines, start: u32, end: u32) -> String {
     let a = (start.max(1) - 1) as usize;
     let b = (end as usize).min(lines.len());
-    lines.get(a..b).unwrap_or(&[]).join("\n")
+    if a > b {
+        return String::new();
+    }
+    let mut out = String::new();
+    for (k, l) in lines.range(a, b).enumerate() {
+        if k > 0 {
+            out.push('\n');
+        }
+        out.push_str(l);
+    }
+    out
 }
 
 /// A shallow rendering indented as in the source. The index stores renderings at column 0
@@ -192,7 +242,7 @@ pub fn blocks(pieces: &[Piece<'_>]) -> Vec<Block> {
     enum Open {
         None,
         /// A verbatim region: its container line and the file's lines.
-        Region(Option<String>, std::sync::Arc<Vec<String>>),
+        Region(Option<String>, std::sync::Arc<FileLines>),
         /// An outline: the container line it currently sits under.
         Outline(Option<String>),
     }
@@ -275,7 +325,7 @@ pub fn blocks(pieces: &[Piece<'_>]) -> Vec<Block> {
 
 /// `body` preceded by its container's line and, when the container's declaration is not the
 /// line right above the region, an elision line at the body's indentation.
-fn with_container(container: Option<&str>, body: String, lines: &[String], start: u32) -> String {
+fn with_container(container: Option<&str>, body: String, lines: &FileLines, start: u32) -> String {
     let Some(c) = container else { return body };
     let above = lines
         .get((start.max(2) - 2) as usize)
@@ -334,8 +384,8 @@ mod tests {
         }
     }
 
-    fn file() -> std::sync::Arc<Vec<String>> {
-        std::sync::Arc::new(
+    fn file() -> std::sync::Arc<FileLines> {
+        std::sync::Arc::new(FileLines::new(
             [
                 "class App(Base):",
                 "    def a(self):",
@@ -351,13 +401,11 @@ mod tests {
                 "    def c(self):",
                 "        return 3",
             ]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-        )
+            .join("\n"),
+        ))
     }
 
-    fn piece<'a>(n: &'a NodeRecord, lines: &std::sync::Arc<Vec<String>>) -> Piece<'a> {
+    fn piece<'a>(n: &'a NodeRecord, lines: &std::sync::Arc<FileLines>) -> Piece<'a> {
         Piece {
             node: n,
             name: n.qualified_name.clone(),
@@ -367,6 +415,21 @@ mod tests {
             indent: "    ".into(),
             container: Some("class App(Base):".into()),
         }
+    }
+
+    #[test]
+    fn file_lines_split_as_str_lines_does() {
+        for text in ["a\r\nb\n\nc", "a\n", "", "\n\n", "x\ny\r\n"] {
+            let lines = FileLines::new(text.to_string());
+            let expected: Vec<&str> = text.lines().collect();
+            assert_eq!(lines.len(), expected.len(), "{text:?}");
+            assert_eq!(lines.range(0, 99).collect::<Vec<_>>(), expected, "{text:?}");
+            assert_eq!(lines.get(expected.len()), None);
+        }
+        let lines = FileLines::new("a\r\nb\nc".into());
+        assert_eq!(cut(&lines, 1, 2), "a\nb");
+        assert_eq!(cut(&lines, 2, 9), "b\nc");
+        assert_eq!(cut(&lines, 3, 2), "");
     }
 
     #[test]

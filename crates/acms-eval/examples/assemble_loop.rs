@@ -1,5 +1,7 @@
 //! Assembles one task repeatedly on an opened engine, for profiling the assembly path:
-//! `cargo run --release -p acms-eval --example assemble_loop -- INDEX_DIR TASK_FILE BUDGET N`.
+//! `cargo run --release -p acms-eval --example assemble_loop -- INDEX_DIR TASK_FILE BUDGET N`;
+//! `ACMS_MANIFEST_MODEL=DIR` assembles with the embedding model in DIR, as the real-issue
+//! benchmark's indexes built with it expect.
 
 use std::time::Instant;
 
@@ -11,7 +13,8 @@ fn main() -> anyhow::Result<()> {
         args[3].parse::<usize>()?,
         args[4].parse::<usize>()?,
     );
-    let config = acms::ContextConfig::default();
+    let model = std::env::var_os("ACMS_MANIFEST_MODEL").map(std::path::PathBuf::from);
+    let config = acms_eval::issues::base_config(model.as_deref());
     let engine = acms::Engine::open(&index, &config)?;
     let mut ms = Vec::new();
     let mut stages: Vec<(String, f64)> = Vec::new();

@@ -265,8 +265,34 @@ impl Corpus {
         depth
     }
 
-    /// Neighbours of `id` in both directions: (neighbour, edge kind, confidence, outgoing).
+    /// Neighbours of `id` in both directions: (neighbour, edge kind, confidence, outgoing),
+    /// by neighbour and kind.
     pub fn neighbours(&self, id: NodeId) -> Vec<(NodeId, EdgeKind, f32, bool)> {
+        let mut out = self.edges_of(id);
+        out.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+        out
+    }
+
+    /// The `n` strongest of [`Corpus::neighbours`]: by confidence, then neighbour, kind and
+    /// outgoing first. A hub has thousands of edges, so only the kept ones are sorted.
+    pub fn strongest_neighbours(&self, id: NodeId, n: usize) -> Vec<(NodeId, EdgeKind, f32, bool)> {
+        let mut out = self.edges_of(id);
+        let key = |a: &(NodeId, EdgeKind, f32, bool), b: &(NodeId, EdgeKind, f32, bool)| {
+            b.2.total_cmp(&a.2)
+                .then(a.0.cmp(&b.0))
+                .then(a.1.cmp(&b.1))
+                .then(b.3.cmp(&a.3))
+        };
+        if out.len() > n && n > 0 {
+            out.select_nth_unstable_by(n - 1, key);
+        }
+        out.truncate(n);
+        out.sort_by(key);
+        out
+    }
+
+    /// Every edge of `id`, outgoing first, in the graph's order.
+    fn edges_of(&self, id: NodeId) -> Vec<(NodeId, EdgeKind, f32, bool)> {
         let Some(&ix) = self.graph_index.get(&id) else {
             return Vec::new();
         };
@@ -286,7 +312,6 @@ impl Corpus {
                 ));
             }
         }
-        out.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
         out
     }
 
@@ -477,4 +502,64 @@ fn installed<'p>(mention: &str, path: &'p str) -> Option<&'p str> {
         .then_some(path)?
         .strip_prefix("src/")
         .or_else(|| path.strip_prefix("lib/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use acms_index::NodeKind;
+
+    fn node(id: u64) -> NodeRecord {
+        NodeRecord {
+            id: NodeId(id),
+            path: "m.py".into(),
+            kind: NodeKind::Function,
+            name: format!("f{id}"),
+            qualified_name: format!("m.f{id}"),
+            parent: None,
+            start_line: 1,
+            end_line: 1,
+            start_byte: 0,
+            end_byte: 0,
+            signature: String::new(),
+            doc: None,
+            tokens: [1; 4],
+        }
+    }
+
+    const KINDS: [EdgeKind; 4] = [
+        EdgeKind::Contains,
+        EdgeKind::Imports,
+        EdgeKind::Calls,
+        EdgeKind::Inherits,
+    ];
+
+    proptest::proptest! {
+        /// The strongest `n` of a hub are the first `n` of all its neighbours ranked by
+        /// confidence and then neighbour (ties of both kept in neighbour-and-kind order).
+        #[test]
+        fn the_strongest_neighbours_are_the_head_of_all_of_them_ranked(
+            edges in proptest::collection::vec((1u64..12, 0usize..4, 0u8..4, proptest::bool::ANY), 0..60),
+            n in 0usize..30,
+        ) {
+            let nodes: Vec<NodeRecord> = (0..12).map(node).collect();
+            let edges: Vec<EdgeRecord> = edges
+                .iter()
+                .map(|&(other, kind, conf, out)| {
+                    let (src, dst) = if out { (0, other) } else { (other, 0) };
+                    EdgeRecord {
+                        src: NodeId(src),
+                        dst: NodeId(dst),
+                        kind: KINDS[kind],
+                        confidence: f32::from(conf) / 4.0,
+                    }
+                })
+                .collect();
+            let corpus = Corpus::from_parts(nodes, &edges, Vec::new(), 1);
+            let mut all = corpus.neighbours(NodeId(0));
+            all.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
+            all.truncate(n);
+            proptest::prop_assert_eq!(corpus.strongest_neighbours(NodeId(0), n), all);
+        }
+    }
 }

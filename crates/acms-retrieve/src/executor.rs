@@ -105,9 +105,14 @@ impl StrategyExecutor {
             }
             let mut input = input.clone();
             if stage == Stage::Expansion {
-                input.seeds = Arc::new(execution.hits.clone());
+                input.seeds = Arc::new(std::mem::take(&mut execution.hits));
             }
             let (hits, runs) = self.run_batch(&batch, &input, budgets);
+            if stage == Stage::Expansion {
+                // The seeds come back without a copy unless a timed-out strategy still holds them.
+                let seeds = std::mem::take(&mut input.seeds);
+                execution.hits = Arc::try_unwrap(seeds).unwrap_or_else(|held| (*held).clone());
+            }
             execution.hits.extend(hits);
             execution.runs.extend(runs);
         }
@@ -143,6 +148,8 @@ impl StrategyExecutor {
                 let t = Instant::now();
                 let result =
                     std::panic::catch_unwind(AssertUnwindSafe(|| strategy.retrieve(&input)));
+                // Released before the result is sent, so the executor gets its seeds back.
+                drop(input);
                 // The receiver may be gone after a timeout: the late result is discarded.
                 let _ = tx.send((i, result, t.elapsed()));
             });

@@ -185,9 +185,8 @@ impl Strategy for NavigatorStrategy {
                 continue;
             }
             expansions += 1;
-            let mut next = corpus.neighbours(node);
-            next.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
-            for (other, kind, confidence, outgoing) in next.into_iter().take(MAX_FANOUT) {
+            for (other, kind, confidence, outgoing) in corpus.strongest_neighbours(node, MAX_FANOUT)
+            {
                 let r = relevance * DECAY * (0.5 + 0.5 * confidence) * edge_weight(kind, outgoing);
                 if best.get(&other).is_some_and(|old| old.relevance >= r) {
                     continue;
