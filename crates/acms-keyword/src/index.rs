@@ -24,7 +24,10 @@ use tantivy::{
 };
 
 use crate::error::{Error, Result};
-use crate::query::{MAX_QUERY_TERMS, boolean_query, candidate_terms, clauses, select_terms, stem};
+use crate::query::{
+    MAX_COMPOUND_TERMS, MAX_QUERY_TERMS, boolean_query, candidate_terms, clauses,
+    compound_candidates, select_terms, stem,
+};
 use crate::schema::{Fields, register_analyzers, stemmer};
 
 /// One searchable symbol (a UKO node, or anything else with an id).
@@ -582,11 +585,24 @@ impl KeywordIndex {
         }
         let stats = LiveStatistics::new(&searcher);
         let mut terms = self.select_query_terms(&stats, query);
+
         let mut emphasized: Vec<String> = weight.keys().cloned().collect();
         emphasized.sort();
         for t in emphasized.into_iter().take(MAX_QUERY_TERMS) {
             if !terms.contains(&t) {
                 terms.push(t);
+            }
+        }
+        // Identifiers that join two of the task's words, where the index has them.
+        let mut compounds = 0;
+        for c in compound_candidates(query) {
+            if compounds == MAX_COMPOUND_TERMS || terms.len() >= 2 * MAX_QUERY_TERMS {
+                break;
+            }
+            let term = Term::from_field_text(self.fields.identifiers, &c);
+            if !terms.contains(&c) && stats.live_doc_freq(&term) > 0 {
+                terms.push(c);
+                compounds += 1;
             }
         }
         if terms.is_empty() {
@@ -844,6 +860,24 @@ mod tests {
         ] {
             assert_eq!(ranked(&updated, query), ranked(&fresh, query), "{query}");
         }
+    }
+
+    /// A task that writes `show fixtures` apart finds the `_showfixtures_main` it names.
+    #[test]
+    fn prose_words_find_the_identifier_that_joins_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut index = KeywordIndex::create_or_open(dir.path()).unwrap();
+        let mut docs: Vec<KeywordDoc> = (0..6)
+            .map(|i| {
+                let mut d = doc(i, &format!("fixture_scope_{i}"));
+                d.body = "show fixture scope".into();
+                d
+            })
+            .collect();
+        docs.push(doc(6, "_showfixtures_main"));
+        index.apply(&[], &docs).unwrap();
+        let hits = ranked(&index, "It would be useful to show fixtures");
+        assert!(hits.iter().any(|&(id, _)| id == 6), "{hits:?}");
     }
 
     #[test]

@@ -44,6 +44,59 @@ pub(crate) fn candidate_terms(query: &str) -> Vec<String> {
     terms
 }
 
+/// Most distinct word pairs [`compound_candidates`] proposes.
+pub const MAX_COMPOUND_PAIRS: usize = 256;
+/// Most joined identifiers one query adds to its terms.
+pub const MAX_COMPOUND_TERMS: usize = 8;
+
+/// Identifiers that may join two words the task writes apart, for `show fixtures` a
+/// `showfixtures`: each pair of neighbouring prose words (stop words skipped) of at least three
+/// letters, joined, also with the second word's plural `s` added or removed — a task says
+/// `show fixture scopes` of `pytest --fixtures` and the code has `_showfixtures_main`. A word
+/// is lowercase letters, or capitalized at most; an identifier (`test_path`, `MatrixSymbol`,
+/// `x2`) breaks the pairing, since its parts are not words the task wrote apart. The caller
+/// keeps the joins the index holds.
+pub(crate) fn compound_candidates(query: &str) -> Vec<String> {
+    let word = |t: &str| {
+        let mut chars = t.chars();
+        t.len() >= 3
+            && chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+            && chars.all(|c| c.is_ascii_lowercase())
+    };
+    let mut previous: Option<String> = None;
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for token in query.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+        if seen.len() == MAX_COMPOUND_PAIRS {
+            break;
+        }
+        if token.is_empty() {
+            continue;
+        }
+        let text = token.to_ascii_lowercase();
+        if STOP_WORDS.contains(&text.as_str()) {
+            continue;
+        }
+        if !word(token) {
+            previous = None;
+            continue;
+        }
+        if let Some(a) = previous.replace(text.clone())
+            && a != text
+            && seen.insert((a.clone(), text.clone()))
+        {
+            let joined = format!("{a}{text}");
+            let other = match text.strip_suffix('s') {
+                Some(singular) => format!("{a}{singular}"),
+                None => format!("{joined}s"),
+            };
+            out.push(joined);
+            out.push(other);
+        }
+    }
+    out
+}
+
 /// Below this many documents no term is dropped for being common: in a small index, document
 /// frequencies are too noisy to call a term uninformative.
 pub const COMMON_TERM_MIN_DOCS: u64 = 1000;
@@ -205,6 +258,29 @@ mod tests {
 
     fn check(query: &str, expected: &[&str]) {
         assert_eq!(candidate_terms(query), expected, "terms of {query:?}");
+    }
+
+    #[test]
+    fn compounds_join_neighbouring_prose_words_not_an_identifiers_parts() {
+        assert_eq!(
+            compound_candidates("Display fixture scopes with `pytest --fixtures`"),
+            [
+                "displayfixture",
+                "displayfixtures",
+                "fixturescopes",
+                "fixturescope",
+                "scopespytest",
+                "scopespytests",
+                "pytestfixtures",
+                "pytestfixture",
+            ]
+        );
+        // Identifiers break the pairing; stop words are skipped; a pair is proposed once.
+        assert_eq!(
+            compound_candidates("test_path MatrixSymbol x2 the code of the printer; code printer"),
+            ["codeprinter", "codeprinters", "printercode", "printercodes"]
+        );
+        assert!(compound_candidates("").is_empty());
     }
 
     #[test]
