@@ -110,7 +110,10 @@ impl TokenCounter for ExactCounter {
         let bpe = self.bpe();
         let text = bpe.normalize(text);
         MEMO.with_borrow_mut(|memos| {
-            let memo = &mut memos[self.tokenizer as usize];
+            let memo = match self.tokenizer {
+                Tokenizer::Cl100kBase => &mut memos[0],
+                Tokenizer::O200kBase => &mut memos[1],
+            };
             if memo.len() >= MEMO_CAPACITY {
                 memo.clear();
             }
