@@ -142,8 +142,8 @@ fn term_idf(
 /// the same tree ranked differently by its index's history — hono's 60 commit tasks, indexed
 /// one from the last, named a gold file less at 4k and showed a gold symbol less at 16k than
 /// indexes built afresh (docs/EVAL.md). Here the document count is the live one, a term's
-/// documents are its postings less the deleted documents among them (found by seeking each
-/// deleted document, which an incremental run leaves few of), and a field's token total is
+/// documents are its postings less the deleted documents among them (found by walking the
+/// shorter of the two lists, once per term and search), and a field's token total is
 /// less the deleted documents' lengths (their stored field norms).
 pub(crate) struct LiveStatistics<'a> {
     searcher: &'a tantivy::Searcher,
@@ -585,7 +585,6 @@ impl KeywordIndex {
         }
         let stats = LiveStatistics::new(&searcher);
         let mut terms = self.select_query_terms(&stats, query);
-
         let mut emphasized: Vec<String> = weight.keys().cloned().collect();
         emphasized.sort();
         for t in emphasized.into_iter().take(MAX_QUERY_TERMS) {
