@@ -14,7 +14,8 @@ use crate::Format;
 pub struct IndexArgs {
     /// The repository to index.
     repo: PathBuf,
-    /// Index directory (default: <REPO>/.acms).
+    /// Index directory (default: <REPO>/.acms, or a folder of your cache when <REPO>/.acms
+    /// holds an index acms did not write for you).
     #[arg(long)]
     index: Option<PathBuf>,
     /// Configuration file (default: ~/.config/acms/config.toml, then <REPO>/acms.toml, which
@@ -112,7 +113,7 @@ pub fn run(args: &IndexArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let mut opts = IndexOptions::new(&args.repo);
-    opts.index_dir = crate::index_dir(args.index.as_ref(), &args.repo);
+    opts.index_dir = crate::index_dir(args.index.as_ref(), &args.repo)?;
     opts.config = config.context;
     opts.rebuild = args.rebuild;
     opts.progress = Some(&progress);

@@ -95,9 +95,18 @@ pub fn interactive() -> bool {
     std::io::stderr().is_terminal()
 }
 
-/// The index directory: `--index DIR`, else `<repo>/.acms`.
-pub fn index_dir(index: Option<&PathBuf>, repo: &Path) -> PathBuf {
-    index.cloned().unwrap_or_else(|| repo.join(".acms"))
+/// The index directory: `--index DIR`, else `<repo>/.acms` — unless that holds an index acms
+/// did not write for this user (one shipped with a clone), which is left alone for a folder in
+/// the user's cache; that is said on stderr, first.
+pub fn index_dir(index: Option<&PathBuf>, repo: &Path) -> anyhow::Result<PathBuf> {
+    if let Some(dir) = index {
+        return Ok(dir.clone());
+    }
+    let (dir, note) = acms::index::default_index_dir(repo)?;
+    if let Some(note) = note {
+        eprintln!("note: {note}");
+    }
+    Ok(dir)
 }
 
 /// Exit code of a usage error (as clap's own).

@@ -148,16 +148,21 @@ pub struct QueryConfig {
 }
 defaults!(QueryConfig { min_relevance: 0.3 });
 
-/// `context.file.*`: size caps, in bytes.
+/// `context.file.*`: size caps, in bytes, and the files held back as secrets.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
 pub struct FileConfig {
     pub max_size: u64,
     pub max_total_size: u64,
+    /// Path patterns (gitignore syntax) held back from the index in addition to
+    /// [`crate::secrets::DEFAULT_DENY`], which always applies. Every configuration layer adds
+    /// to this list; none removes from it.
+    pub deny: Vec<String>,
 }
 defaults!(FileConfig {
     max_size: 1024 * 1024,
     max_total_size: 50 * 1024 * 1024,
+    deny: Vec::new(),
 });
 
 /// `context.index.*`: analyzer limits.

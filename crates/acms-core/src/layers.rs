@@ -13,6 +13,8 @@
 //! - may lower but never raise the limits in [`CAPPED_KEYS`] (file sizes, timeouts, worker
 //!   counts, rounds, hops, tokens per embedded text, embedding every place) above the user's value or the default; a
 //!   higher value is cut to it with a warning;
+//! - may add to `context.file.deny` (files held back as secrets) but not remove the user's
+//!   patterns from it (the built-in [`crate::secrets::DEFAULT_DENY`] always applies);
 //! - sets everything else (retrieval, scoring and packing choices, which only change which
 //!   registered code runs and how it ranks).
 //!
@@ -54,20 +56,34 @@ pub struct LoadedConfig {
     pub warnings: Vec<String>,
 }
 
-/// The user's configuration file: `$XDG_CONFIG_HOME/acms/config.toml` when that variable is
-/// an absolute path, else `$HOME/.config/acms/config.toml`; `None` without either variable.
-/// The file need not exist.
-pub fn user_config_path() -> Option<PathBuf> {
-    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+/// An absolute directory from the environment variable `var`, if it is set to one.
+fn env_dir(var: &str) -> Option<PathBuf> {
+    std::env::var_os(var)
         .map(PathBuf::from)
-        .filter(|p| p.is_absolute());
-    let base = xdg.or_else(|| {
-        std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-            .map(|h| h.join(".config"))
-    })?;
-    Some(base.join("acms").join("config.toml"))
+        .filter(|p| p.is_absolute())
+}
+
+/// The user's acms configuration directory: `$XDG_CONFIG_HOME/acms` when that variable is an
+/// absolute path, else `$HOME/.config/acms`; `None` without either variable. It holds the
+/// user's `config.toml` and the key that seals the user's indexes.
+pub fn user_config_dir() -> Option<PathBuf> {
+    env_dir("XDG_CONFIG_HOME")
+        .or_else(|| env_dir("HOME").map(|h| h.join(".config")))
+        .map(|c| c.join("acms"))
+}
+
+/// The user's configuration file, `<user config dir>/config.toml` (it need not exist).
+pub fn user_config_path() -> Option<PathBuf> {
+    user_config_dir().map(|d| d.join("config.toml"))
+}
+
+/// The per-user cache directory of acms: `$XDG_CACHE_HOME/acms` when that variable is an
+/// absolute path, else `$HOME/.cache/acms` (models, the runtime, indexes kept out of a
+/// repository).
+pub fn user_cache_dir() -> Option<PathBuf> {
+    env_dir("XDG_CACHE_HOME")
+        .or_else(|| env_dir("HOME").map(|h| h.join(".cache")))
+        .map(|c| c.join("acms"))
 }
 
 fn read(path: &Path) -> Result<String> {
@@ -214,6 +230,14 @@ impl Config {
         merge(&mut table, repo);
         let mut config = to_config(table, &origin)?;
         cap_limits(&mut config, &base, &origin, &mut warnings);
+        // A repository adds secret patterns; it never takes the user's away.
+        let mut deny = base.context.file.deny.clone();
+        for p in std::mem::take(&mut config.context.file.deny) {
+            if !deny.contains(&p) {
+                deny.push(p);
+            }
+        }
+        config.context.file.deny = deny;
         Ok(LoadedConfig { config, warnings })
     }
 
@@ -248,6 +272,26 @@ mod tests {
         let p = dir.join(name);
         std::fs::write(&p, text).unwrap();
         p
+    }
+
+    #[test]
+    fn a_repository_adds_secret_patterns_and_never_removes_the_users() {
+        let dir = tempfile_dir();
+        let user = write(
+            &dir,
+            "user.toml",
+            "[context.file]\ndeny = [\"*.vault\", \"private/**\"]\n",
+        );
+        let repo = write(
+            &dir,
+            "acms.toml",
+            "[context.file]\ndeny = [\"private/**\", \"*.cred\"]\n",
+        );
+        let c = Config::load(Some(&user), Some(&repo)).unwrap().config;
+        assert_eq!(c.context.file.deny, ["*.vault", "private/**", "*.cred"]);
+        let emptied = write(&dir, "empty.toml", "[context.file]\ndeny = []\n");
+        let c = Config::load(Some(&user), Some(&emptied)).unwrap().config;
+        assert_eq!(c.context.file.deny, ["*.vault", "private/**"]);
     }
 
     #[test]

@@ -3,13 +3,15 @@
 //!
 //! **Architecture Invariant:** `acms-core` does no I/O except reading configuration files (the
 //! ones the caller names, and the user's own `~/.config/acms/config.toml`), and depends on no
-//! other acms crate.
+//! other acms crate. It also holds the secret rules ([`secrets`]) every crate that takes text
+//! in applies.
 
 mod config;
 mod depth;
 mod error;
 mod id;
 mod layers;
+pub mod secrets;
 mod tokens;
 
 pub use config::{
@@ -22,5 +24,7 @@ pub use config::{
 pub use depth::Depth;
 pub use error::{Error, Result};
 pub use id::{ContentHash, NodeId};
-pub use layers::{CAPPED_KEYS, LoadedConfig, USER_ONLY_KEYS, user_config_path};
+pub use layers::{
+    CAPPED_KEYS, LoadedConfig, USER_ONLY_KEYS, user_cache_dir, user_config_dir, user_config_path,
+};
 pub use tokens::{ExactCounter, TiktokenCounter, TokenCounter, Tokenizer};

@@ -17,7 +17,7 @@ use crate::model::{Language, NodeKind, ParsedFile, RefKind};
 use crate::store::{
     EdgeKind, EdgeRecord, FileRecord, FileRows, NodeRecord, NodeRow, Store, StoredEdge,
 };
-use crate::walk::{WalkEntry, git_commit_times, walk};
+use crate::walk::{Deny, WalkEntry, git_commit_times, walk};
 use crate::{Error, Result};
 
 /// A problem with one file; the run went on without it (or with what could be recovered).
@@ -148,7 +148,7 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
     // modification times differ from that run's stamp); otherwise damage shows as an error of
     // the pages this run reads, which checks the whole file then (`Store::err`).
     let trusted = !opts.rebuild && crate::store::stamp_matches(&opts.index_dir);
-    let checked = Store::open_for_write(&opts.index_dir).and_then(|store| {
+    let checked = Store::open_for_write(&opts.index_dir, &repo).and_then(|store| {
         if !trusted {
             store.check_integrity()?;
         }
@@ -161,7 +161,7 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
             if opts.rebuild =>
         {
             crate::store::remove_db(&opts.index_dir)?;
-            Store::open_for_write(&opts.index_dir)?
+            Store::open_for_write(&opts.index_dir, &repo)?
         }
         other => other?,
     };
@@ -177,15 +177,32 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
         .into_iter()
         .map(|f| (f.path.clone(), f))
         .collect();
+    let old_skipped = store.skipped()?;
 
-    let walked = walk(&repo, &opts.index_dir);
+    let (deny, deny_warnings) = Deny::new(&repo, &opts.config.file.deny);
+    let walked = walk(&repo, &opts.index_dir, &deny);
     let (entries, mut warnings) = (walked.entries, walked.warnings);
+    warnings.extend(deny_warnings);
+    // Files the index does not hold, by stat: the change check before an assembly compares
+    // with these, so a file that is not indexed is not taken for a new one on every check.
+    let mut skipped: BTreeMap<String, (u64, i64)> = BTreeMap::new();
+    for (entry, rule) in &walked.held_back {
+        warnings.push(Warning::new(
+            &entry.rel,
+            format!(
+                "held back: its name matches the secret rule `{rule}` (acms never indexes such \
+                 files; `context.file.deny` and `.acmsignore` add rules)"
+            ),
+        ));
+        skipped.insert(entry.rel.clone(), (entry.size, entry.mtime));
+    }
     let index_dir = opts
         .index_dir
         .canonicalize()
         .unwrap_or_else(|_| opts.index_dir.clone());
-    let (entries, size_warnings) = apply_size_caps(entries, &opts.config);
+    let (entries, capped, size_warnings) = apply_size_caps(entries, &opts.config);
     warnings.extend(size_warnings);
+    skipped.extend(capped.into_iter().map(|e| (e.rel, (e.size, e.mtime))));
     let commit_times = git_commit_times(&repo);
     let limits = ParseLimits {
         timeout: Duration::from_millis(opts.config.index.parse_timeout_ms),
@@ -194,7 +211,7 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
 
     let total = entries.len();
     let done = std::sync::atomic::AtomicUsize::new(0);
-    let outcomes: Vec<Outcome> = entries
+    let outcomes: Vec<(Outcome, &WalkEntry)> = entries
         .par_iter()
         .map(|entry| {
             let old = old_files.get(&entry.rel).filter(|_| !recount);
@@ -204,7 +221,7 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
             if let Some(progress) = opts.progress {
                 progress(n, total);
             }
-            out
+            (out, entry)
         })
         .collect();
 
@@ -216,7 +233,12 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
     let mut keep: HashSet<String> = HashSet::new();
     let mut changed: Vec<ChangedFile> = Vec::new();
     let mut touched: Vec<(String, i64, i64)> = Vec::new();
-    for out in outcomes {
+    for (out, entry) in outcomes {
+        if matches!(out, Outcome::Skipped(_) | Outcome::Ignored)
+            || matches!(&out, Outcome::Kept(_) if !old_files.contains_key(&entry.rel))
+        {
+            skipped.insert(entry.rel.clone(), (entry.size, entry.mtime));
+        }
         match out {
             Outcome::Unchanged { path, mtime } => {
                 report.unchanged += 1;
@@ -323,11 +345,14 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
         EdgeWrite::All(edges) => tx.replace_edges(edges)?,
         EdgeWrite::Diff(diff) => tx.edit_edges(&diff.gone, &diff.added)?,
     }
-    tx.set_meta("repo_root", &repo.to_string_lossy())?;
+    if skipped != old_skipped {
+        tx.replace_skipped(&skipped)?;
+    }
     tx.set_meta("tokenizer", counter.name())?;
     tx.set_meta("analyzers", crate::ANALYZERS_VERSION)?;
     tx.set_meta("generation", &generation.to_string())?;
     tx.commit()?;
+    store.reseal(&opts.index_dir)?;
     // Closed first: closing may checkpoint the WAL into the database file.
     drop(store);
     crate::store::record_stamp(&opts.index_dir);
@@ -681,15 +706,17 @@ fn resolve_ref(
 /// Names with more candidates than this are too common to link.
 const MAX_CANDIDATES: usize = 3;
 
-/// Drops files over `context.file.max-size` and those past `context.file.max-total-size`.
+/// Drops files over `context.file.max-size` and those past `context.file.max-total-size`:
+/// returns the files kept, the files dropped, and the warnings.
 fn apply_size_caps(
     entries: Vec<WalkEntry>,
     config: &ContextConfig,
-) -> (Vec<WalkEntry>, Vec<Warning>) {
+) -> (Vec<WalkEntry>, Vec<WalkEntry>, Vec<Warning>) {
     let mut kept = Vec::with_capacity(entries.len());
+    let mut capped = Vec::new();
     let mut warnings = Vec::new();
     let mut total = 0u64;
-    let mut over_total = Vec::new();
+    let mut over_total = 0usize;
     for e in entries {
         if e.size > config.file.max_size {
             warnings.push(Warning::new(
@@ -699,24 +726,36 @@ fn apply_size_caps(
                     e.size, config.file.max_size
                 ),
             ));
+            capped.push(e);
         } else if total + e.size > config.file.max_total_size {
-            over_total.push(e.rel);
+            if over_total == 0 {
+                warnings.push(Warning::new(
+                    &e.rel,
+                    format!(
+                        "skipped: context.file.max-total-size ({} bytes) reached",
+                        config.file.max_total_size
+                    ),
+                ));
+            }
+            over_total += 1;
+            capped.push(e);
         } else {
             total += e.size;
             kept.push(e);
         }
     }
-    if let Some(first) = over_total.first() {
-        warnings.push(Warning::new(
-            first,
-            format!(
-                "skipped this and {} more files: context.file.max-total-size ({} bytes) reached",
-                over_total.len() - 1,
-                config.file.max_total_size
-            ),
-        ));
+    if over_total > 1
+        && let Some(w) = warnings
+            .iter_mut()
+            .find(|w| w.message.contains("max-total-size"))
+    {
+        w.message = format!(
+            "skipped this and {} more files: context.file.max-total-size ({} bytes) reached",
+            over_total - 1,
+            config.file.max_total_size
+        );
     }
-    (kept, warnings)
+    (kept, capped, warnings)
 }
 
 /// Decides whether `entry` changed and, if so, analyzes it.
@@ -765,11 +804,8 @@ fn look_at(
             mtime: entry.mtime,
         };
     }
-    if bytes.is_empty() {
-        return skipped("skipped: empty file".into());
-    }
-    if bytes.iter().take(8192).any(|&b| b == 0) {
-        return skipped("skipped: binary file".into());
+    if let Some(kind) = unindexable_bytes(&bytes) {
+        return skipped(format!("skipped: {kind}"));
     }
     let mut warnings = Vec::new();
     let content = match String::from_utf8(bytes) {
@@ -785,6 +821,21 @@ fn look_at(
     let Some(language) = detect_language(&entry.rel, &content) else {
         // A kind of file acms does not index (lock files, data): not a problem to report.
         return Outcome::Ignored;
+    };
+    // Secret values never enter the index: they are replaced (line breaks kept, so every line
+    // keeps its number) before anything is parsed, counted or stored.
+    let content = match acms_core::secrets::redact(&content) {
+        Some((redacted, kinds)) => {
+            warnings.push(Warning::new(
+                &entry.rel,
+                format!(
+                    "{} (acms never indexes a secret value)",
+                    acms_core::secrets::summary(&kinds)
+                ),
+            ));
+            redacted
+        }
+        None => content,
     };
     let parsed = analyzer_for(language).analyze(&entry.rel, &content, limits);
     warnings.extend(
@@ -807,6 +858,26 @@ fn look_at(
         rows,
         warnings,
     }))
+}
+
+/// Why bytes are never indexed, whatever the file's name: empty, or binary (a NUL byte in the
+/// first 8 KiB).
+fn unindexable_bytes(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.is_empty() {
+        Some("empty file")
+    } else if bytes.iter().take(8192).any(|&b| b == 0) {
+        Some("binary file")
+    } else {
+        None
+    }
+}
+
+/// Whether an index run would index a file at `rel` holding `bytes` (size caps and the deny
+/// list aside, which the walk and the caps apply): the change check before an assembly asks
+/// this before it calls a file it has not seen news.
+pub fn indexable(rel: &str, bytes: &[u8]) -> bool {
+    unindexable_bytes(bytes).is_none()
+        && detect_language(rel, &String::from_utf8_lossy(bytes)).is_some()
 }
 
 /// A file that exists but cannot be read: its previous index entry (if any) is kept.

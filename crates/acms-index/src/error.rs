@@ -43,6 +43,15 @@ pub enum Error {
         "{path} is not an acms index ({detail}): acms will not use or delete it; move it away or pass another `--index` directory"
     )]
     NotAnIndex { path: PathBuf, detail: String },
+    /// The index folder holds something acms did not write for this user (shipped with the
+    /// repository, copied from another user or machine, or older than seals).
+    #[error(
+        "{path} is not an index acms wrote for you ({why}): acms will not read, change or delete anything in it; remove it, or pass another `--index` directory"
+    )]
+    Untrusted { path: PathBuf, why: String },
+    /// The per-user key that seals indexes cannot be read or created.
+    #[error("the key that seals your indexes, {path}: {message}")]
+    Key { path: PathBuf, message: String },
     /// The SQLite store failed.
     #[error("index store {path}: {source}")]
     Store {

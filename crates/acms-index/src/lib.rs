@@ -6,8 +6,9 @@ pub mod analyze;
 mod build;
 mod error;
 pub mod model;
+pub mod seal;
 pub mod store;
-mod walk;
+pub mod walk;
 
 /// The version of what the analyzers extract. Bump it when a change makes an existing index
 /// stale (a new kind of node, a rendering that changed): the next `acms index` then re-parses
@@ -16,11 +17,13 @@ mod walk;
 /// measured and not kept). 7: TypeScript functions behind a cast (`(() => {…}) as any`).
 pub const ANALYZERS_VERSION: &str = "7";
 
-pub use build::{IndexOptions, IndexReport, NodeChanges, Warning, index_repo};
+pub use build::{IndexOptions, IndexReport, NodeChanges, Warning, index_repo, indexable};
 pub use error::{Error, Result};
+pub use seal::{Standing, default_index_dir, standing};
 pub use store::{
     APPLICATION_ID, DB_FILE, EdgeKind, EdgeRecord, FileRecord, Meta, NodeRecord, Store,
 };
+pub use walk::{Deny, WalkEntry, Walked, walk};
 
 pub use analyze::{
     Analyzer, Cost, GROWTH_PER_BYTE, GROWTH_SLACK, MAX_DEF_DEPTH, MAX_NAME_BYTES, ParseLimits,

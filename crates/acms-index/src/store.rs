@@ -6,9 +6,11 @@
 //! any point leaves the previous index readable. The derived keyword and vector indexes
 //! (owned by `acms-retrieve`) record the store's `generation` to detect that they are stale.
 //!
-//! **Architecture Invariant:** acms only uses or deletes an `index.sqlite` it wrote (its
-//! header carries [`APPLICATION_ID`]); a damaged store is an error that says to rebuild, and a
-//! text the store should hold but does not is [`Error::Damaged`], never an empty string.
+//! **Architecture Invariant:** acms only uses or deletes an `index.sqlite` it wrote, in a
+//! folder it sealed for this user ([`crate::seal`]): the header carries [`APPLICATION_ID`] and
+//! `meta.store_id` is the id the seal names. The repository root comes from the seal, never
+//! from the store. A damaged store is an error that says to rebuild, and a text the store
+//! should hold but does not is [`Error::Damaged`], never an empty string.
 //!
 //! This module does not parse, walk or count tokens: it stores what the builder hands it.
 
@@ -20,10 +22,12 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Language, NodeKind};
+use crate::seal::{self, Standing};
 use crate::{Error, Result};
 
-/// Bumped on every incompatible change of the schema or of what is stored.
-pub const FORMAT_VERSION: u32 = 1;
+/// Bumped on every incompatible change of the schema or of what is stored. 2: the store id
+/// and the seal; the repository root is no longer read from the store.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// File name of the database inside the index directory.
 pub const DB_FILE: &str = "index.sqlite";
@@ -46,6 +50,7 @@ CREATE INDEX IF NOT EXISTS refs_path ON refs(path);
 CREATE TABLE IF NOT EXISTS imports (path TEXT NOT NULL, module TEXT NOT NULL, names TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS imports_path ON imports(path);
 CREATE TABLE IF NOT EXISTS edges (src INTEGER NOT NULL, dst INTEGER NOT NULL, kind TEXT NOT NULL, confidence REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime INTEGER NOT NULL);
 ";
 
 /// Indexes an incremental run looks rows up by (names for edge resolution, edges by source,
@@ -61,8 +66,7 @@ CREATE INDEX IF NOT EXISTS edges_src ON edges(src);
 /// did not write is recognized and left alone.
 pub const APPLICATION_ID: i32 = 0x4143_4D53;
 
-/// What the `index.sqlite` of an index directory is, judged from its header (and, for a store
-/// written before [`APPLICATION_ID`] existed, from its `meta` table).
+/// What the `index.sqlite` of an index directory is, judged from its header.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum DbFile {
     Missing,
@@ -98,31 +102,28 @@ fn inspect(path: &Path) -> DbFile {
     }
     let id = i32::from_be_bytes([head[68], head[69], head[70], head[71]]);
     if id == APPLICATION_ID {
-        return DbFile::Ours;
-    }
-    if id != 0 {
-        return DbFile::Foreign(format!("a SQLite database with application id {id:#x}"));
-    }
-    // Written before the application id, or by someone else: only acms has this row.
-    let ours = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .and_then(|c| {
-            c.query_row(
-                "SELECT value FROM meta WHERE key = 'format_version'",
-                [],
-                |r| r.get::<_, String>(0),
-            )
-        })
-        .is_ok();
-    if ours {
         DbFile::Ours
     } else {
-        DbFile::Foreign("a SQLite database without acms's tables".into())
+        DbFile::Foreign(format!("a SQLite database with application id {id:#x}"))
     }
 }
 
-/// Deletes the database files of the index at `index_dir` (used by a rebuild of an index
-/// this build cannot read). Refuses when the database is not one acms wrote.
+/// The seal of `index_dir` when it is acms's own; the error every other standing becomes.
+fn sealed(index_dir: &Path) -> Result<(PathBuf, String)> {
+    match seal::standing(index_dir)? {
+        Standing::Ours { repo, store_id } => Ok((repo, store_id)),
+        Standing::Vacant => Err(Error::IndexNotFound(index_dir.to_path_buf())),
+        Standing::Foreign(why) => Err(Error::Untrusted {
+            path: index_dir.to_path_buf(),
+            why,
+        }),
+    }
+}
+
+/// Deletes the database files of the index at `index_dir` (a rebuild of an index this build
+/// cannot read). Only in a folder sealed as acms's own, and only an `index.sqlite` acms wrote.
 pub(crate) fn remove_db(index_dir: &Path) -> Result<()> {
+    sealed(index_dir)?;
     let db = index_dir.join(DB_FILE);
     if let DbFile::Foreign(detail) = inspect(&db) {
         return Err(Error::NotAnIndex { path: db, detail });
@@ -299,8 +300,11 @@ pub struct NodeRow {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Meta {
     pub format_version: u32,
-    /// Absolute path of the indexed repository.
+    /// Absolute path of the indexed repository, from the folder's seal.
     pub repo_root: PathBuf,
+    /// The store's random id: the seal names it, and the derived indexes record it beside the
+    /// generation, so a store created again (a rebuild) never matches their old state.
+    pub store_id: String,
     /// Name of the tokenizer every stored count was made with.
     pub tokenizer: String,
     /// The [`crate::ANALYZERS_VERSION`] every stored file was parsed with (empty before the
@@ -314,6 +318,8 @@ pub struct Meta {
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// The repository the folder's seal names.
+    repo: PathBuf,
 }
 
 /// True for errors SQLite raises on a damaged file, and for values a schema column cannot
@@ -373,8 +379,10 @@ impl Store {
         }
     }
 
-    /// Opens an existing index read-only, checking its format version.
+    /// Opens an existing index read-only: a folder sealed as acms's own, a store carrying the
+    /// sealed id, of this build's format version.
     pub fn open(index_dir: &Path) -> Result<Store> {
+        let (repo, store_id) = sealed(index_dir)?;
         let path = index_dir.join(DB_FILE);
         match inspect(&path) {
             DbFile::Missing | DbFile::Empty => {
@@ -389,30 +397,57 @@ impl Store {
                 source,
             },
         )?;
-        let store = Store { conn, path };
+        let store = Store { conn, path, repo };
         store.check_version(index_dir)?;
+        store.check_id(&store_id)?;
         Ok(store)
     }
 
-    /// Opens (creating if needed) an index for writing.
-    pub fn open_for_write(index_dir: &Path) -> Result<Store> {
-        std::fs::create_dir_all(index_dir).map_err(|source| Error::IndexDir {
-            path: index_dir.to_path_buf(),
-            source,
-        })?;
+    /// Opens an index for writing the index of `repo` (canonical), creating it in a vacant
+    /// folder. A folder acms did not seal for this user is [`Error::Untrusted`]: nothing in it
+    /// is read, changed or deleted.
+    pub fn open_for_write(index_dir: &Path, repo: &Path) -> Result<Store> {
         let path = index_dir.join(DB_FILE);
-        let fresh = match inspect(&path) {
-            DbFile::Missing | DbFile::Empty => true,
-            DbFile::Ours => false,
-            DbFile::Foreign(detail) => return Err(Error::NotAnIndex { path, detail }),
+        let sealed_id = match seal::standing(index_dir)? {
+            Standing::Vacant => {
+                std::fs::create_dir_all(index_dir).map_err(|source| Error::IndexDir {
+                    path: index_dir.to_path_buf(),
+                    source,
+                })?;
+                None
+            }
+            Standing::Ours { store_id, .. } => Some(store_id),
+            Standing::Foreign(why) => {
+                return Err(Error::Untrusted {
+                    path: index_dir.to_path_buf(),
+                    why,
+                });
+            }
         };
+        let (fresh, store_id) = match (inspect(&path), sealed_id) {
+            (DbFile::Foreign(detail), _) => return Err(Error::NotAnIndex { path, detail }),
+            (DbFile::Ours, Some(id)) => (false, id),
+            // Sealed, but killed before its store existed; or an `index.sqlite` with no seal
+            // in an otherwise vacant folder cannot happen (the folder would not be vacant).
+            (DbFile::Missing | DbFile::Empty, _) | (DbFile::Ours, None) => {
+                (true, seal::new_store_id()?)
+            }
+        };
+        if fresh {
+            // Sealed first: a run killed before the store exists leaves a folder acms still
+            // recognises as its own, and creates the store again.
+            seal::seal(index_dir, repo, &store_id)?;
+        }
         let conn = Connection::open(&path).map_err(|source| Error::Store {
             path: path.clone(),
             source,
         })?;
-        let store = Store { conn, path };
-        // Stamped before WAL mode, so the id reaches the file's header at once. A store from
-        // before the id gets it here too.
+        let store = Store {
+            conn,
+            path,
+            repo: repo.to_path_buf(),
+        };
+        // Stamped before WAL mode, so the id reaches the file's header at once.
         store
             .conn
             .execute_batch(&format!(
@@ -421,21 +456,48 @@ impl Store {
             .map_err(|e| store.err(e))?;
         if fresh {
             store.conn.execute_batch(SCHEMA).map_err(|e| store.err(e))?;
-            store
-                .conn
-                .execute(
-                    "INSERT INTO meta(key, value) VALUES ('format_version', ?1)",
-                    params![FORMAT_VERSION.to_string()],
-                )
-                .map_err(|e| store.err(e))?;
+            for (key, value) in [
+                ("format_version", FORMAT_VERSION.to_string()),
+                ("store_id", store_id),
+            ] {
+                store
+                    .conn
+                    .execute(
+                        "INSERT INTO meta(key, value) VALUES (?1, ?2)",
+                        params![key, value],
+                    )
+                    .map_err(|e| store.err(e))?;
+            }
         } else {
             store.check_version(index_dir)?;
+            store.check_id(&store_id)?;
         }
         store
             .conn
             .execute_batch(LOOKUP_INDEXES)
             .map_err(|e| store.err(e))?;
         Ok(store)
+    }
+
+    /// Seals the folder for the repository this store was opened for, when its seal names
+    /// another (an index run of another checkout into the same folder).
+    pub(crate) fn reseal(&self, index_dir: &Path) -> Result<()> {
+        let store_id = self.meta_value("store_id")?.unwrap_or_default();
+        match seal::standing(index_dir)? {
+            Standing::Ours { repo, .. } if repo == self.repo => Ok(()),
+            _ => seal::seal(index_dir, &self.repo, &store_id),
+        }
+    }
+
+    /// Checks that the store carries the id its folder's seal names.
+    fn check_id(&self, sealed: &str) -> Result<()> {
+        match self.meta_value("store_id")? {
+            Some(id) if id == sealed => Ok(()),
+            _ => Err(Error::NotAnIndex {
+                path: self.path.clone(),
+                detail: "it is not the store this folder was sealed with (replaced since)".into(),
+            }),
+        }
     }
 
     fn check_version(&self, index_dir: &Path) -> Result<()> {
@@ -464,7 +526,8 @@ impl Store {
     pub fn meta(&self) -> Result<Meta> {
         Ok(Meta {
             format_version: FORMAT_VERSION,
-            repo_root: PathBuf::from(self.meta_value("repo_root")?.unwrap_or_default()),
+            repo_root: self.repo.clone(),
+            store_id: self.meta_value("store_id")?.unwrap_or_default(),
             tokenizer: self.meta_value("tokenizer")?.unwrap_or_default(),
             analyzers: self.meta_value("analyzers")?.unwrap_or_default(),
             generation: self
@@ -491,6 +554,25 @@ impl Store {
                     mtime: r.get(4)?,
                     modified: r.get(5)?,
                 })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The files the last run walked but did not index (held back, over a cap, binary, of a
+    /// kind acms does not read, unreadable), with the size and mtime it saw.
+    pub fn skipped(&self) -> Result<std::collections::BTreeMap<String, (u64, i64)>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT path, size, mtime FROM skipped")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    (r.get::<_, i64>(1)? as u64, r.get(2)?),
+                ))
             })
             .map_err(|e| self.err(e))?;
         rows.collect::<rusqlite::Result<_>>()
@@ -936,6 +1018,26 @@ impl Tx<'_> {
             self.tx
                 .prepare_cached(sql)
                 .and_then(|mut s| s.execute(params![path]))
+                .map_err(|e| self.err(e))?;
+        }
+        Ok(())
+    }
+
+    /// Replaces the list of files walked but not indexed (see [`Store::skipped`]).
+    pub(crate) fn replace_skipped(
+        &self,
+        skipped: &std::collections::BTreeMap<String, (u64, i64)>,
+    ) -> Result<()> {
+        self.tx
+            .execute("DELETE FROM skipped", [])
+            .map_err(|e| self.err(e))?;
+        let mut insert = self
+            .tx
+            .prepare_cached("INSERT INTO skipped(path, size, mtime) VALUES (?1, ?2, ?3)")
+            .map_err(|e| self.err(e))?;
+        for (path, (size, mtime)) in skipped {
+            insert
+                .execute(params![path, *size as i64, mtime])
                 .map_err(|e| self.err(e))?;
         }
         Ok(())

@@ -11,6 +11,11 @@
 //! become `\n`, `\xNN`, …, so a file name can neither forge a line of a fragment header nor
 //! collide with another name once decoded.
 //!
+//! Files whose path matches the secret deny list ([`Deny`]: `acms_core::secrets::DEFAULT_DENY`
+//! and `context.file.deny`) are held back with the rule that matched; a repository's
+//! `.acmsignore` files (gitignore syntax) leave more files out, as `.gitignore` does. The same
+//! walk serves the index run and the change check before every assembly.
+//!
 //! This module reads no file contents.
 
 use std::collections::HashMap;
@@ -22,9 +27,51 @@ use std::time::UNIX_EPOCH;
 
 use crate::build::Warning;
 
+/// The secret deny list of a run: the built-in patterns and the configuration's, in
+/// gitignore syntax, matched against repository-relative paths.
+pub struct Deny {
+    rules: ignore::gitignore::Gitignore,
+}
+
+impl Deny {
+    /// The built-in rules plus `extra` (`context.file.deny`), for the repository `repo`
+    /// (canonical). A pattern that does not parse, or a negation (`!…`: the list only adds),
+    /// is left out with a warning.
+    pub fn new(repo: &Path, extra: &[String]) -> (Deny, Vec<Warning>) {
+        let mut builder = ignore::gitignore::GitignoreBuilder::new(repo);
+        let mut warnings = Vec::new();
+        let defaults = acms_core::secrets::DEFAULT_DENY.iter().copied();
+        for pattern in defaults.chain(extra.iter().map(String::as_str)) {
+            let refused = if pattern.trim_start().starts_with('!') {
+                Some("a negation cannot take a file off the deny list".to_string())
+            } else {
+                builder.add_line(None, pattern).err().map(|e| e.to_string())
+            };
+            if let Some(why) = refused {
+                warnings.push(Warning::new(
+                    "acms.toml",
+                    format!("context.file.deny: pattern {pattern:?} ignored: {why}"),
+                ));
+            }
+        }
+        let rules = builder
+            .build()
+            .unwrap_or_else(|_| ignore::gitignore::Gitignore::empty());
+        (Deny { rules }, warnings)
+    }
+
+    /// The pattern that holds `path` (under the repository) back, if any.
+    pub fn rule(&self, path: &Path) -> Option<String> {
+        match self.rules.matched_path_or_any_parents(path, false) {
+            ignore::Match::Ignore(glob) => Some(glob.original().to_string()),
+            _ => None,
+        }
+    }
+}
+
 /// One file found by the walk.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct WalkEntry {
+pub struct WalkEntry {
     /// Repository-relative, `/`-separated, escaped (see [`rel_path`]).
     pub rel: String,
     pub abs: PathBuf,
@@ -34,8 +81,10 @@ pub(crate) struct WalkEntry {
 
 /// What a walk found.
 #[derive(Debug, Default)]
-pub(crate) struct Walked {
+pub struct Walked {
     pub entries: Vec<WalkEntry>,
+    /// Files the deny list holds back, with the pattern that matched (never read).
+    pub held_back: Vec<(WalkEntry, String)>,
     pub warnings: Vec<Warning>,
     /// Directories (repository-relative, escaped) whose listing failed: what the index holds
     /// under them is kept as it is, never counted as removed.
@@ -43,8 +92,8 @@ pub(crate) struct Walked {
 }
 
 /// Lists the files under `repo` (canonical) in path order, with a warning for each entry it
-/// cannot read or will not follow.
-pub(crate) fn walk(repo: &Path, index_dir: &Path) -> Walked {
+/// cannot read or will not follow; files `deny` matches go to [`Walked::held_back`].
+pub fn walk(repo: &Path, index_dir: &Path, deny: &Deny) -> Walked {
     let mut walked = Walked::default();
     let index_dir = index_dir
         .canonicalize()
@@ -56,6 +105,7 @@ pub(crate) fn walk(repo: &Path, index_dir: &Path) -> Walked {
         ignore::WalkBuilder::new(repo)
             .follow_links(true)
             .require_git(false)
+            .add_custom_ignore_filename(".acmsignore")
             .filter_entry(move |e| {
                 if e.path_is_symlink()
                     && let Ok(target) = e.path().canonicalize()
@@ -110,20 +160,36 @@ pub(crate) fn walk(repo: &Path, index_dir: &Path) -> Walked {
             continue;
         }
         let rel = rel_path(repo, entry.path());
-        match entry.metadata() {
-            Ok(md) => walked.entries.push(WalkEntry {
-                rel,
-                abs: entry.path().to_path_buf(),
-                size: md.len(),
-                mtime: md
-                    .modified()
-                    .ok()
-                    .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                    .map_or(0, |d| d.as_secs() as i64),
-            }),
-            Err(err) => walked
-                .warnings
-                .push(Warning::new(rel, format!("skipped: {err}"))),
+        let md = match entry.metadata() {
+            Ok(md) => md,
+            Err(err) => {
+                walked
+                    .warnings
+                    .push(Warning::new(rel, format!("skipped: {err}")));
+                continue;
+            }
+        };
+        let found = WalkEntry {
+            rel,
+            abs: entry.path().to_path_buf(),
+            size: md.len(),
+            mtime: md
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_secs() as i64),
+        };
+        // A link is judged by its target's name too: `notes.txt -> id_rsa` holds a key.
+        let target = entry
+            .path_is_symlink()
+            .then(|| entry.path().canonicalize().ok())
+            .flatten();
+        let rule = deny
+            .rule(entry.path())
+            .or_else(|| target.as_deref().and_then(|t| deny.rule(t)));
+        match rule {
+            Some(rule) => walked.held_back.push((found, rule)),
+            None => walked.entries.push(found),
         }
     }
     if let Ok(mut w) = refused.lock() {
@@ -131,6 +197,8 @@ pub(crate) fn walk(repo: &Path, index_dir: &Path) -> Walked {
     }
     walked.entries.sort_by(|a, b| a.rel.cmp(&b.rel));
     walked.entries.dedup_by(|a, b| a.rel == b.rel);
+    walked.held_back.sort_by(|a, b| a.0.rel.cmp(&b.0.rel));
+    walked.held_back.dedup_by(|a, b| a.0.rel == b.0.rel);
     walked
 }
 
@@ -234,17 +302,31 @@ pub(crate) fn git_commit_times(repo: &Path) -> HashMap<String, i64> {
     if !repo.join(".git").exists() {
         return times;
     }
+    // The repository is untrusted and so is its `.git/config`: no hook, filter, external diff
+    // or fsmonitor program it names may run, and no pager or prompt may wait.
     let Ok(out) = Command::new("git")
         .arg("-C")
         .arg(repo)
         .args([
+            "-c",
+            "core.fsmonitor=false",
+            "-c",
+            "core.hooksPath=/dev/null",
+            "-c",
+            "diff.external=",
+            "--no-pager",
             "log",
+            "--no-ext-diff",
+            "--no-textconv",
             "-n",
             "5000",
             "--format=%x00%ct",
             "--name-only",
             "--no-renames",
         ])
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .stdin(std::process::Stdio::null())
         .output()
     else {
         return times;

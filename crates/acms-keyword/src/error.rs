@@ -41,6 +41,12 @@ pub enum Error {
     /// Files of the index are missing or cannot be opened (deleted, cut short).
     #[error("keyword index at {path} is damaged ({detail}): run `acms index` to rebuild it")]
     Damaged { path: PathBuf, detail: String },
+    /// The index's list of managed files names something outside its folder: not a list
+    /// tantivy wrote, and one its cleanup would delete files by.
+    #[error(
+        "keyword index at {path} lists a file outside its folder ({name:?}): acms did not write it; nothing was opened or deleted; run `acms index` to rebuild it"
+    )]
+    ForeignFile { path: PathBuf, name: String },
     /// One `apply` call listed the same document id twice in `add`.
     #[error("document id {0} is added twice in one apply call: add each id at most once per call")]
     DuplicateId(u64),

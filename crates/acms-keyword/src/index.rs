@@ -72,11 +72,52 @@ pub struct KeywordHit {
 /// Bumped when the schema or the payload layout changes incompatibly.
 const PAYLOAD_FORMAT: u32 = 1;
 
-/// What each commit records besides the documents.
+/// What each commit records besides the documents: the generation and the id of the store
+/// it was made from (a store created again starts its generations again, so the number alone
+/// could match a stale index).
 #[derive(Serialize, Deserialize)]
 struct Payload {
     format: u32,
     generation: u64,
+    #[serde(default)]
+    store: String,
+}
+
+/// The file in which tantivy lists the files it manages, and deletes when they are no longer
+/// in use.
+const MANAGED_FILE: &str = ".managed.json";
+
+/// Checks tantivy's managed-file list before tantivy reads it: its cleanup deletes the files
+/// listed, by path relative to the index folder, so a planted list (`../../victim`, `/home/…`)
+/// would delete anything the user can write. Every entry must be a plain file name.
+fn check_managed(dir: &Path) -> Result<()> {
+    let path = dir.join(MANAGED_FILE);
+    let text = match std::fs::read(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => {
+            return Err(Error::Damaged {
+                path: dir.to_path_buf(),
+                detail: format!("cannot read {MANAGED_FILE}: {e}"),
+            });
+        }
+    };
+    let names: Vec<String> = serde_json::from_slice(&text).map_err(|e| Error::Damaged {
+        path: dir.to_path_buf(),
+        detail: format!("{MANAGED_FILE} is not a list of file names: {e}"),
+    })?;
+    match names.into_iter().find(|n| !plain_file_name(n)) {
+        Some(name) => Err(Error::ForeignFile {
+            path: dir.to_path_buf(),
+            name,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// A name that stays inside the folder it is joined to.
+fn plain_file_name(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0'])
 }
 
 /// Writer memory per indexing thread; tantivy requires at least 15 MB.
@@ -283,6 +324,8 @@ pub struct KeywordIndex {
     writer: Option<IndexWriter>,
     fields: Fields,
     generation: u64,
+    /// The store id the last commit recorded ("" for none).
+    store: String,
 }
 
 impl std::fmt::Debug for KeywordIndex {
@@ -304,6 +347,7 @@ impl KeywordIndex {
             path: dir.clone(),
             source,
         })?;
+        check_managed(&dir)?;
         let tv = |source: TantivyError| Error::Tantivy {
             path: dir.clone(),
             source,
@@ -325,7 +369,7 @@ impl KeywordIndex {
             .reload_policy(ReloadPolicy::Manual)
             .try_into()
             .map_err(tv)?;
-        let generation = read_generation(&dir, &index)?;
+        let (generation, store) = read_stamp(&dir, &index)?;
         Ok(KeywordIndex {
             dir,
             index,
@@ -333,6 +377,7 @@ impl KeywordIndex {
             writer: None,
             fields,
             generation,
+            store,
         })
     }
 
@@ -344,6 +389,11 @@ impl KeywordIndex {
     /// The generation recorded by the last commit this index has seen (0 for a new index).
     pub fn generation(&self) -> u64 {
         self.generation
+    }
+
+    /// The store id recorded by the last commit this index has seen ("" for none).
+    pub fn store(&self) -> &str {
+        &self.store
     }
 
     /// Number of live documents.
@@ -358,23 +408,26 @@ impl KeywordIndex {
     pub fn apply(&mut self, remove_ids: &[u64], add: &[KeywordDoc]) -> Result<()> {
         // Count from the last commit on disk, not from when this instance was opened: another
         // process may have committed since, and generations must never go backwards.
-        let committed = read_generation(&self.dir, &self.index)?;
+        let (committed, _) = read_stamp(&self.dir, &self.index)?;
         let next = committed.max(self.generation).saturating_add(1);
-        self.apply_with_generation(remove_ids, add, next)
+        let store = self.store.clone();
+        self.apply_with_generation(remove_ids, add, &store, next)
     }
 
-    /// Like [`KeywordIndex::apply`], but records `generation` (for example the generation of
-    /// the caller's store) instead of incrementing.
+    /// Like [`KeywordIndex::apply`], but records the caller's store id and `generation` (the
+    /// store's generation this commit brings the index to) instead of incrementing.
     pub fn apply_with_generation(
         &mut self,
         remove_ids: &[u64],
         add: &[KeywordDoc],
+        store: &str,
         generation: u64,
     ) -> Result<()> {
         self.stage(remove_ids, add)?;
         let payload = serde_json::to_string(&Payload {
             format: PAYLOAD_FORMAT,
             generation,
+            store: store.to_string(),
         })
         .unwrap_or_default();
         let writer = self.writer()?;
@@ -389,6 +442,7 @@ impl KeywordIndex {
             return Err(self.tantivy(source));
         }
         self.generation = generation;
+        self.store = store.to_string();
         self.compact_if_fragmented()?;
         self.reader.reload().map_err(|e| self.tantivy(e))
     }
@@ -527,7 +581,7 @@ impl KeywordIndex {
     /// directory) since this one was opened or last reloaded.
     pub fn reload(&mut self) -> Result<()> {
         self.reader.reload().map_err(|e| self.tantivy(e))?;
-        self.generation = read_generation(&self.dir, &self.index)?;
+        (self.generation, self.store) = read_stamp(&self.dir, &self.index)?;
         Ok(())
     }
 
@@ -740,16 +794,17 @@ fn to_document(fields: &Fields, d: &KeywordDoc) -> TantivyDocument {
     doc
 }
 
-fn read_generation(dir: &Path, index: &Index) -> Result<u64> {
+/// The generation and store id the last commit recorded.
+fn read_stamp(dir: &Path, index: &Index) -> Result<(u64, String)> {
     let metas = index.load_metas().map_err(|source| Error::Tantivy {
         path: dir.to_path_buf(),
         source,
     })?;
     let Some(payload) = metas.payload else {
-        return Ok(0);
+        return Ok((0, String::new()));
     };
     match serde_json::from_str::<Payload>(&payload) {
-        Ok(p) if p.format == PAYLOAD_FORMAT => Ok(p.generation),
+        Ok(p) if p.format == PAYLOAD_FORMAT => Ok((p.generation, p.store)),
         _ => Err(Error::BadPayload {
             path: dir.to_path_buf(),
             payload,

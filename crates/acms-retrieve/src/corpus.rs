@@ -34,6 +34,8 @@ pub struct Corpus {
     graph: DiGraph<NodeId, (EdgeKind, f32)>,
     graph_index: HashMap<NodeId, NodeIndex>,
     generation: u64,
+    /// The id of the store it was loaded from ("" for a corpus built from parts).
+    store_id: String,
 }
 
 impl Corpus {
@@ -48,10 +50,11 @@ impl Corpus {
             .filter(|(_, head)| generated_header(head))
             .map(|(path, _)| path)
             .collect();
-        Ok(
-            Corpus::from_parts(nodes, &edges, files, store.meta()?.generation)
-                .with_generated(generated),
-        )
+        let meta = store.meta()?;
+        let mut corpus =
+            Corpus::from_parts(nodes, &edges, files, meta.generation).with_generated(generated);
+        corpus.store_id = meta.store_id;
+        Ok(corpus)
     }
 
     /// The corpus of `store` after the index run that made `changes`, built from this one
@@ -63,8 +66,9 @@ impl Corpus {
         let Some(sources) = &changes.edge_sources else {
             return Ok(None);
         };
-        let generation = store.meta()?.generation;
-        if generation != self.generation + 1 {
+        let meta = store.meta()?;
+        let generation = meta.generation;
+        if generation != self.generation + 1 || meta.store_id != self.store_id {
             return Ok(None);
         }
         let mut paths: BTreeSet<&str> = changes
@@ -126,9 +130,10 @@ impl Corpus {
                 generated.insert(path.to_string());
             }
         }
-        Ok(Some(
-            Corpus::from_parts(nodes, &edges, store.files()?, generation).with_generated(generated),
-        ))
+        let mut corpus =
+            Corpus::from_parts(nodes, &edges, store.files()?, generation).with_generated(generated);
+        corpus.store_id = meta.store_id;
+        Ok(Some(corpus))
     }
 
     /// This corpus with `paths` known as generated code (by their heads; see
@@ -196,12 +201,18 @@ impl Corpus {
             graph,
             graph_index,
             generation,
+            store_id: String::new(),
         }
     }
 
     /// The store generation this corpus was loaded from.
     pub fn generation(&self) -> u64 {
         self.generation
+    }
+
+    /// The id of the store this corpus was loaded from.
+    pub fn store_id(&self) -> &str {
+        &self.store_id
     }
 
     /// All nodes, in path then source order.

@@ -132,7 +132,8 @@ pub fn update_derived(
     embedder: Option<&dyn Embedder>,
 ) -> Result<DerivedReport> {
     let store = Store::open(index_dir)?;
-    let generation = store.meta()?.generation;
+    let meta = store.meta()?;
+    let (generation, store_id) = (meta.generation, meta.store_id.as_str());
     let by_id = |nodes: Vec<NodeRecord>| -> BTreeMap<NodeId, NodeRecord> {
         nodes.into_iter().map(|n| (n.id, n)).collect()
     };
@@ -151,8 +152,11 @@ pub fn update_derived(
         Ok(k) => k,
         Err(_) => fresh_keyword_index(&kdir)?,
     };
-    let in_step = keyword.generation() + 1 == generation;
-    if keyword.generation() != generation {
+    // A store created again (a rebuild) starts its generations again: only the same store's
+    // generations say anything about the keyword index.
+    let current = |k: &KeywordIndex| k.store() == store_id && k.generation() == generation;
+    let in_step = keyword.store() == store_id && keyword.generation() + 1 == generation;
+    if !current(&keyword) {
         if in_step {
             let mut remove: Vec<u64> = changes.removed.iter().map(|id| id.0).collect();
             remove.extend(changes.upserted.iter().map(|id| id.0));
@@ -161,7 +165,7 @@ pub fn update_derived(
             let docs = keyword_docs(&store, &nodes, &changes.upserted)?;
             report.keyword_docs = docs.len();
             if keyword
-                .apply_with_generation(&remove, &docs, generation)
+                .apply_with_generation(&remove, &docs, store_id, generation)
                 .is_err()
             {
                 // Damaged in a way `check` cannot see: rebuild it below, in this same run.
@@ -169,13 +173,18 @@ pub fn update_derived(
                 keyword = fresh_keyword_index(&kdir)?;
             }
         }
-        if keyword.generation() != generation {
+        if !current(&keyword) {
             report.keyword_rebuilt = true;
+            if keyword.num_docs() > 0 {
+                // Documents of another store may have ids this one no longer has.
+                drop(keyword);
+                keyword = fresh_keyword_index(&kdir)?;
+            }
             let nodes = by_id(store.nodes()?);
             let all_ids: Vec<NodeId> = nodes.keys().copied().collect();
             let docs = keyword_docs(&store, &nodes, &all_ids)?;
             report.keyword_docs = docs.len();
-            keyword.apply_with_generation(&[], &docs, generation)?;
+            keyword.apply_with_generation(&[], &docs, store_id, generation)?;
         }
     }
     report.keyword_seconds = t.elapsed().as_secs_f64();

@@ -204,9 +204,10 @@ pub fn update_vectors(
         return Ok(report);
     };
     let store = Store::open(index_dir)?;
-    let generation = store.meta()?.generation;
+    let meta = store.meta()?;
+    let generation = meta.generation;
     let semantic = &config.strategies.semantic_embedding;
-    let stored_generation = vector_generation(index_dir, semantic);
+    let stored_generation = vector_generation(index_dir, semantic, &meta.store_id);
 
     // A run with little to do (the vectors were complete for this or the previous generation)
     // updates the vectors this process keeps in memory, in place; a long run works on its
@@ -263,6 +264,7 @@ pub fn update_vectors(
         semantic,
         vdir: &vdir,
         store: &store,
+        store_id: &meta.store_id,
         generation,
         stored_generation,
         reused,
@@ -305,6 +307,7 @@ struct Run<'a> {
     semantic: &'a SemanticConfig,
     vdir: &'a Path,
     store: &'a Store,
+    store_id: &'a str,
     generation: u64,
     stored_generation: Option<u64>,
     reused: bool,
@@ -320,6 +323,7 @@ impl Run<'_> {
             semantic,
             vdir,
             store,
+            store_id,
             generation,
             stored_generation,
             reused,
@@ -339,7 +343,7 @@ impl Run<'_> {
         // In step: the vectors were complete for the previous run, so only its changes matter.
         let in_step = reused && stored_generation.is_some_and(|g| g + 1 == generation);
         if in_step && changes.removed.is_empty() && changes.upserted.is_empty() {
-            write_generation(vdir, generation, semantic)?;
+            write_generation(vdir, store_id, generation, semantic)?;
             report.complete = true;
             report.vectors = Some(vectors.len());
             return Ok(());
@@ -428,18 +432,26 @@ impl Run<'_> {
             }
         }
         vectors.save(vdir)?;
-        write_generation(vdir, generation, semantic)?;
+        write_generation(vdir, store_id, generation, semantic)?;
         report.complete = true;
         report.vectors = Some(vectors.len());
         Ok(())
     }
 }
 
-fn write_generation(dir: &Path, generation: u64, config: &SemanticConfig) -> Result<()> {
+/// Records that the vectors are complete for `generation` of the store `store_id`: `<store
+/// id>:<generation><scope>`. A store created again starts its generations again, so the number
+/// alone could claim a stale set complete.
+fn write_generation(
+    dir: &Path,
+    store_id: &str,
+    generation: u64,
+    config: &SemanticConfig,
+) -> Result<()> {
     let tmp = dir.join(format!("{VECTOR_GENERATION}.tmp"));
     let path = dir.join(VECTOR_GENERATION);
     std::fs::create_dir_all(dir)
-        .and_then(|()| std::fs::write(&tmp, format!("{generation}{}", scope(config))))
+        .and_then(|()| std::fs::write(&tmp, format!("{store_id}:{generation}{}", scope(config))))
         .and_then(|()| std::fs::rename(&tmp, &path))
         .map_err(|e| Error::Derived {
             path,
@@ -459,12 +471,16 @@ fn remove_generation(dir: &Path) -> Result<()> {
     }
 }
 
-/// The store generation the vectors in `index_dir` are complete for, if any, with the nodes
-/// `config` wants embedded (vectors made for other places are not complete for these).
-pub fn vector_generation(index_dir: &Path, config: &SemanticConfig) -> Option<u64> {
+/// The generation of the store `store_id` the vectors in `index_dir` are complete for, if
+/// any, with the nodes `config` wants embedded (vectors made for other places, or for another
+/// store, are not complete for these).
+pub fn vector_generation(index_dir: &Path, config: &SemanticConfig, store_id: &str) -> Option<u64> {
     let marker = std::fs::read_to_string(vector_dir(index_dir).join(VECTOR_GENERATION)).ok()?;
     let marker = marker.trim_end();
-    let number = marker.strip_suffix(scope(config).as_str())?;
+    let number = marker
+        .strip_suffix(scope(config).as_str())?
+        .strip_prefix(store_id)?
+        .strip_prefix(':')?;
     number.parse().ok()
 }
 

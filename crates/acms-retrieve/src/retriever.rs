@@ -115,7 +115,7 @@ impl Retriever {
         // A run killed between the store commit and the keyword commit leaves the keyword
         // index a generation behind: its hits are still served, but not silently.
         if let Some(Ok(k)) = &keyword_index
-            && k.generation() != corpus.generation()
+            && (k.generation() != corpus.generation() || k.store() != corpus.store_id())
         {
             notes.push(format!(
                 "{}: the keyword index is at generation {} but the index is at {} (an index run was interrupted): keyword results may be stale; run `acms index` to bring it up to date",
@@ -226,8 +226,11 @@ fn semantic(
                 embedder.id()
             ));
         }
-        if vector_generation(index_dir, &config.strategies.semantic_embedding)
-            != Some(corpus.generation())
+        if vector_generation(
+            index_dir,
+            &config.strategies.semantic_embedding,
+            corpus.store_id(),
+        ) != Some(corpus.generation())
         {
             note = format!(
                 "semantic-embedding: incomplete ({} of {} symbols embedded; run `acms index` to \

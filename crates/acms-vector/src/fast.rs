@@ -51,19 +51,7 @@ pub const MODEL_DIR_ENV: &str = "ACMS_MODEL_DIR";
 /// batches then amortize the per-run overhead (docs/BENCHMARKS.md, "Embedding throughput").
 pub const DEFAULT_BATCH_SIZE: usize = 32;
 
-/// The per-user cache directory of acms: `$XDG_CACHE_HOME/acms` when that variable is an
-/// absolute path, else `$HOME/.cache/acms`.
-pub fn user_cache_dir() -> Option<PathBuf> {
-    let abs = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
-    std::env::var_os("XDG_CACHE_HOME")
-        .and_then(abs)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .and_then(abs)
-                .map(|h| h.join(".cache"))
-        })
-        .map(|c| c.join("acms"))
-}
+pub use acms_core::user_cache_dir;
 
 /// Where the model cache keeps model `name`: `<user cache>/models/<name>`.
 pub fn cached_model_dir(name: &str) -> Option<PathBuf> {

@@ -1,19 +1,20 @@
 //! [`ChangeTracker`]: finds files changed since the last index run without touching the
-//! index — a walk with the indexer's rules (`.gitignore`, hidden entries and the index
-//! directory skipped) comparing size and mtime, then the content hash only for files whose
-//! stat moved. Only when something really changed does the caller run the (incremental)
-//! index and derived-index update.
+//! index — the indexer's own walk ([`acms_index::walk`]: `.gitignore`, `.acmsignore`, hidden
+//! entries, the index directory, links out of the repository and the secret deny list) compared
+//! by size and mtime, then by content hash only for files whose stat moved. Only when
+//! something really changed does the caller run the (incremental) index and derived-index
+//! update.
 //!
-//! Files the walk sees but the index does not hold (lock files, binaries, files over
-//! `context.file.max-size`) are remembered by stat, so they cost nothing until they change —
-//! and then only a cheap "is this indexable now?" check.
+//! Files the index does not hold are known from the store too: the last run recorded every
+//! file it walked and did not index (held back, over a cap, binary, of a kind acms does not
+//! read) with its stat, so they cost nothing until they change. A file neither list knows is
+//! new since the last run — news when the indexer would index it.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
 
 use acms_core::{ContentHash, ContextConfig};
-use acms_index::Store;
+use acms_index::{Deny, Store, WalkEntry};
 
 /// What the tracker remembers of one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,14 +23,6 @@ struct Known {
     mtime: i64,
     /// Content hash when the index holds the file; `None` for a walked but unindexed file.
     hash: Option<String>,
-}
-
-/// One file found by the walk.
-struct Seen {
-    rel: String,
-    abs: PathBuf,
-    size: u64,
-    mtime: i64,
 }
 
 /// The result of one scan.
@@ -48,6 +41,7 @@ pub struct ChangeTracker {
     repo: PathBuf,
     index_dir: PathBuf,
     max_size: u64,
+    deny: Deny,
     known: HashMap<String, Known>,
 }
 
@@ -60,20 +54,22 @@ impl ChangeTracker {
         store: &Store,
         config: &ContextConfig,
     ) -> acms_index::Result<ChangeTracker> {
+        let repo = repo.canonicalize().unwrap_or_else(|_| repo.to_path_buf());
+        let (deny, _) = Deny::new(&repo, &config.file.deny);
         let mut t = ChangeTracker {
-            repo: repo.to_path_buf(),
-            index_dir: index_dir
-                .canonicalize()
-                .unwrap_or_else(|_| index_dir.to_path_buf()),
+            repo,
+            index_dir: index_dir.to_path_buf(),
             max_size: config.file.max_size,
+            deny,
             known: HashMap::new(),
         };
         t.reload(store)?;
         Ok(t)
     }
 
-    /// Re-reads what the index holds, and remembers every other walked file by stat.
+    /// Re-reads what the index holds and what its last run walked without indexing.
     pub fn reload(&mut self, store: &Store) -> acms_index::Result<()> {
+        let skipped = store.skipped()?;
         self.known = store
             .files()?
             .into_iter()
@@ -88,10 +84,10 @@ impl ChangeTracker {
                 )
             })
             .collect();
-        for s in self.walk() {
-            self.known.entry(s.rel).or_insert(Known {
-                size: s.size,
-                mtime: s.mtime,
+        for (path, (size, mtime)) in skipped {
+            self.known.entry(path).or_insert(Known {
+                size,
+                mtime,
                 hash: None,
             });
         }
@@ -101,50 +97,20 @@ impl ChangeTracker {
     /// Files of the index (or of the walk) that changed since the last [`reload`](Self::reload).
     pub fn scan(&mut self) -> Scan {
         let mut scan = Scan::default();
-        let seen = self.walk();
-        scan.files = seen.len();
-        let mut present = std::collections::HashSet::with_capacity(seen.len());
-        for s in seen {
+        let walked = acms_index::walk(&self.repo, &self.index_dir, &self.deny);
+        scan.files = walked.entries.len() + walked.held_back.len();
+        let mut present = std::collections::HashSet::with_capacity(scan.files);
+        for s in walked.entries {
             present.insert(s.rel.clone());
-            let known = self.known.get(&s.rel);
-            if let Some(k) = known
-                && k.size == s.size
-                && k.mtime == s.mtime
-            {
-                continue;
-            }
-            let Ok(bytes) = std::fs::read(&s.abs) else {
-                // Unreadable now: the index run will report it.
+            self.look_at(s, &mut scan);
+        }
+        // Held back now: news only when the index still holds it (the run removes it).
+        for (s, _) in walked.held_back {
+            present.insert(s.rel.clone());
+            if self.known.get(&s.rel).is_some_and(|k| k.hash.is_some()) {
                 scan.changed.push(s.rel);
-                continue;
-            };
-            scan.hashed += 1;
-            match known.map(|k| k.hash.clone()) {
-                Some(Some(old)) => {
-                    if ContentHash::of(&bytes).0 == old {
-                        // Touched, not changed: remember the new stat so it is not re-read.
-                        let k = self.known.get_mut(&s.rel).expect("known above");
-                        k.size = s.size;
-                        k.mtime = s.mtime;
-                    } else {
-                        scan.changed.push(s.rel);
-                    }
-                }
-                // New, or changed but not indexed before: only news if it is indexable now.
-                _ => {
-                    if self.indexable(&s.rel, s.size, &bytes) {
-                        scan.changed.push(s.rel);
-                    } else {
-                        self.known.insert(
-                            s.rel,
-                            Known {
-                                size: s.size,
-                                mtime: s.mtime,
-                                hash: None,
-                            },
-                        );
-                    }
-                }
+            } else {
+                self.remember(s);
             }
         }
         let gone: Vec<String> = self
@@ -164,57 +130,55 @@ impl ChangeTracker {
         scan
     }
 
-    /// Whether the indexer would index this content (the same tests it applies).
-    fn indexable(&self, rel: &str, size: u64, bytes: &[u8]) -> bool {
-        if size > self.max_size || bytes.is_empty() || bytes.iter().take(8192).any(|&b| b == 0) {
-            return false;
+    /// Compares one walked file with what is known of it.
+    fn look_at(&mut self, s: WalkEntry, scan: &mut Scan) {
+        let known = self.known.get(&s.rel);
+        if let Some(k) = known
+            && k.size == s.size
+            && k.mtime == s.mtime
+        {
+            return;
         }
-        let text = String::from_utf8_lossy(bytes);
-        acms_index::detect_language(rel, &text).is_some()
+        let Ok(bytes) = std::fs::read(&s.abs) else {
+            // Unreadable now: the index run reports it, and records it if it cannot read it
+            // either.
+            scan.changed.push(s.rel);
+            return;
+        };
+        scan.hashed += 1;
+        match known.map(|k| k.hash.clone()) {
+            Some(Some(old)) => {
+                if ContentHash::of(&bytes).0 == old {
+                    // Touched, not changed: remember the new stat so it is not re-read.
+                    if let Some(k) = self.known.get_mut(&s.rel) {
+                        k.size = s.size;
+                        k.mtime = s.mtime;
+                    }
+                } else {
+                    scan.changed.push(s.rel);
+                }
+            }
+            // New since the last run, or changed but not indexed then: news only if the
+            // indexer would index it now.
+            _ => {
+                if s.size <= self.max_size && acms_index::indexable(&s.rel, &bytes) {
+                    scan.changed.push(s.rel);
+                } else {
+                    self.remember(s);
+                }
+            }
+        }
     }
 
-    /// The indexer's walk: `.gitignore` / `.ignore` honoured, hidden entries and the index
-    /// directory skipped, symlinks followed.
-    fn walk(&self) -> Vec<Seen> {
-        let index_dir = self.index_dir.clone();
-        let walker = ignore::WalkBuilder::new(&self.repo)
-            .follow_links(true)
-            .require_git(false)
-            .filter_entry(move |e| {
-                // Only directories can be the index directory; canonicalizing files too
-                // would cost a syscall per file.
-                !e.file_type().is_some_and(|t| t.is_dir())
-                    || e.path()
-                        .canonicalize()
-                        .map(|p| p != index_dir)
-                        .unwrap_or(true)
-            })
-            .build();
-        let mut out = Vec::new();
-        for entry in walker.flatten() {
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                continue;
-            }
-            let Ok(md) = entry.metadata() else { continue };
-            let rel = entry
-                .path()
-                .strip_prefix(&self.repo)
-                .unwrap_or(entry.path())
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy())
-                .collect::<Vec<_>>()
-                .join("/");
-            out.push(Seen {
-                rel,
-                abs: entry.path().to_path_buf(),
-                size: md.len(),
-                mtime: md
-                    .modified()
-                    .ok()
-                    .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                    .map_or(0, |d| d.as_secs() as i64),
-            });
-        }
-        out
+    /// Remembers a file the index does not hold, by stat.
+    fn remember(&mut self, s: WalkEntry) {
+        self.known.insert(
+            s.rel,
+            Known {
+                size: s.size,
+                mtime: s.mtime,
+                hash: None,
+            },
+        );
     }
 }

@@ -33,7 +33,8 @@ use crate::{Error, Result};
 
 /// How a [`Workspace`] is opened.
 pub struct WorkspaceOptions {
-    /// Index directory (default `<repo>/.acms`).
+    /// Index directory (default `<repo>/.acms`, or a folder of the user's cache when that
+    /// holds an index acms did not write for this user: [`acms_index::default_index_dir`]).
     pub index_dir: Option<PathBuf>,
     /// Configuration (default `<repo>/acms.toml`, else the spec defaults).
     pub config: Option<ContextConfig>,
@@ -230,6 +231,8 @@ pub struct Workspace {
     embedder: Option<Box<dyn Embedder>>,
     llm: Option<Arc<dyn LlmClient>>,
     counter: acms_core::ExactCounter,
+    /// See [`Workspace::location_note`].
+    location: Option<String>,
 }
 
 /// The LLM client `context.llm` configures, if any.
@@ -258,13 +261,24 @@ impl Workspace {
             Some(c) => c,
             None => acms_core::Config::for_repo(&repo)?.context,
         };
-        let index_dir = opts.index_dir.clone().unwrap_or_else(|| repo.join(".acms"));
+        let (index_dir, location) = match opts.index_dir.clone() {
+            Some(dir) => (dir, None),
+            None => acms_index::default_index_dir(&repo)?,
+        };
         let needs_index = match Store::open(&index_dir) {
             Ok(store) => store.meta()?.generation == 0,
             Err(acms_index::Error::IndexNotFound(_)) => true,
             Err(e) => return Err(e.into()),
         };
-        Workspace::assemble_parts(Some(repo), index_dir, config, opts, needs_index)
+        let mut ws = Workspace::assemble_parts(Some(repo), index_dir, config, opts, needs_index)?;
+        ws.location = location;
+        Ok(ws)
+    }
+
+    /// Why the index is not in the repository's `.acms` (it holds one acms did not write for
+    /// this user, left untouched), when that is so: said in every context's notes.
+    pub fn location_note(&self) -> Option<&str> {
+        self.location.as_deref()
     }
 
     /// Opens an existing index; the repository is the one it was built from (refreshed when
@@ -332,6 +346,7 @@ impl Workspace {
             tracker,
             embedder: None,
             llm,
+            location: None,
         })
     }
 
@@ -536,6 +551,7 @@ impl Workspace {
         })?;
         context.diagnostics.notes.extend(notes);
         context.diagnostics.notes.push(refresh.note());
+        context.diagnostics.notes.extend(self.location.clone());
         Ok(Context { context, refresh })
     }
 
@@ -782,6 +798,7 @@ impl Workspace {
         })?;
         context.diagnostics.notes.extend(notes);
         context.diagnostics.notes.push(refresh.note());
+        context.diagnostics.notes.extend(self.location.clone());
         let manifest: Vec<FragmentRef> = context
             .manifest
             .iter()

@@ -184,7 +184,10 @@ fn broken_index_files_are_one_error_that_says_what_to_do() {
     let db = index.join("index.sqlite");
     for (content, says) in [
         (&b""[..], "acms index"),
-        (&b"not a database at all\n"[..], "not an acms index"),
+        (
+            &b"not a database at all\n"[..],
+            "not an index acms wrote for you",
+        ),
     ] {
         std::fs::write(&db, content).unwrap();
         let out = run(&[
@@ -238,7 +241,7 @@ fn rebuild_refuses_to_delete_a_foreign_database() {
     ]);
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
-    assert!(err.contains("not an acms index"), "{err}");
+    assert!(err.contains("not an index acms wrote for you"), "{err}");
     assert_no_repeated_cause(&err);
     assert_eq!(
         std::fs::read(&db).unwrap(),
@@ -337,6 +340,8 @@ fn unprivileged(args: &[String]) -> Output {
         .arg(env!("CARGO_BIN_EXE_acms"))
         .args(args)
         .env("HOME", "/nonexistent")
+        // The test process's key (world-readable there), so the tests can open what it seals.
+        .env("XDG_CONFIG_HOME", crate::config_home())
         .output()
         .expect("setpriv (util-linux) runs the command as nobody")
 }

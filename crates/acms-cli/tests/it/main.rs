@@ -12,6 +12,7 @@ mod model;
 mod plan;
 mod proxy;
 mod recovery;
+mod trust;
 
 use std::process::{Command, Output};
 
@@ -19,13 +20,29 @@ use std::process::{Command, Output};
 /// user model cache stays: tests that need another cache set `XDG_CACHE_HOME` themselves).
 pub fn acms() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_acms"));
-    c.env(
-        "XDG_CONFIG_HOME",
-        std::env::temp_dir().join("acms-cli-tests-no-config"),
-    )
-    .env_remove("ACMS_MODEL_DIR")
-    .env_remove("ORT_DYLIB_PATH");
+    c.env("XDG_CONFIG_HOME", config_home())
+        .env_remove("ACMS_MODEL_DIR")
+        .env_remove("ORT_DYLIB_PATH");
     c
+}
+
+/// The configuration directory the binary runs with: no `config.toml`, but this test process's
+/// index key, so an index the binary seals is one the tests may open with the library too.
+pub fn config_home() -> std::path::PathBuf {
+    static KEY: std::sync::Once = std::sync::Once::new();
+    let home =
+        std::env::temp_dir().join(format!("acms-cli-tests-no-config-{}", std::process::id()));
+    KEY.call_once(|| {
+        let key: String = acms_index::seal::user_key()
+            .expect("the test process's index key")
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let dir = home.join("acms");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(acms_index::seal::KEY_FILE), format!("{key}\n")).unwrap();
+    });
+    home
 }
 
 pub fn run(args: &[&str]) -> Output {

@@ -133,7 +133,8 @@ fn a_garbled_page_stops_the_run_until_a_rebuild() {
 }
 
 /// `--rebuild` with `--index` pointing at a directory whose `index.sqlite` is someone else's
-/// database deleted it. acms now refuses to use or delete a file it did not write.
+/// database deleted it. acms now refuses to use or delete a file it did not write: the folder
+/// has no seal of this user's acms.
 #[test]
 fn a_foreign_database_is_never_deleted() {
     let dir = tempfile::tempdir().unwrap();
@@ -152,25 +153,46 @@ fn a_foreign_database_is_never_deleted() {
     for rebuild in [false, true] {
         opts.rebuild = rebuild;
         let err = index_repo(&repo, &opts).unwrap_err();
-        assert!(matches!(err, Error::NotAnIndex { .. }), "{err}");
+        assert!(matches!(err, Error::Untrusted { .. }), "{err}");
         let msg = err.to_string();
-        assert!(msg.contains("not an acms index"), "{msg}");
+        assert!(msg.contains("not an index acms wrote for you"), "{msg}");
         assert!(!msg.contains("no such table"), "{msg}");
     }
     let err = Store::open(&index_dir).err().unwrap();
-    assert!(matches!(err, Error::NotAnIndex { .. }), "{err}");
+    assert!(matches!(err, Error::Untrusted { .. }), "{err}");
     let conn = rusqlite::Connection::open(&db).unwrap();
     let name: String = conn
         .query_row("SELECT name FROM customers", [], |r| r.get(0))
         .unwrap();
     assert_eq!(name, "Ada");
 
+    // Issue 37 item 8: a foreign database with a `meta(key, value)` table holding
+    // `format_version` passed for an old acms store, and `--rebuild` deleted it.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT); \
+         INSERT INTO meta VALUES ('format_version', '2');",
+    )
+    .unwrap();
+    drop(conn);
+    for rebuild in [false, true] {
+        opts.rebuild = rebuild;
+        let err = index_repo(&repo, &opts).unwrap_err();
+        assert!(matches!(err, Error::Untrusted { .. }), "{err}");
+    }
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let name: String = conn
+        .query_row("SELECT name FROM customers", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(name, "Ada", "the customers table survived --rebuild");
+    drop(conn);
+
     // Not SQLite at all: the same refusal, the bytes untouched.
     std::fs::write(&db, b"these are my notes, not a database\n".repeat(200)).unwrap();
     for rebuild in [false, true] {
         opts.rebuild = rebuild;
         let err = index_repo(&repo, &opts).unwrap_err();
-        assert!(matches!(err, Error::NotAnIndex { .. }), "{err}");
+        assert!(matches!(err, Error::Untrusted { .. }), "{err}");
     }
     assert!(
         std::fs::read(&db)

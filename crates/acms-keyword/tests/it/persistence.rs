@@ -44,15 +44,53 @@ fn generation_round_trip() {
     assert_eq!(index.generation(), 1);
     index.apply(&[], &[]).unwrap();
     assert_eq!(index.generation(), 2);
-    index.apply_with_generation(&[3], &[], 42).unwrap();
+    index
+        .apply_with_generation(&[3], &[], "store-a", 42)
+        .unwrap();
     assert_eq!(index.generation(), 42);
     drop(index);
 
     let mut index = KeywordIndex::create_or_open(&dir).unwrap();
     assert_eq!(index.generation(), 42);
+    assert_eq!(index.store(), "store-a");
     assert_eq!(index.num_docs(), 11);
     index.apply(&[], &[]).unwrap();
     assert_eq!(index.generation(), 43);
+    assert_eq!(index.store(), "store-a", "an increment keeps the store id");
+}
+
+/// tantivy deletes the files its `.managed.json` lists once they are unused. A list planted in
+/// the folder (an index shipped with a repository) must not make it delete anything: the
+/// index is refused before tantivy reads the list, and every file stays.
+#[test]
+fn a_managed_list_naming_files_outside_the_folder_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("idx/keyword");
+    KeywordIndex::create_or_open(&dir)
+        .unwrap()
+        .apply(&[], &docs())
+        .unwrap();
+    let victim = tmp.path().join("victim.txt");
+    std::fs::write(&victim, "precious").unwrap();
+    let managed = dir.join(".managed.json");
+    let list: Vec<String> =
+        serde_json::from_str(&std::fs::read_to_string(&managed).unwrap()).unwrap();
+    for planted in [victim.display().to_string(), "../../victim.txt".to_string()] {
+        let mut list = list.clone();
+        list.push(planted.clone());
+        std::fs::write(&managed, serde_json::to_string(&list).unwrap()).unwrap();
+        let err = KeywordIndex::create_or_open(&dir).unwrap_err();
+        assert!(
+            matches!(&err, Error::ForeignFile { name, .. } if *name == planted),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    }
+    std::fs::write(&managed, serde_json::to_string(&list).unwrap()).unwrap();
+    assert!(
+        KeywordIndex::create_or_open(&dir).is_ok(),
+        "plain names are fine"
+    );
 }
 
 #[test]

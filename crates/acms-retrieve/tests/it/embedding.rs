@@ -88,7 +88,11 @@ fn an_interrupted_embedding_run_resumes_where_it_stopped() {
     let partial = VectorIndex::load(&index_dir.join("vectors"), Default::default()).unwrap();
     assert_eq!(partial.len(), saved);
     assert_eq!(
-        vector_generation(&index_dir, &config.strategies.semantic_embedding),
+        vector_generation(
+            &index_dir,
+            &config.strategies.semantic_embedding,
+            &store_id(&index_dir)
+        ),
         None
     );
 
@@ -174,7 +178,10 @@ fn tests_and_vendored_code_get_vectors_only_when_all_places_are_asked_for() {
     let mut config = hash_config();
     config.strategies.semantic_embedding.all_places = true;
     let s = &config.strategies.semantic_embedding;
-    assert_eq!(vector_generation(&index_dir, s), None);
+    assert_eq!(
+        vector_generation(&index_dir, s, &store_id(&index_dir)),
+        None
+    );
     let r = Retriever::open(&index_dir, &config, &StrategyRegistry::new(), None).unwrap();
     assert!(r.notes().join("\n").contains("62 of 68"), "{:?}", r.notes());
     let all = embed(&NodeChanges::default(), true);
@@ -406,4 +413,13 @@ fn a_process_keeps_its_vectors_across_incremental_runs_and_engine_opens() {
     let after = shared_vectors(&vdir, params).unwrap();
     assert!(!Arc::ptr_eq(&kept, &after));
     assert!(!after.read().unwrap().contains(gone));
+}
+
+/// The id of the store in `index_dir`, which the vectors' completion marker names.
+fn store_id(index_dir: &std::path::Path) -> String {
+    acms_index::Store::open(index_dir)
+        .unwrap()
+        .meta()
+        .unwrap()
+        .store_id
 }
