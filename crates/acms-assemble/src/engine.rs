@@ -127,9 +127,8 @@ impl Engine {
         Engine::open_with_corpus(index_dir, config, strategies, components, llm, None)
     }
 
-    /// [`Engine::open_with`] on a corpus the caller already holds (`None`: load it), e.g. one
-    /// patched after an incremental run ([`acms_retrieve::Corpus::patched`]) instead of
-    /// reading every node and edge again.
+    /// [`Engine::open_with`] on a corpus the caller already holds (`None`: open the index's
+    /// corpus on demand), e.g. one loaded whole ([`acms_retrieve::Corpus::load`]).
     pub fn open_with_corpus(
         index_dir: &Path,
         config: &ContextConfig,
@@ -150,6 +149,9 @@ impl Engine {
                 "the indexed repository {} is not on this machine: texts come from the index",
                 meta.repo_root.display()
             ));
+        }
+        if !meta.left_out.is_empty() {
+            notes.push(meta.left_out.clone());
         }
         if meta.tokenizer != config.tokenizer.name() {
             notes.push(format!(
@@ -486,6 +488,11 @@ impl Engine {
             refilled,
         };
         diagnostics.millis = started.elapsed().as_secs_f64() * 1000.0;
+        // A store read that failed mid-retrieval found nothing: the context would look
+        // complete while missing what the failed read held.
+        if let Some(e) = self.retriever.corpus().take_failure() {
+            return Err(e.into());
+        }
         let context = AssembledContext {
             text,
             tokens,

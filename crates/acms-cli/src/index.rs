@@ -145,6 +145,12 @@ fn text_report(report: &RepositoryIndex, index_dir: &std::path::Path, all_places
         eprintln!("warning: {w}");
     }
     let mut out = String::new();
+    // First, on both streams: an index that does not hold every file is not to be missed
+    // among the warnings.
+    if let Some(left_out) = &r.left_out {
+        eprintln!("warning: {left_out}");
+        let _ = writeln!(out, "{left_out}");
+    }
     let langs: Vec<String> = r
         .languages
         .iter()

@@ -68,7 +68,7 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<ExitCode> {
         hits.truncate(args.limit);
         by_strategy.push((run.strategy.clone(), hits));
     }
-    match args.format {
+    let rendered = match args.format {
         Format::Json => {
             let out: Vec<serde_json::Value> = by_strategy
                 .iter()
@@ -91,7 +91,7 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<ExitCode> {
                     })
                 })
                 .collect();
-            crate::out(&format!("{}\n", serde_json::to_string_pretty(&out)?))?;
+            format!("{}\n", serde_json::to_string_pretty(&out)?)
         }
         Format::Text => {
             use std::fmt::Write;
@@ -114,8 +114,13 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<ExitCode> {
                     }
                 }
             }
-            crate::out(&text)?;
+            text
         }
+    };
+    // A store read that failed on the way found nothing: no partial answer passed off as whole.
+    if let Some(e) = corpus.take_failure() {
+        return Err(e.into());
     }
+    crate::out(&rendered)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -342,7 +342,7 @@ mod tests {
         let loaded = Config::load(Some(&user), Some(&repo)).unwrap();
         let c = &loaded.config.context;
         assert_eq!(c.file.max_size, 2_000_000, "capped at the user's value");
-        assert_eq!(c.file.max_total_size, 50 << 20, "capped at the default");
+        assert_eq!(c.file.max_total_size, 512 << 20, "capped at the default");
         assert_eq!(c.executor.max_workers, 2, "lowering is fine");
         assert_eq!(c.executor.timeout_seconds, 30.0);
         assert!(!c.strategies.semantic_embedding.all_places);

@@ -50,10 +50,6 @@ pub struct NodeChanges {
     pub removed: Vec<NodeId>,
     /// Nodes of new or changed files as they are now.
     pub upserted: Vec<NodeId>,
-    /// `Some` after a run that resolved edges incrementally: the only nodes whose outgoing
-    /// edges may have changed (those of `removed` and `upserted` among them), sorted. `None`:
-    /// any edge may have changed.
-    pub edge_sources: Option<Vec<NodeId>>,
 }
 
 /// What an index run did.
@@ -81,8 +77,32 @@ pub struct IndexReport {
     /// files, none added or removed); false when it resolved every edge again.
     #[serde(default)]
     pub edges_incremental: bool,
+    /// Set when `context.file.max-total-size` left indexable files out: the index is partial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_out: Option<LeftOut>,
     #[serde(skip)]
     pub changes: NodeChanges,
+}
+
+/// The indexable files a run left out because `context.file.max-total-size` was reached.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeftOut {
+    pub files: usize,
+    pub bytes: u64,
+    /// The cap, in bytes.
+    pub limit: u64,
+}
+
+impl std::fmt::Display for LeftOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "partial index: {} indexable files ({:.1} MB) left out because              context.file.max-total-size ({:.1} MB) was reached; raise it under [context.file]              in the user's config.toml (~/.config/acms) to index them",
+            self.files,
+            self.bytes as f64 / 1e6,
+            self.limit as f64 / 1e6
+        )
+    }
 }
 
 /// Settings of an index run.
@@ -200,7 +220,7 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
         .index_dir
         .canonicalize()
         .unwrap_or_else(|_| opts.index_dir.clone());
-    let (entries, capped, size_warnings) = apply_size_caps(entries, &opts.config);
+    let (entries, capped, size_warnings) = over_max_size(entries, &opts.config);
     warnings.extend(size_warnings);
     skipped.extend(capped.into_iter().map(|e| (e.rel, (e.size, e.mtime))));
     let commit_times = git_commit_times(&repo);
@@ -233,7 +253,24 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
     let mut keep: HashSet<String> = HashSet::new();
     let mut changed: Vec<ChangedFile> = Vec::new();
     let mut touched: Vec<(String, i64, i64)> = Vec::new();
+    // The total cap counts only what is indexed (data files, binaries and files acms does not
+    // index cost nothing against it), first come in walk order.
+    let mut indexed_bytes = 0u64;
+    let mut left_out = LeftOut {
+        files: 0,
+        bytes: 0,
+        limit: opts.config.file.max_total_size,
+    };
     for (out, entry) in outcomes {
+        if matches!(out, Outcome::Unchanged { .. } | Outcome::Changed(_)) {
+            if indexed_bytes + entry.size > left_out.limit {
+                left_out.files += 1;
+                left_out.bytes += entry.size;
+                skipped.insert(entry.rel.clone(), (entry.size, entry.mtime));
+                continue;
+            }
+            indexed_bytes += entry.size;
+        }
         if matches!(out, Outcome::Skipped(_) | Outcome::Ignored)
             || matches!(&out, Outcome::Kept(_) if !old_files.contains_key(&entry.rel))
         {
@@ -318,7 +355,6 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
             report.nodes = nodes + changes.upserted.len() - changes.removed.len();
             report.edges = edges + diff.added.len() - diff.gone.len();
             report.edges_incremental = true;
-            changes.edge_sources = Some(diff.sources.clone());
             EdgeWrite::Diff(diff)
         }
         None => {
@@ -351,6 +387,14 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
     tx.set_meta("tokenizer", counter.name())?;
     tx.set_meta("analyzers", crate::ANALYZERS_VERSION)?;
     tx.set_meta("generation", &generation.to_string())?;
+    let left_out = (left_out.files > 0).then_some(left_out);
+    tx.set_meta(
+        "left_out",
+        &left_out
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default(),
+    )?;
     tx.commit()?;
     store.reseal(&opts.index_dir)?;
     // Closed first: closing may checkpoint the WAL into the database file.
@@ -365,6 +409,7 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
     warnings.sort_by(|a, b| a.path.cmp(&b.path).then(a.message.cmp(&b.message)));
     report.warnings = warnings;
     report.generation = generation;
+    report.left_out = left_out;
     report.changes = changes;
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
@@ -390,8 +435,6 @@ struct EdgeDiff {
     added: Vec<EdgeRecord>,
     /// Nodes of the changed files before the run.
     removed_nodes: Vec<NodeId>,
-    /// Every node whose outgoing edges were resolved again, sorted.
-    sources: Vec<NodeId>,
 }
 
 /// The full path: every node, reference and import of the index after the run, and every
@@ -634,17 +677,10 @@ fn incremental_edges(
     }
     let added = wanted.into_iter().map(edge_record).collect();
     removed_nodes.sort();
-    sources.extend(removed_nodes.iter().copied());
-    for f in changed {
-        sources.extend(f.rows.nodes.iter().map(|n| n.record.id));
-    }
-    let mut sources: Vec<NodeId> = sources.into_iter().collect();
-    sources.sort();
     Ok(Some(EdgeDiff {
         gone,
         added,
         removed_nodes,
-        sources,
     }))
 }
 
@@ -706,17 +742,15 @@ fn resolve_ref(
 /// Names with more candidates than this are too common to link.
 const MAX_CANDIDATES: usize = 3;
 
-/// Drops files over `context.file.max-size` and those past `context.file.max-total-size`:
-/// returns the files kept, the files dropped, and the warnings.
-fn apply_size_caps(
+/// Drops files over `context.file.max-size`: returns the files kept, the files dropped, and
+/// the warnings.
+fn over_max_size(
     entries: Vec<WalkEntry>,
     config: &ContextConfig,
 ) -> (Vec<WalkEntry>, Vec<WalkEntry>, Vec<Warning>) {
     let mut kept = Vec::with_capacity(entries.len());
     let mut capped = Vec::new();
     let mut warnings = Vec::new();
-    let mut total = 0u64;
-    let mut over_total = 0usize;
     for e in entries {
         if e.size > config.file.max_size {
             warnings.push(Warning::new(
@@ -727,33 +761,9 @@ fn apply_size_caps(
                 ),
             ));
             capped.push(e);
-        } else if total + e.size > config.file.max_total_size {
-            if over_total == 0 {
-                warnings.push(Warning::new(
-                    &e.rel,
-                    format!(
-                        "skipped: context.file.max-total-size ({} bytes) reached",
-                        config.file.max_total_size
-                    ),
-                ));
-            }
-            over_total += 1;
-            capped.push(e);
         } else {
-            total += e.size;
             kept.push(e);
         }
-    }
-    if over_total > 1
-        && let Some(w) = warnings
-            .iter_mut()
-            .find(|w| w.message.contains("max-total-size"))
-    {
-        w.message = format!(
-            "skipped this and {} more files: context.file.max-total-size ({} bytes) reached",
-            over_total - 1,
-            config.file.max_total_size
-        );
     }
     (kept, capped, warnings)
 }
@@ -853,6 +863,7 @@ fn look_at(
             size: entry.size,
             mtime: entry.mtime,
             modified,
+            generated: crate::generated_file(&content),
         },
         content,
         rows,

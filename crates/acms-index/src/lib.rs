@@ -3,6 +3,7 @@
 //! edges, and keeps it all in an on-disk store that is updated incrementally.
 
 pub mod analyze;
+mod banner;
 mod build;
 mod error;
 pub mod model;
@@ -17,7 +18,8 @@ pub mod walk;
 /// measured and not kept). 7: TypeScript functions behind a cast (`(() => {…}) as any`).
 pub const ANALYZERS_VERSION: &str = "7";
 
-pub use build::{IndexOptions, IndexReport, NodeChanges, Warning, index_repo, indexable};
+pub use banner::{HEAD_CHARS, HEADER_LINES, generated_file, generated_header};
+pub use build::{IndexOptions, IndexReport, LeftOut, NodeChanges, Warning, index_repo, indexable};
 pub use error::{Error, Result};
 pub use seal::{Standing, default_index_dir, standing};
 pub use store::{

@@ -26,8 +26,9 @@ use crate::seal::{self, Standing};
 use crate::{Error, Result};
 
 /// Bumped on every incompatible change of the schema or of what is stored. 2: the store id
-/// and the seal; the repository root is no longer read from the store.
-pub const FORMAT_VERSION: u32 = 2;
+/// and the seal; the repository root is no longer read from the store. 3: what reading on
+/// demand needs (lower-case names, roots and edges by target indexed, files' generated flag).
+pub const FORMAT_VERSION: u32 = 3;
 
 /// File name of the database inside the index directory.
 pub const DB_FILE: &str = "index.sqlite";
@@ -36,15 +37,18 @@ const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY, hash TEXT NOT NULL, language TEXT NOT NULL, size INTEGER NOT NULL,
-    mtime INTEGER NOT NULL, modified INTEGER NOT NULL, content TEXT NOT NULL);
+    mtime INTEGER NOT NULL, modified INTEGER NOT NULL, generated INTEGER NOT NULL,
+    content TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS nodes (
     id INTEGER PRIMARY KEY, path TEXT NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL,
-    qualified_name TEXT NOT NULL, parent INTEGER, start_line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL, start_byte INTEGER NOT NULL, end_byte INTEGER NOT NULL,
-    signature TEXT NOT NULL, doc TEXT, with_doc TEXT NOT NULL, skeleton TEXT NOT NULL,
-    tok0 INTEGER NOT NULL, tok2 INTEGER NOT NULL, tok4 INTEGER NOT NULL, tok9 INTEGER NOT NULL,
-    seq INTEGER NOT NULL);
+    lname TEXT NOT NULL, qualified_name TEXT NOT NULL, parent INTEGER,
+    start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, start_byte INTEGER NOT NULL,
+    end_byte INTEGER NOT NULL, signature TEXT NOT NULL, doc TEXT, with_doc TEXT NOT NULL,
+    skeleton TEXT NOT NULL, tok0 INTEGER NOT NULL, tok2 INTEGER NOT NULL, tok4 INTEGER NOT NULL,
+    tok9 INTEGER NOT NULL, seq INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS nodes_path ON nodes(path);
+CREATE INDEX IF NOT EXISTS nodes_lname ON nodes(lname);
+CREATE INDEX IF NOT EXISTS nodes_root ON nodes(path, id) WHERE parent IS NULL;
 CREATE TABLE IF NOT EXISTS refs (path TEXT NOT NULL, src INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS refs_path ON refs(path);
 CREATE TABLE IF NOT EXISTS imports (path TEXT NOT NULL, module TEXT NOT NULL, names TEXT NOT NULL);
@@ -60,6 +64,7 @@ const LOOKUP_INDEXES: &str = "
 CREATE INDEX IF NOT EXISTS nodes_name ON nodes(name);
 CREATE INDEX IF NOT EXISTS refs_name ON refs(name);
 CREATE INDEX IF NOT EXISTS edges_src ON edges(src);
+CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
 ";
 
 /// `PRAGMA application_id` of every store acms writes (`ACMS` in ASCII), so a database acms
@@ -252,6 +257,10 @@ pub struct FileRecord {
     pub mtime: i64,
     /// Last change (seconds): the latest git commit touching the file when known, else mtime.
     pub modified: i64,
+    /// Its head carries a generator's banner (`DO NOT EDIT`, `@generated`: see
+    /// [`crate::generated_header`]).
+    #[serde(default)]
+    pub generated: bool,
 }
 
 /// A stored node, without its depth 2/4/9 texts (see [`Store::text`]).
@@ -312,6 +321,8 @@ pub struct Meta {
     pub analyzers: String,
     /// Incremented by every committed run.
     pub generation: u64,
+    /// What the last run left out under `context.file.max-total-size` (empty: nothing).
+    pub left_out: String,
 }
 
 /// The SQLite-backed index store.
@@ -534,6 +545,7 @@ impl Store {
                 .meta_value("generation")?
                 .and_then(|g| g.parse().ok())
                 .unwrap_or(0),
+            left_out: self.meta_value("left_out")?.unwrap_or_default(),
         })
     }
 
@@ -541,23 +553,119 @@ impl Store {
     pub fn files(&self) -> Result<Vec<FileRecord>> {
         let mut stmt = self
             .conn
-            .prepare("SELECT path, hash, language, size, mtime, modified FROM files ORDER BY path")
+            .prepare(&format!("SELECT {FILE_COLUMNS} FROM files ORDER BY path"))
+            .map_err(|e| self.err(e))?;
+        let rows = stmt.query_map([], file_row).map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The file at `path`, if the index holds it.
+    pub fn file(&self, path: &str) -> Result<Option<FileRecord>> {
+        self.conn
+            .prepare_cached(&format!("SELECT {FILE_COLUMNS} FROM files WHERE path = ?1"))
+            .and_then(|mut s| s.query_row(params![path], file_row).optional())
+            .map_err(|e| self.err(e))
+    }
+
+    /// The node with `id`, if the index holds it.
+    pub fn node(&self, id: NodeId) -> Result<Option<NodeRecord>> {
+        self.conn
+            .prepare_cached(&format!("SELECT {NODE_COLUMNS} FROM nodes WHERE id = ?1"))
+            .and_then(|mut s| s.query_row(params![id.0 as i64], node_row).optional())
+            .map_err(|e| self.err(e))
+    }
+
+    /// The ids of the nodes whose name, lower-cased (`str::to_lowercase`), is `lname`, in path
+    /// then source order (the order of [`Store::nodes`]).
+    pub fn ids_named_lower(&self, lname: &str) -> Result<Vec<NodeId>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT id, path, seq FROM nodes WHERE lname = ?1")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![lname], |r| {
+                Ok((
+                    NodeId(r.get::<_, i64>(0)? as u64),
+                    r.get::<_, String>(1)?,
+                    r.get::<_, i64>(2)?,
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        let mut found: Vec<(NodeId, String, i64)> = rows
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))?;
+        found.sort_unstable_by(|a, b| a.1.cmp(&b.1).then(a.2.cmp(&b.2)));
+        Ok(found.into_iter().map(|(id, _, _)| id).collect())
+    }
+
+    /// Every root node (no parent: a file's module or document node) as (path, id, kind,
+    /// qualified name), in path then source order.
+    pub fn roots(&self) -> Result<Vec<(String, NodeId, NodeKind, String)>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT path, id, kind, qualified_name, seq FROM nodes INDEXED BY nodes_root
+                 WHERE parent IS NULL",
+            )
             .map_err(|e| self.err(e))?;
         let rows = stmt
             .query_map([], |r| {
-                let lang: String = r.get(2)?;
-                Ok(FileRecord {
-                    path: r.get(0)?,
-                    hash: r.get(1)?,
-                    language: Language::from_name(&lang).unwrap_or(Language::Text),
-                    size: r.get::<_, i64>(3)? as u64,
-                    mtime: r.get(4)?,
-                    modified: r.get(5)?,
-                })
+                let kind: String = r.get(2)?;
+                Ok((
+                    (
+                        r.get::<_, String>(0)?,
+                        NodeId(r.get::<_, i64>(1)? as u64),
+                        NodeKind::from_name(&kind).unwrap_or(NodeKind::Chunk),
+                        r.get::<_, String>(3)?,
+                    ),
+                    r.get::<_, i64>(4)?,
+                ))
             })
             .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.err(e))
+        let mut roots: Vec<((String, NodeId, NodeKind, String), i64)> = rows
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))?;
+        roots.sort_unstable_by(|a, b| a.0.0.cmp(&b.0.0).then(a.1.cmp(&b.1)));
+        Ok(roots.into_iter().map(|(r, _)| r).collect())
+    }
+
+    /// Every edge with `id` at one end: (the other end, kind, confidence, outgoing).
+    pub fn edges_touching(&self, id: NodeId) -> Result<Vec<(NodeId, EdgeKind, f32, bool)>> {
+        let mut out = Vec::new();
+        for (sql, outgoing) in [
+            (
+                "SELECT dst, kind, confidence FROM edges WHERE src = ?1",
+                true,
+            ),
+            (
+                "SELECT src, kind, confidence FROM edges WHERE dst = ?1",
+                false,
+            ),
+        ] {
+            let mut stmt = self.conn.prepare_cached(sql).map_err(|e| self.err(e))?;
+            let rows = stmt
+                .query_map(params![id.0 as i64], |r| {
+                    let kind: String = r.get(1)?;
+                    Ok((
+                        NodeId(r.get::<_, i64>(0)? as u64),
+                        // As `Store::edges` reads a kind no run writes.
+                        EdgeKind::from_name(&kind).unwrap_or(EdgeKind::Calls),
+                        r.get::<_, f64>(2)? as f32,
+                        outgoing,
+                    ))
+                })
+                .map_err(|e| self.err(e))?;
+            for row in rows {
+                out.push(row.map_err(|e| self.err(e))?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Number of nodes and of edges.
+    pub fn counts(&self) -> Result<(usize, usize)> {
+        Ok((self.count("nodes")?, self.count("edges")?))
     }
 
     /// The files the last run walked but did not index (held back, over a cap, binary, of a
@@ -1057,8 +1165,8 @@ impl Tx<'_> {
         self.remove_file(&file.path)?;
         self.tx
             .prepare_cached(
-                "INSERT INTO files(path, hash, language, size, mtime, modified, content)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                "INSERT INTO files(path, hash, language, size, mtime, modified, generated, content)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             )
             .and_then(|mut s| {
                 s.execute(params![
@@ -1068,6 +1176,7 @@ impl Tx<'_> {
                     file.size as i64,
                     file.mtime,
                     file.modified,
+                    i64::from(file.generated),
                     content
                 ])
             })
@@ -1077,9 +1186,9 @@ impl Tx<'_> {
             .prepare_cached(
                 "INSERT OR REPLACE INTO nodes(id, path, kind, name, qualified_name, parent,
                     start_line, end_line, start_byte, end_byte, signature, doc, with_doc,
-                    skeleton, tok0, tok2, tok4, tok9, seq)
+                    skeleton, tok0, tok2, tok4, tok9, seq, lname)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
-                    ?16, ?17, ?18, ?19)",
+                    ?16, ?17, ?18, ?19, ?20)",
             )
             .map_err(|e| self.err(e))?;
         for (seq, row) in rows.nodes.iter().enumerate() {
@@ -1105,6 +1214,7 @@ impl Tx<'_> {
                     n.tokens[2],
                     n.tokens[3],
                     seq as i64,
+                    n.name.to_lowercase(),
                 ])
                 .map_err(|e| self.err(e))?;
         }
@@ -1249,6 +1359,26 @@ fn ref_kind(name: &str) -> crate::model::RefKind {
 
 /// A `NodeRecord` from a row of `id, path, kind, name, qualified_name, parent, start_line,
 /// end_line, start_byte, end_byte, signature, doc, tok0, tok2, tok4, tok9`.
+/// The columns [`file_row`] reads, in its order.
+const FILE_COLUMNS: &str = "path, hash, language, size, mtime, modified, generated";
+
+fn file_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<FileRecord> {
+    let lang: String = r.get(2)?;
+    Ok(FileRecord {
+        path: r.get(0)?,
+        hash: r.get(1)?,
+        language: Language::from_name(&lang).unwrap_or(Language::Text),
+        size: r.get::<_, i64>(3)? as u64,
+        mtime: r.get(4)?,
+        modified: r.get(5)?,
+        generated: r.get::<_, i64>(6)? != 0,
+    })
+}
+
+/// The columns [`node_row`] reads, in its order.
+const NODE_COLUMNS: &str = "id, path, kind, name, qualified_name, parent, start_line, end_line,
+    start_byte, end_byte, signature, doc, tok0, tok2, tok4, tok9";
+
 fn node_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<NodeRecord> {
     let kind: String = r.get(2)?;
     Ok(NodeRecord {

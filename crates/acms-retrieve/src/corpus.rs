@@ -1,30 +1,53 @@
 //! [`Corpus`]: the read-only view of an index that strategies share during a retrieval —
-//! node metadata, name and path lookup, and the petgraph graph of the index's edges.
+//! node metadata, name and path lookup, and the graph of the index's edges.
 //!
-//! Loaded once per process (or per index generation); it holds no node texts beyond
-//! signatures and docs, which are fetched from the store only for what is packed.
+//! An index opened by [`Corpus::open`] is read **on demand**: a node, a name's definitions, a
+//! node's edges and a file's record are read from the store the first time a retrieval asks
+//! for them (indexed lookups) and kept for the corpus's life, so opening an index costs what
+//! the question touches, not what the repository holds (a one-shot query on a monorepo reads a
+//! few thousand of its 275 000 nodes). [`Corpus::load`] and [`Corpus::from_parts`] hold
+//! everything in memory instead (tests, and the check that both answer alike). Either way it
+//! holds no node texts beyond signatures and docs, which are fetched from the store only for
+//! what is packed.
+//!
+//! A store error while reading on demand is not a panic and not an empty answer passed off as
+//! true: the lookup finds nothing and the error is kept ([`Corpus::take_failure`]) for the
+//! caller to report after the retrieval.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+use std::sync::{Mutex, OnceLock};
 
 use acms_core::NodeId;
-use acms_index::{EdgeKind, EdgeRecord, FileRecord, NodeChanges, NodeRecord, Store};
+use acms_index::{EdgeKind, EdgeRecord, FileRecord, NodeKind, NodeRecord, Store};
+use elsa::sync::FrozenMap;
 use petgraph::graph::{DiGraph, NodeIndex};
-use petgraph::visit::EdgeRef;
 
-use crate::place::{HEADER_LINES, generated_header};
 use crate::task::TaskReading;
 use crate::{Place, Result};
 
-/// Characters of a file's head read for a generator's banner: [`HEADER_LINES`] lines of a
-/// wide license header.
-const HEAD_CHARS: usize = HEADER_LINES * 160;
+/// A neighbour of a node: (neighbour, edge kind, confidence, outgoing).
+pub type Neighbour = (NodeId, EdgeKind, f32, bool);
 
 /// Node metadata, lookups and the edge graph of one index generation.
 pub struct Corpus {
+    generation: u64,
+    /// The id of the store it was read from ("" for a corpus built from parts).
+    store_id: String,
+    data: Data,
+}
+
+enum Data {
+    Memory(Box<Memory>),
+    Store(Box<OnDemand>),
+}
+
+/// Everything in memory.
+struct Memory {
     nodes: Vec<NodeRecord>,
     by_id: HashMap<NodeId, usize>,
     by_name: HashMap<String, Vec<usize>>,
-    module_of: HashMap<String, usize>,
+    module_of: BTreeMap<String, usize>,
     /// The first component of every module's qualified name: the top-level packages and
     /// modules the project itself defines (`sympy`, `_pytest`, `pytest`).
     packages: HashSet<String>,
@@ -33,22 +56,123 @@ pub struct Corpus {
     generated: HashSet<String>,
     graph: DiGraph<NodeId, (EdgeKind, f32)>,
     graph_index: HashMap<NodeId, NodeIndex>,
-    generation: u64,
-    /// The id of the store it was loaded from ("" for a corpus built from parts).
-    store_id: String,
+}
+
+/// What the whole index says about its files' root nodes, read once: the module of each
+/// path and the project's top-level packages.
+struct Roots {
+    module_of: BTreeMap<String, NodeId>,
+    packages: HashSet<String>,
+}
+
+/// Read from the store when first asked, then kept.
+struct OnDemand {
+    store: Mutex<Store>,
+    nodes: FrozenMap<NodeId, Box<Option<NodeRecord>>>,
+    /// Lower-cased simple name → ids, in path then source order.
+    names: FrozenMap<String, Vec<NodeId>>,
+    files: FrozenMap<String, Box<Option<FileRecord>>>,
+    edges: FrozenMap<NodeId, Vec<Neighbour>>,
+    roots: OnceLock<Roots>,
+    edge_count: OnceLock<usize>,
+    all: OnceLock<Vec<NodeRecord>>,
+    failure: Mutex<Option<acms_index::Error>>,
+}
+
+impl OnDemand {
+    /// Runs a store read; an error is kept and the read yields `T::default()`.
+    fn read<T: Default>(&self, f: impl FnOnce(&Store) -> acms_index::Result<T>) -> T {
+        let store = self
+            .store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match f(&store) {
+            Ok(v) => v,
+            Err(e) => {
+                self.failure
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .get_or_insert(e);
+                T::default()
+            }
+        }
+    }
+
+    fn node(&self, id: NodeId) -> Option<&NodeRecord> {
+        if let Some(n) = self.nodes.get(&id) {
+            return n.as_ref();
+        }
+        let n = self.read(|s| s.node(id));
+        self.nodes.insert(id, Box::new(n)).as_ref()
+    }
+
+    fn named(&self, lname: &str) -> &[NodeId] {
+        if let Some(ids) = self.names.get(lname) {
+            return ids;
+        }
+        let ids = self.read(|s| s.ids_named_lower(lname));
+        self.names.insert(lname.to_string(), ids)
+    }
+
+    fn roots(&self) -> &Roots {
+        self.roots.get_or_init(|| {
+            let mut module_of = BTreeMap::new();
+            let mut packages = HashSet::new();
+            for (path, id, kind, qualified) in self.read(Store::roots) {
+                module_of.entry(path).or_insert(id);
+                if kind == NodeKind::Module {
+                    packages.insert(top_package(&qualified));
+                }
+            }
+            Roots {
+                module_of,
+                packages,
+            }
+        })
+    }
+}
+
+/// The first component of a qualified name (`sympy` of `sympy.core.mul`, `crate` of
+/// `crate::serve`).
+fn top_package(qualified: &str) -> String {
+    qualified
+        .split(['.', ':'])
+        .next()
+        .unwrap_or_default()
+        .to_string()
 }
 
 impl Corpus {
-    /// Loads the metadata and edges of `store`.
+    /// The corpus of the index in `index_dir`, read on demand (see the module documentation).
+    pub fn open(index_dir: &Path) -> Result<Corpus> {
+        let store = Store::open(index_dir)?;
+        let meta = store.meta()?;
+        Ok(Corpus {
+            generation: meta.generation,
+            store_id: meta.store_id,
+            data: Data::Store(Box::new(OnDemand {
+                store: Mutex::new(store),
+                nodes: FrozenMap::new(),
+                names: FrozenMap::new(),
+                files: FrozenMap::new(),
+                edges: FrozenMap::new(),
+                roots: OnceLock::new(),
+                edge_count: OnceLock::new(),
+                all: OnceLock::new(),
+                failure: Mutex::new(None),
+            })),
+        })
+    }
+
+    /// Loads every node, edge and file record of `store` into memory.
     pub fn load(store: &Store) -> Result<Corpus> {
         let nodes = store.nodes()?;
         let edges = store.edges()?;
         let files = store.files()?;
-        let generated = store
-            .file_heads(HEAD_CHARS)?
-            .into_iter()
-            .filter(|(_, head)| generated_header(head))
-            .map(|(path, _)| path)
+        let generated = files
+            .iter()
+            .filter(|f| f.generated)
+            .map(|f| f.path.clone())
             .collect();
         let meta = store.meta()?;
         let mut corpus =
@@ -57,96 +181,36 @@ impl Corpus {
         Ok(corpus)
     }
 
-    /// The corpus of `store` after the index run that made `changes`, built from this one
-    /// (the corpus of the generation before that run) instead of reading every node and edge:
-    /// the changed files' nodes and the edges out of `changes.edge_sources` are read, the rest
-    /// is kept. `None` when the run did not say which edges it changed or the store is not
-    /// exactly one generation on (another run came between): load it whole then.
-    pub fn patched(&self, store: &Store, changes: &NodeChanges) -> Result<Option<Corpus>> {
-        let Some(sources) = &changes.edge_sources else {
-            return Ok(None);
-        };
-        let meta = store.meta()?;
-        let generation = meta.generation;
-        if generation != self.generation + 1 || meta.store_id != self.store_id {
-            return Ok(None);
+    /// This corpus with `paths` known as generated code (by their heads; see
+    /// [`acms_index::generated_header`]). Only for an in-memory corpus.
+    fn with_generated(mut self, paths: HashSet<String>) -> Corpus {
+        if let Data::Memory(m) = &mut self.data {
+            m.generated = paths;
         }
-        let mut paths: BTreeSet<&str> = changes
-            .removed
-            .iter()
-            .filter_map(|id| self.node(*id))
-            .map(|n| n.path.as_str())
-            .collect();
-        let mut fresh = Vec::new();
-        for path in store
-            .nodes_by_id(&changes.upserted)?
-            .iter()
-            .map(|n| n.path.clone())
-        {
-            if !paths.contains(path.as_str()) && !fresh.contains(&path) {
-                fresh.push(path);
-            }
-        }
-        paths.extend(fresh.iter().map(String::as_str));
-        let mut nodes: Vec<NodeRecord> = Vec::with_capacity(self.nodes.len() + 64);
-        nodes.extend(
-            self.nodes
-                .iter()
-                .filter(|n| !paths.contains(n.path.as_str()))
-                .cloned(),
-        );
-        for path in &paths {
-            nodes.extend(store.nodes_in(path)?);
-        }
-        // Stable: each file's nodes stay in source order, as `Store::nodes` gives them (and two
-        // sorted runs merge in one pass).
-        nodes.sort_by(|a, b| a.path.cmp(&b.path));
-        let sources_set: HashSet<NodeId> = sources.iter().copied().collect();
-        let mut edges: Vec<EdgeRecord> = Vec::with_capacity(self.graph.edge_count() + 1024);
-        // In insertion order, which was `Store::edges`'s order.
-        edges.extend(
-            self.graph
-                .edge_references()
-                .map(|e| EdgeRecord {
-                    src: self.graph[e.source()],
-                    dst: self.graph[e.target()],
-                    kind: e.weight().0,
-                    confidence: e.weight().1,
-                })
-                .filter(|e| !sources_set.contains(&e.src)),
-        );
-        for &src in sources {
-            edges.extend(store.edges_out(src)?);
-        }
-        // Stable and run-aware: the kept edges are one sorted run, the new ones a few more.
-        edges.sort_by(acms_index::store::edge_order);
-        let mut generated = self.generated.clone();
-        for path in &paths {
-            generated.remove(*path);
-            if store
-                .file_content(path)?
-                .is_some_and(|text| generated_header(&text))
-            {
-                generated.insert(path.to_string());
-            }
-        }
-        let mut corpus =
-            Corpus::from_parts(nodes, &edges, store.files()?, generation).with_generated(generated);
-        corpus.store_id = meta.store_id;
-        Ok(Some(corpus))
+        self
     }
 
-    /// This corpus with `paths` known as generated code (by their heads; see
-    /// [`generated_header`]).
-    fn with_generated(mut self, paths: HashSet<String>) -> Corpus {
-        self.generated = paths;
-        self
+    /// The first error a read on demand met, if any (taken: reported once). Lookups after it
+    /// found nothing, so an answer assembled meanwhile is not to be trusted.
+    pub fn take_failure(&self) -> Option<acms_index::Error> {
+        match &self.data {
+            Data::Memory(_) => None,
+            Data::Store(d) => d
+                .failure
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take(),
+        }
     }
 
     /// Where `path` sits: [`place`](crate::place) by its path, or generated code when its head
     /// carries a generator's banner.
     pub fn place(&self, path: &str) -> Place {
-        if self.generated.contains(path) {
+        let generated = match &self.data {
+            Data::Memory(m) => m.generated.contains(path),
+            Data::Store(_) => self.file(path).is_some_and(|f| f.generated),
+        };
+        if generated {
             Place::Generated
         } else {
             crate::place(path)
@@ -168,7 +232,7 @@ impl Corpus {
     ) -> Corpus {
         let mut by_id = HashMap::with_capacity(nodes.len());
         let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
-        let mut module_of = HashMap::new();
+        let mut module_of = BTreeMap::new();
         let mut packages = HashSet::new();
         let mut graph = DiGraph::with_capacity(nodes.len(), edges.len());
         let mut graph_index = HashMap::with_capacity(nodes.len());
@@ -178,10 +242,8 @@ impl Corpus {
             if n.parent.is_none() {
                 module_of.entry(n.path.clone()).or_insert(i);
             }
-            if n.kind == acms_index::NodeKind::Module
-                && let Some(top) = n.qualified_name.split(['.', ':']).next()
-            {
-                packages.insert(top.to_string());
+            if n.kind == NodeKind::Module {
+                packages.insert(top_package(&n.qualified_name));
             }
             graph_index.insert(n.id, graph.add_node(n.id));
         }
@@ -191,38 +253,47 @@ impl Corpus {
             }
         }
         Corpus {
-            nodes,
-            by_id,
-            by_name,
-            module_of,
-            packages,
-            files: files.into_iter().map(|f| (f.path.clone(), f)).collect(),
-            generated: HashSet::new(),
-            graph,
-            graph_index,
             generation,
             store_id: String::new(),
+            data: Data::Memory(Box::new(Memory {
+                nodes,
+                by_id,
+                by_name,
+                module_of,
+                packages,
+                files: files.into_iter().map(|f| (f.path.clone(), f)).collect(),
+                generated: HashSet::new(),
+                graph,
+                graph_index,
+            })),
         }
     }
 
-    /// The store generation this corpus was loaded from.
+    /// The store generation this corpus was read from.
     pub fn generation(&self) -> u64 {
         self.generation
     }
 
-    /// The id of the store this corpus was loaded from.
+    /// The id of the store this corpus was read from.
     pub fn store_id(&self) -> &str {
         &self.store_id
     }
 
-    /// All nodes, in path then source order.
+    /// All nodes, in path then source order. On an index read on demand this reads every
+    /// node (once): only for what needs the whole index, never on a query's path.
     pub fn nodes(&self) -> &[NodeRecord] {
-        &self.nodes
+        match &self.data {
+            Data::Memory(m) => &m.nodes,
+            Data::Store(d) => d.all.get_or_init(|| d.read(Store::nodes)),
+        }
     }
 
     /// The node with `id`.
     pub fn node(&self, id: NodeId) -> Option<&NodeRecord> {
-        self.by_id.get(&id).map(|&i| &self.nodes[i])
+        match &self.data {
+            Data::Memory(m) => m.by_id.get(&id).map(|&i| &m.nodes[i]),
+            Data::Store(d) => d.node(id),
+        }
     }
 
     /// Nodes whose simple name is `name` (case-insensitive), or whose qualified name ends
@@ -234,32 +305,85 @@ impl Corpus {
             .next()
             .unwrap_or(name)
             .to_lowercase();
-        let Some(cands) = self.by_name.get(&simple) else {
-            return Vec::new();
+        let cands: Vec<&NodeRecord> = match &self.data {
+            Data::Memory(m) => m
+                .by_name
+                .get(&simple)
+                .map(|c| c.iter().map(|&i| &m.nodes[i]).collect())
+                .unwrap_or_default(),
+            Data::Store(d) => d
+                .named(&simple)
+                .iter()
+                .filter_map(|&id| d.node(id))
+                .collect(),
         };
-        let qualified = name.contains(['.', ':', '#']);
+        if !name.contains(['.', ':', '#']) {
+            return cands;
+        }
         let want = name.replace("::", ".").replace('#', ".").to_lowercase();
         cands
-            .iter()
-            .map(|&i| &self.nodes[i])
+            .into_iter()
             .filter(|n| {
-                !qualified || {
-                    let have = n.qualified_name.replace("::", ".").to_lowercase();
-                    have.strip_suffix(&want)
-                        .is_some_and(|rest| rest.is_empty() || rest.ends_with('.'))
-                }
+                let have = n.qualified_name.replace("::", ".").to_lowercase();
+                have.strip_suffix(&want)
+                    .is_some_and(|rest| rest.is_empty() || rest.ends_with('.'))
             })
             .collect()
     }
 
+    /// The nodes of the file at `path` named exactly `name`, in source order.
+    fn named_in(&self, path: &str, name: &str) -> Vec<&NodeRecord> {
+        match &self.data {
+            Data::Memory(m) => m
+                .nodes
+                .iter()
+                .filter(|n| n.path == path && n.name == name)
+                .collect(),
+            Data::Store(d) => d
+                .named(&name.to_lowercase())
+                .iter()
+                .filter_map(|&id| d.node(id))
+                .filter(|n| n.path == path && n.name == name)
+                .collect(),
+        }
+    }
+
     /// The module node of the file at `path`.
     pub fn module(&self, path: &str) -> Option<&NodeRecord> {
-        self.module_of.get(path).map(|&i| &self.nodes[i])
+        match &self.data {
+            Data::Memory(m) => m.module_of.get(path).map(|&i| &m.nodes[i]),
+            Data::Store(d) => d.roots().module_of.get(path).and_then(|&id| d.node(id)),
+        }
+    }
+
+    /// Whether the project defines the top-level package or module `name`.
+    fn defines_package(&self, name: &str) -> bool {
+        match &self.data {
+            Data::Memory(m) => m.packages.contains(name),
+            Data::Store(d) => d.roots().packages.contains(name),
+        }
+    }
+
+    /// Every path with a module node, sorted.
+    fn module_paths(&self) -> Box<dyn Iterator<Item = &str> + '_> {
+        match &self.data {
+            Data::Memory(m) => Box::new(m.module_of.keys().map(String::as_str)),
+            Data::Store(d) => Box::new(d.roots().module_of.keys().map(String::as_str)),
+        }
     }
 
     /// The stored file record of `path`.
     pub fn file(&self, path: &str) -> Option<&FileRecord> {
-        self.files.get(path)
+        match &self.data {
+            Data::Memory(m) => m.files.get(path),
+            Data::Store(d) => {
+                if let Some(f) = d.files.get(path) {
+                    return f.as_ref();
+                }
+                let f = d.read(|s| s.file(path));
+                d.files.insert(path.to_string(), Box::new(f)).as_ref()
+            }
+        }
     }
 
     /// Number of ancestors of `id` (0 for a module).
@@ -278,7 +402,7 @@ impl Corpus {
 
     /// Neighbours of `id` in both directions: (neighbour, edge kind, confidence, outgoing),
     /// by neighbour and kind.
-    pub fn neighbours(&self, id: NodeId) -> Vec<(NodeId, EdgeKind, f32, bool)> {
+    pub fn neighbours(&self, id: NodeId) -> Vec<Neighbour> {
         let mut out = self.edges_of(id);
         out.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
         out
@@ -286,9 +410,9 @@ impl Corpus {
 
     /// The `n` strongest of [`Corpus::neighbours`]: by confidence, then neighbour, kind and
     /// outgoing first. A hub has thousands of edges, so only the kept ones are sorted.
-    pub fn strongest_neighbours(&self, id: NodeId, n: usize) -> Vec<(NodeId, EdgeKind, f32, bool)> {
+    pub fn strongest_neighbours(&self, id: NodeId, n: usize) -> Vec<Neighbour> {
         let mut out = self.edges_of(id);
-        let key = |a: &(NodeId, EdgeKind, f32, bool), b: &(NodeId, EdgeKind, f32, bool)| {
+        let key = |a: &Neighbour, b: &Neighbour| {
             b.2.total_cmp(&a.2)
                 .then(a.0.cmp(&b.0))
                 .then(a.1.cmp(&b.1))
@@ -302,33 +426,26 @@ impl Corpus {
         out
     }
 
-    /// Every edge of `id`, outgoing first, in the graph's order.
-    fn edges_of(&self, id: NodeId) -> Vec<(NodeId, EdgeKind, f32, bool)> {
-        let Some(&ix) = self.graph_index.get(&id) else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        for dir in [petgraph::Direction::Outgoing, petgraph::Direction::Incoming] {
-            for e in self.graph.edges_directed(ix, dir) {
-                let other = match dir {
-                    petgraph::Direction::Outgoing => petgraph::visit::EdgeRef::target(&e),
-                    petgraph::Direction::Incoming => petgraph::visit::EdgeRef::source(&e),
-                };
-                let (kind, conf) = *e.weight();
-                out.push((
-                    self.graph[other],
-                    kind,
-                    conf,
-                    dir == petgraph::Direction::Outgoing,
-                ));
+    /// Every edge of `id`, outgoing first (callers order them).
+    fn edges_of(&self, id: NodeId) -> Vec<Neighbour> {
+        match &self.data {
+            Data::Memory(m) => m.edges_of(id),
+            Data::Store(d) => {
+                if let Some(e) = d.edges.get(&id) {
+                    return e.to_vec();
+                }
+                let e = d.read(|s| s.edges_touching(id));
+                d.edges.insert(id, e).to_vec()
             }
         }
-        out
     }
 
     /// Number of edges in the graph.
     pub fn edge_count(&self) -> usize {
-        self.graph.edge_count()
+        match &self.data {
+            Data::Memory(m) => m.graph.edge_count(),
+            Data::Store(d) => *d.edge_count.get_or_init(|| d.read(Store::counts).1),
+        }
     }
 
     /// The files whose repository-relative path a mention names: the mention ends with the
@@ -345,9 +462,7 @@ impl Corpus {
                     || long.as_bytes()[long.len() - short.len() - 1] == b'/')
         };
         let mut out: Vec<&str> = self
-            .module_of
-            .keys()
-            .map(String::as_str)
+            .module_paths()
             .filter(|p| {
                 at_boundary(m, p)
                     || at_boundary(p, m)
@@ -396,9 +511,8 @@ impl Corpus {
             };
             for f in self.files_named(&frame.path) {
                 let here = self
-                    .nodes
-                    .iter()
-                    .filter(|n| n.path == f && n.name == *func)
+                    .named_in(f, func)
+                    .into_iter()
                     .min_by_key(|n| match frame.line {
                         // The reporter's version may differ from the index's by a few lines.
                         Some(l) => n.start_line.saturating_sub(l) + l.saturating_sub(n.end_line),
@@ -427,7 +541,7 @@ impl Corpus {
             if reading
                 .imported
                 .get(name)
-                .is_some_and(|packages| !packages.iter().any(|p| self.packages.contains(p)))
+                .is_some_and(|packages| !packages.iter().any(|p| self.defines_package(p)))
             {
                 continue;
             }
@@ -472,6 +586,32 @@ impl Corpus {
             }
         }
         best.into_values().collect()
+    }
+}
+
+impl Memory {
+    /// Every edge of `id`, outgoing first, in the graph's order.
+    fn edges_of(&self, id: NodeId) -> Vec<Neighbour> {
+        let Some(&ix) = self.graph_index.get(&id) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for dir in [petgraph::Direction::Outgoing, petgraph::Direction::Incoming] {
+            for e in self.graph.edges_directed(ix, dir) {
+                let other = match dir {
+                    petgraph::Direction::Outgoing => petgraph::visit::EdgeRef::target(&e),
+                    petgraph::Direction::Incoming => petgraph::visit::EdgeRef::source(&e),
+                };
+                let (kind, conf) = *e.weight();
+                out.push((
+                    self.graph[other],
+                    kind,
+                    conf,
+                    dir == petgraph::Direction::Outgoing,
+                ));
+            }
+        }
+        out
     }
 }
 

@@ -7,7 +7,6 @@ use std::path::Path;
 use std::sync::Arc;
 
 use acms_core::ContextConfig;
-use acms_index::Store;
 use acms_keyword::KeywordIndex;
 use acms_llm::LlmClient;
 use acms_vector::IndexParams;
@@ -38,12 +37,11 @@ impl Retriever {
         registry: &StrategyRegistry,
         llm: Option<Arc<dyn LlmClient>>,
     ) -> Result<Retriever> {
-        let store = Store::open(index_dir)?;
-        Retriever::open_with_corpus(index_dir, config, registry, llm, Corpus::load(&store)?)
+        Retriever::open_with_corpus(index_dir, config, registry, llm, Corpus::open(index_dir)?)
     }
 
-    /// [`Retriever::open`] with a corpus the caller already holds (one patched after an
-    /// incremental run: [`Corpus::patched`]).
+    /// [`Retriever::open`] with a corpus the caller already holds (one loaded whole:
+    /// [`Corpus::load`]).
     pub fn open_with_corpus(
         index_dir: &Path,
         config: &ContextConfig,

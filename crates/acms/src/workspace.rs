@@ -18,7 +18,7 @@ use acms_assemble::{
     AssembledContext, AssemblyRequest, Budget, Engine, Fragment, PipelineRegistry, Placed, Skeleton,
 };
 use acms_core::{ContextConfig, Depth, NodeId, TokenCounter};
-use acms_index::{IndexOptions, NodeChanges, Store};
+use acms_index::{IndexOptions, Store};
 use acms_llm::LlmClient;
 use acms_plan::{
     Clock, Decision, DecisionId, FragmentRef, History, MemoryView, NewPhase, PhaseRecord, Plan,
@@ -107,9 +107,6 @@ pub struct RefreshReport {
     pub scan_ms: f64,
     pub index_ms: f64,
     pub reopen_ms: f64,
-    /// True when the engine's corpus was patched with what the index run changed rather than
-    /// loaded whole again.
-    pub corpus_patched: bool,
     /// Why nothing was checked (the indexed repository is not on this machine).
     pub skipped: Option<String>,
 }
@@ -382,36 +379,26 @@ impl Workspace {
         Ok(self.plans.as_mut().expect("opened above"))
     }
 
-    /// Opens the engine on the index as the last run left it. After an incremental run
-    /// (`changes`) the corpus is the current one patched with what the run changed, not a
-    /// reload of every node and edge.
-    fn reopen(&mut self, changes: Option<&NodeChanges>) -> Result<bool> {
-        let corpus = match changes {
-            Some(c) => self
-                .engine
-                .retriever()
-                .corpus()
-                .patched(self.engine.store(), c)?,
-            None => None,
-        };
-        let patched = corpus.is_some();
+    /// Opens the engine on the index as the last run left it: a new corpus reads the new
+    /// generation on demand, so nothing is loaded whole again.
+    fn reopen(&mut self) -> Result<()> {
         self.engine = open_engine(
             &self.index_dir,
             &self.config,
             &self.components,
             &self.memory,
             self.llm.clone(),
-            corpus,
+            None,
         )?;
         if let Some(t) = &mut self.tracker {
             t.reload(self.engine.store())?;
         }
-        Ok(patched)
+        Ok(())
     }
 
     /// Runs the incremental index and derived-index update on `repo`: the keyword documents
-    /// and vectors rewritten, and what the index run changed.
-    fn reindex(&mut self, repo: &Path) -> Result<(usize, usize, NodeChanges)> {
+    /// and vectors rewritten.
+    fn reindex(&mut self, repo: &Path) -> Result<(usize, usize)> {
         let mut o = IndexOptions::new(repo);
         o.index_dir = self.index_dir.clone();
         o.config = self.index_config.clone();
@@ -431,8 +418,7 @@ impl Workspace {
                 ..crate::EmbeddingOptions::default()
             },
         )?;
-        let (index, derived) = (report.index, report.derived);
-        Ok((derived.keyword_docs, derived.embedded, index.changes))
+        Ok((report.derived.keyword_docs, report.derived.embedded))
     }
 
     /// Brings the index up to date with the repository: a no-op (one walk and stat) when
@@ -456,12 +442,12 @@ impl Workspace {
         report.refreshed = scan.changed.len();
         report.paths = scan.changed.iter().take(20).cloned().collect();
         let t = Instant::now();
-        let (keyword_docs, embedded, changes) = self.reindex(&repo)?;
+        let (keyword_docs, embedded) = self.reindex(&repo)?;
         report.keyword_docs = keyword_docs;
         report.embedded = embedded;
         report.index_ms = t.elapsed().as_secs_f64() * 1000.0;
         let t = Instant::now();
-        report.corpus_patched = self.reopen(Some(&changes))?;
+        self.reopen()?;
         report.reopen_ms = t.elapsed().as_secs_f64() * 1000.0;
         Ok(report)
     }
@@ -596,6 +582,9 @@ impl Workspace {
             })
             .take(limit)
             .collect();
+        if let Some(e) = corpus.take_failure() {
+            return Err(e.into());
+        }
         Ok(SearchResult {
             hits,
             runs: execution.runs,

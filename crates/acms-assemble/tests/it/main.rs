@@ -1,6 +1,8 @@
 //! Integration tests of the assembly pipeline on the `tests/data/shop` fixture.
 
 mod budget;
+mod on_demand;
+mod partial;
 mod pipeline;
 mod relevance;
 
