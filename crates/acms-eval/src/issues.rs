@@ -546,6 +546,8 @@ struct RawAcms<'a> {
     ms: f64,
     fragments: usize,
     files: usize,
+    /// blake3 of the context text: two runs packed the same context exactly when these match.
+    text_hash: String,
     gold: Vec<GoldFate>,
     error: Option<String>,
 }
@@ -634,7 +636,7 @@ fn run_acms(
                 parent: None,
             });
             let ms = started.elapsed().as_secs_f64() * 1000.0;
-            let (s, tokens, frags, nfiles, gold, error) = match res {
+            let (s, tokens, frags, nfiles, text_hash, gold, error) = match res {
                 Ok(ctx) => {
                     // Never trust the reported count: recount the text we would send.
                     let tokens = counter.count(&ctx.text);
@@ -650,12 +652,20 @@ fn run_acms(
                     } else {
                         Vec::new()
                     };
-                    (s, tokens, ctx.manifest.len(), nfiles, gold, None)
+                    (
+                        s,
+                        tokens,
+                        ctx.manifest.len(),
+                        nfiles,
+                        blake3::hash(ctx.text.as_bytes()).to_hex().to_string(),
+                        gold,
+                        None,
+                    )
                 }
                 Err(e) => {
                     cell.errors += 1;
                     let s = score(&p.gold, &Blocks::new());
-                    (s, 0, 0, 0, Vec::new(), Some(e.to_string()))
+                    (s, 0, 0, 0, String::new(), Vec::new(), Some(e.to_string()))
                 }
             };
             cell.push(s.clone(), tokens, b, Some(ms));
@@ -669,6 +679,7 @@ fn run_acms(
                     ms,
                     fragments: frags,
                     files: nfiles,
+                    text_hash,
                     gold,
                     error,
                 })
