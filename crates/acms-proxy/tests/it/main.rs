@@ -2,4 +2,6 @@
 //! proxy in front of it, and many concurrent long tool-using conversations.
 
 mod e2e;
+mod fields;
+mod paths;
 pub mod support;
