@@ -345,7 +345,44 @@ pub async fn proxy(
     limit: usize,
     upstream_url: String,
 ) -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
-    let config = acms_proxy::ProxyConfig {
+    proxy_with(
+        tokenizer,
+        limit,
+        upstream_url,
+        acms_proxy::ServeLimits::default(),
+    )
+    .await
+}
+
+/// [`proxy`] with connection `limits`.
+pub async fn proxy_with(
+    tokenizer: acms_core::Tokenizer,
+    limit: usize,
+    upstream_url: String,
+    limits: acms_proxy::ServeLimits,
+) -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
+    let config = config(tokenizer, limit, upstream_url);
+    let listener = acms_proxy::bind(&config).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let state = acms_proxy::ProxyState::new(&config).unwrap();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        acms_proxy::serve_with(listener, state, limits, async {
+            let _ = rx.await;
+        })
+        .await
+        .unwrap()
+    });
+    (addr, tx)
+}
+
+/// A proxy configuration on 127.0.0.1:0.
+pub fn config(
+    tokenizer: acms_core::Tokenizer,
+    limit: usize,
+    upstream_url: String,
+) -> acms_proxy::ProxyConfig {
+    acms_proxy::ProxyConfig {
         listen: "127.0.0.1:0".parse().unwrap(),
         upstream: upstream_url,
         profile: acms_compact::CompactionProfile::tiered(
@@ -354,19 +391,7 @@ pub async fn proxy(
         )
         .unwrap(),
         allow_remote: false,
-    };
-    let listener = acms_proxy::bind(&config).await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let state = acms_proxy::ProxyState::new(&config).unwrap();
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(async move {
-        acms_proxy::serve(listener, state, async {
-            let _ = rx.await;
-        })
-        .await
-        .unwrap()
-    });
-    (addr, tx)
+    }
 }
 
 /// A response read off the wire.
