@@ -5,4 +5,5 @@ mod conn;
 mod e2e;
 mod fields;
 mod paths;
+mod prop;
 pub mod support;
