@@ -147,3 +147,40 @@ proptest! {
         }
     }
 }
+
+fn state() -> &'static std::sync::Arc<acms_proxy::ProxyState> {
+    static S: OnceLock<std::sync::Arc<acms_proxy::ProxyState>> = OnceLock::new();
+    S.get_or_init(|| {
+        let c = crate::support::config(Tokenizer::O200kBase, 300, "http://127.0.0.1:9/v1".into());
+        acms_proxy::ProxyState::new(&c).unwrap()
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// The fuzz target's properties, on a budget: normalising is idempotent and leaves no
+    /// dot or empty segment; bounding arbitrary bodies never panics and never lets more
+    /// than the limit through.
+    #[test]
+    fn path_and_body_handling_never_panics(
+        raw_path in "[/.%2eEfF5cC\\\\a-z;]{0,24}",
+        body in prop_oneof![
+            any::<String>(),
+            "\\{\"(messages|input|prompt|tools|system)\":\\[(\\{\"role\":\"(user|system|tool)\",\"content\":(\"[a-z ]{0,40}\"|null|\\[\\{\"type\":\"text\",\"text\":\"x\"\\}\\]|7)\\},?){0,4}\\]\\}",
+        ],
+    ) {
+        if let Ok(p) = acms_proxy::path::normalize(&raw_path) {
+            prop_assert_eq!(acms_proxy::path::normalize(&p), Ok(p.clone()));
+            prop_assert!(p == "/" || p[1..].split('/').all(|s| !s.is_empty() && s != "." && s != ".."), "{}", p);
+        }
+        for e in [acms_proxy::path::Endpoint::Chat, acms_proxy::path::Endpoint::Messages,
+                  acms_proxy::path::Endpoint::Responses, acms_proxy::path::Endpoint::Legacy] {
+            if let acms_proxy::Prepared::Forward { body, .. } = acms_proxy::prepare(state(), e, body.clone().into())
+                && let Ok(v) = serde_json::from_slice::<Value>(&body)
+            {
+                prop_assert!(provider_tokens(Tokenizer::O200kBase, &v) <= 300);
+            }
+        }
+    }
+}
