@@ -60,7 +60,11 @@ fn percent_decode(raw: &str) -> Result<String, PathError> {
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] == b'%' {
-            let hex = bytes.get(i + 1..i + 3).ok_or(PathError::Encoding)?;
+            let hex = bytes
+                .get(i + 1..i + 3)
+                .filter(|h| h.iter().all(u8::is_ascii_hexdigit))
+                .ok_or(PathError::Encoding)?;
+            // Two ASCII hex digits: valid UTF-8 and a valid byte.
             let hex = std::str::from_utf8(hex).map_err(|_| PathError::Encoding)?;
             out.push(u8::from_str_radix(hex, 16).map_err(|_| PathError::Encoding)?);
             i += 3;
@@ -125,7 +129,7 @@ mod tests {
         ] {
             assert_eq!(normalize(raw), Err(PathError::AboveRoot), "{raw}");
         }
-        for raw in ["/v1/%", "/v1/%zz", "/v1/%ff", "/v1/%e2%82"] {
+        for raw in ["/v1/%", "/v1/%zz", "/v1/%+f", "/v1/%ff", "/v1/%e2%82"] {
             assert_eq!(normalize(raw), Err(PathError::Encoding), "{raw}");
         }
         assert_eq!(
