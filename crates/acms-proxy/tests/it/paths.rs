@@ -67,6 +67,17 @@ async fn completion_path_spellings_are_bounded_or_refused() {
             200 => {
                 assert!(r.header("x-acms-outcome").is_some(), "{path}: not bounded");
                 assert_eq!(reached, 1, "{path}");
+                // Forwarded as normalised: what was bounded is what the upstream routes.
+                let t = up.requests().last().unwrap().target.to_ascii_lowercase();
+                let p = t.split('?').next().unwrap();
+                assert!(
+                    p.ends_with("/chat/completions"),
+                    "{path} reached the upstream as {t}"
+                );
+                assert!(
+                    !p.contains("/.") && !p.contains("//") && !p.contains('%'),
+                    "{path}: {t}"
+                );
             }
             400..=499 => assert_eq!(reached, 0, "{path}: refused but forwarded"),
             other => panic!("{path}: {other} {}", r.body),
