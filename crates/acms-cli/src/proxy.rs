@@ -47,6 +47,12 @@ pub struct ProxyArgs {
     /// Allow listening on a non-loopback address (the proxy forwards API keys).
     #[arg(long)]
     pub allow_remote: bool,
+    /// Seconds a client has to send a request's headers before its connection is closed.
+    #[arg(long, default_value_t = acms_proxy::DEFAULT_HEADER_READ_TIMEOUT.as_secs())]
+    pub header_timeout: u64,
+    /// Open connections at most; one more is answered 503 (`too_many_connections`).
+    #[arg(long, default_value_t = acms_proxy::DEFAULT_MAX_CONNECTIONS)]
+    pub max_connections: usize,
 }
 
 pub fn run(args: &ProxyArgs) -> anyhow::Result<ExitCode> {
@@ -66,6 +72,13 @@ pub fn run(args: &ProxyArgs) -> anyhow::Result<ExitCode> {
         profile,
         allow_remote: args.allow_remote,
     };
+    if args.header_timeout == 0 || args.max_connections == 0 {
+        anyhow::bail!("--header-timeout and --max-connections must be positive");
+    }
+    let limits = acms_proxy::ServeLimits {
+        header_read_timeout: std::time::Duration::from_secs(args.header_timeout),
+        max_connections: args.max_connections,
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -75,12 +88,12 @@ pub fn run(args: &ProxyArgs) -> anyhow::Result<ExitCode> {
         let addr = listener.local_addr()?;
         eprintln!(
             "acms proxy: listening on http://{addr}/v1, forwarding to {} with a hard limit of {} {} (trigger {})",
-            config.upstream,
+            config.upstream_for_display(),
             policy.hard_limit,
             config.profile.meter.unit(),
             policy.trigger_threshold()
         );
-        acms_proxy::serve(listener, state, async {
+        acms_proxy::serve_with(listener, state, limits, async {
             let _ = tokio::signal::ctrl_c().await;
         })
         .await?;

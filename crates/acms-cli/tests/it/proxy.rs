@@ -153,3 +153,30 @@ fn proxy_refuses_a_public_address() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--allow-remote"));
 }
+
+/// The startup banner is read by people and logs: a password in the upstream URL stays out.
+#[test]
+fn the_banner_does_not_print_upstream_credentials() {
+    let mut child = acms()
+        .args([
+            "proxy",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            "https://alice:hunter2-secret@upstream.invalid/v1",
+            "--limit",
+            "1000",
+        ])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let _proxy = Proxy(child);
+    assert!(line.contains("listening on"), "{line}");
+    assert!(line.contains("upstream.invalid"), "{line}");
+    assert!(!line.contains("hunter2-secret"), "{line}");
+}
