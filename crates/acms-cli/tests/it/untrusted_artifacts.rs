@@ -97,6 +97,8 @@ fn secrets() -> Vec<String> {
         ]
         .concat(),
         ["s3cr3t-", "Pw-prod"].concat(),
+        ["ghp_", "aB3dE5fG7hJ9kL1mN3pQ5rS7tV9wX1yZ3bC5"].concat(),
+        ["sk-proj-", "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2"].concat(),
     ]
 }
 
@@ -205,7 +207,7 @@ fn compact_never_stores_secrets() {
     let dir = tempfile::tempdir().unwrap();
     let s = secrets();
     let result = format!(
-        "aws_access_key_id = {}\naws_secret_access_key = {}\n{}-----BEGIN RSA {}-----\n{}\n{}\n-----END RSA {}-----\nDATABASE_URL=postgresql://app:{}@db.internal:5432/prod\n{}",
+        "aws_access_key_id = {}\naws_secret_access_key = {}\n{}-----BEGIN RSA {}-----\n{}\n{}\n-----END RSA {}-----\nDATABASE_URL=postgresql://app:{}@db.internal:5432/prod\nGITHUB_TOKEN={}\nOPENAI_API_KEY={}\n{}",
         s[0],
         s[1],
         lines("env", 150),
@@ -214,6 +216,8 @@ fn compact_never_stores_secrets() {
         s[2],
         "PRIVATE KEY",
         s[3],
+        s[4],
+        s[5],
         lines("more", 150)
     );
     let input = conversation(&result, 7);

@@ -322,13 +322,15 @@ fn secrets() -> Vec<String> {
         ]
         .concat(),
         ["s3cr3t-", "Pw-prod"].concat(),
+        ["ghp_", "aB3dE5fG7hJ9kL1mN3pQ5rS7tV9wX1yZ3bC5"].concat(),
+        ["sk-proj-", "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2"].concat(),
     ]
 }
 
 fn secret_result() -> String {
     let s = secrets();
     format!(
-        "aws_access_key_id = {}\naws_secret_access_key = {}\n{}-----BEGIN RSA {}-----\n{}\n{}\n-----END RSA {}-----\nDATABASE_URL=postgresql://app:{}@db.internal:5432/prod\n{}",
+        "aws_access_key_id = {}\naws_secret_access_key = {}\n{}-----BEGIN RSA {}-----\n{}\n{}\n-----END RSA {}-----\nDATABASE_URL=postgresql://app:{}@db.internal:5432/prod\nGITHUB_TOKEN={}\nOPENAI_API_KEY={}\n{}",
         s[0],
         s[1],
         filler("env", 150),
@@ -337,6 +339,8 @@ fn secret_result() -> String {
         s[2],
         "PRIVATE KEY",
         s[3],
+        s[4],
+        s[5],
         filler("more", 150)
     )
 }
