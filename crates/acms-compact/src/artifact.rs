@@ -9,6 +9,15 @@
 //! rejected before the file system is touched, so no reference can name a file outside the
 //! store.
 //!
+//! The store directory is not trusted either: a file under a valid name is read only when it
+//! is a regular file (a symbolic link is not followed, a FIFO is not blocked on, a device is
+//! not read) of at most [`MAX_BODY_BYTES`], or exactly the size a reference records.
+//!
+//! What is stored is decided by the offload steps: a body is redacted
+//! ([`acms_core::secrets::redact`]) before it is hashed, so no secret value reaches the store,
+//! and it is written only once the final output is decided and references it, so the store
+//! holds no body that nothing points to.
+//!
 //! This module stores and fetches bytes and reports UTF-8 byte attribution
 //! ([`ArtifactAttribution`]). Deciding what to offload is the assembler's job; re-injecting a
 //! body into a conversation is an explicit, budget-checked act ([`crate::lease::Run::rehydrate`]).
