@@ -26,7 +26,8 @@
 use std::sync::Arc;
 
 use crate::artifact::{
-    ArtifactAttribution, ArtifactOperation, ArtifactOutcome, ArtifactStore, REFERENCE_BYTES,
+    ArtifactAttribution, ArtifactOperation, ArtifactOutcome, ArtifactStore, PendingBody,
+    REFERENCE_BYTES, store_referenced,
 };
 use crate::compactor::{History, OFFLOAD_MARKER};
 use crate::diagnostics::{self, Outcome, Rejection};
@@ -181,6 +182,8 @@ impl std::fmt::Debug for Assembler {
 struct Record {
     stages: Vec<AssemblyStage>,
     artifacts: Vec<ArtifactAttribution>,
+    /// Offloaded bodies not yet written, with the index of their attribution.
+    pending: Vec<(usize, PendingBody)>,
     attempts: usize,
     restarts: usize,
     original: Option<(usize, usize)>,
@@ -261,6 +264,7 @@ impl Assembler {
         let mut rec = Record {
             stages: Vec::new(),
             artifacts: Vec::new(),
+            pending: Vec::new(),
             attempts: 0,
             restarts: 0,
             original: None,
@@ -398,6 +402,7 @@ impl Assembler {
             let sequence_valid = structure(&reference, &out.messages).is_ok()
                 && sequence(&base.messages, &out.messages).is_ok();
             let changed = outcome != Outcome::WithinLimit;
+            self.store_referenced(Some(&out.messages), &mut rec);
             let diagnostics = Arc::new(self.diagnostics(outcome, out, rec, sequence_valid));
             let out = fallback.or(reduced).or(offloaded).unwrap_or(base);
             return Ok(Bounded {
@@ -441,6 +446,7 @@ impl Assembler {
 
     fn terminate(&self, outcome: Outcome, at: &Measured, mut rec: Record) -> TerminatedAssembly {
         rec.stages.push(AssemblyStage::Terminate);
+        self.store_referenced(None, &mut rec);
         let d = self.diagnostics(outcome, at, rec, false);
         TerminatedAssembly {
             terminated: Terminated {
@@ -482,8 +488,9 @@ impl Assembler {
     }
 
     /// Offloads large tool results outside the recent ones; `None` when nothing moved.
+    /// Nothing is written yet: see [`Assembler::store_referenced`].
     fn offload(&self, cur: &Measured, rec: &mut Record) -> Option<Measured> {
-        let store = self.artifacts.as_ref()?;
+        self.artifacts.as_ref()?;
         let results: Vec<usize> = (0..cur.messages.len())
             .filter(|&i| cur.messages[i].role == Role::Tool && !cur.messages[i].pinned)
             .collect();
@@ -499,42 +506,44 @@ impl Assembler {
             {
                 continue;
             }
-            match store.put_reporting(m.content.as_bytes()) {
-                Ok((r, outcome)) => {
-                    let head: Vec<String> = m
-                        .content
-                        .lines()
-                        .take(5)
-                        .map(|l| l.chars().take(200).collect())
-                        .collect();
-                    out[i].content = format!(
-                        "{OFFLOAD_MARKER}{} ({} bytes, {} lines); first lines:]\n{}",
-                        r.uri(),
-                        r.bytes,
-                        m.content.lines().count(),
-                        head.join("\n")
-                    );
-                    moved += 1;
-                    rec.artifacts.push(ArtifactAttribution {
-                        operation: ArtifactOperation::Offload,
-                        outcome,
-                        input_bytes: m.content.len(),
-                        output_bytes: Some(REFERENCE_BYTES),
-                    });
-                }
-                Err(_) => rec.artifacts.push(ArtifactAttribution {
-                    operation: ArtifactOperation::Offload,
-                    outcome: ArtifactOutcome::Failed,
-                    input_bytes: m.content.len(),
-                    output_bytes: None,
-                }),
-            }
+            let Some((body, stub)) = PendingBody::offload(&m.content) else {
+                continue;
+            };
+            out[i].content = stub;
+            moved += 1;
+            // Discarded until the final output is known to reference it.
+            rec.pending.push((rec.artifacts.len(), body));
+            rec.artifacts.push(ArtifactAttribution {
+                operation: ArtifactOperation::Offload,
+                outcome: ArtifactOutcome::Discarded,
+                input_bytes: m.content.len(),
+                output_bytes: Some(REFERENCE_BYTES),
+            });
         }
         if moved == 0 {
             return None;
         }
         let sizes = self.measure(&out);
         Some(Measured::from_parts(out, sizes))
+    }
+
+    /// Writes the offloaded bodies `out` references (`None`: nothing is forwarded) and
+    /// records each one's outcome; a body whose stub a later step dropped is not written.
+    fn store_referenced(&self, out: Option<&[Message]>, rec: &mut Record) {
+        let pending = std::mem::take(&mut rec.pending);
+        let (Some(store), Some(out)) = (self.artifacts.as_ref(), out) else {
+            for (k, _) in pending {
+                rec.artifacts[k].output_bytes = None;
+            }
+            return;
+        };
+        let (at, bodies): (Vec<usize>, Vec<PendingBody>) = pending.into_iter().unzip();
+        for (k, outcome) in at.into_iter().zip(store_referenced(store, out, bodies)) {
+            match outcome {
+                Some(o) => rec.artifacts[k].outcome = o,
+                None => rec.artifacts[k].output_bytes = None,
+            }
+        }
     }
 
     /// The preservation-only fallback: required groups (system, pinned, latest user

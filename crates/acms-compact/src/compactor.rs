@@ -20,7 +20,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::artifact::{ArtifactRef, ArtifactStore};
+use crate::artifact::{ArtifactOutcome, ArtifactRef, ArtifactStore, PendingBody, store_referenced};
 use crate::assembly::{ReduceRequest, Reducer, ReducerError};
 use crate::budget::Thresholds;
 use crate::code::{CodeOutliner, IndexOutliner, compact_code, compact_fences, is_code_path};
@@ -204,9 +204,10 @@ impl Reducer for TieredReducer {
         };
         // The assembler's state is already normalized: the tiers borrow it (a copy only
         // when it is not).
-        let out = if crate::model::needs_normalize(request.messages) {
+        let (out, mut diag, pending) = if crate::model::needs_normalize(request.messages) {
             let input = Measured::from_parts(request.messages.to_vec(), request.sizes.to_vec());
-            Some(self.compactor.run_best(input, request.target, tiers).0)
+            let (out, diag, pending) = self.compactor.run_best(input, request.target, tiers);
+            (Some(out), diag, pending)
         } else {
             let input = View {
                 messages: request.messages,
@@ -215,10 +216,14 @@ impl Reducer for TieredReducer {
             };
             self.compactor
                 .reduce(input, request.total, Vec::new(), request.target, tiers)
-                .0
         };
         match out {
-            Some(out) if out.total < request.total => Ok(out.messages),
+            Some(out) if out.total < request.total => {
+                // A compactor with its own store writes what its proposal references.
+                self.compactor
+                    .store_referenced(&out.messages, pending, &mut diag);
+                Ok(out.messages)
+            }
             _ => Err(ReducerError::Exhausted),
         }
     }
@@ -343,7 +348,7 @@ impl Compactor {
     }
 
     fn run(&self, input: Measured, limit: usize, tiers: [bool; 4]) -> Result<Compacted> {
-        let (cur, mut diag) = self.run_best(input, limit, tiers);
+        let (cur, mut diag, pending) = self.run_best(input, limit, tiers);
         if cur.total > limit {
             diag.outcome = Outcome::Irreducible;
             return Err(Error::Irreducible {
@@ -353,6 +358,7 @@ impl Compactor {
                 diagnostics: Box::new(diag),
             });
         }
+        self.store_referenced(&cur.messages, pending, &mut diag);
         Ok(Compacted {
             conversation: Conversation::new(cur.messages),
             diagnostics: diag,
@@ -360,13 +366,14 @@ impl Compactor {
     }
 
     /// Runs the enabled tiers toward `limit` and returns the smallest verified state
-    /// reached, over the limit or not (the seam's reducer uses it as a proposal).
+    /// reached, over the limit or not (the seam's reducer uses it as a proposal), and the
+    /// offloaded bodies it may reference, not yet written.
     pub(crate) fn run_best(
         &self,
         input: Measured,
         limit: usize,
         tiers: [bool; 4],
-    ) -> (Measured, Diagnostics) {
+    ) -> (Measured, Diagnostics, Vec<PendingBody>) {
         let original_size = input.total;
         let mut messages = input.messages;
         let mut sizes = input.sizes;
@@ -377,12 +384,13 @@ impl Compactor {
             }
         }
         let input = Measured::from_parts(messages, sizes);
-        let (best, diag) = self.reduce(input.view(), original_size, warnings, limit, tiers);
-        (best.unwrap_or(input), diag)
+        let (best, diag, pending) =
+            self.reduce(input.view(), original_size, warnings, limit, tiers);
+        (best.unwrap_or(input), diag, pending)
     }
 
     /// The tiers over a borrowed, normalized `input`: the smallest verified state reached
-    /// (`None`: no stage was accepted, the input stands).
+    /// (`None`: no stage was accepted, the input stands), and the offloaded bodies, unwritten.
     pub(crate) fn reduce(
         &self,
         input: View<'_>,
@@ -390,8 +398,9 @@ impl Compactor {
         warnings: Vec<crate::model::StructureWarning>,
         limit: usize,
         tiers: [bool; 4],
-    ) -> (Option<Measured>, Diagnostics) {
+    ) -> (Option<Measured>, Diagnostics, Vec<PendingBody>) {
         let original_messages = input.messages.len();
+        let mut pending = Vec::new();
         let mut best: Option<Measured> = None;
         fn pick<'b>(best: &'b Option<Measured>, input: View<'b>) -> View<'b> {
             best.as_ref().map_or(input, Measured::view)
@@ -425,7 +434,7 @@ impl Compactor {
                     break;
                 }
                 let proposal = match stage {
-                    Stage::Offload => self.offload(now, &mut diag.artifacts),
+                    Stage::Offload => Ok(self.offload(now, &mut pending)),
                     Stage::CodeCompaction => self.code(now),
                     _ => self.microcompact(now, limit),
                 };
@@ -471,7 +480,7 @@ impl Compactor {
         if last.total != original_size || !diag.stages.is_empty() {
             diag.outcome = Outcome::Reduced;
         }
-        (best, diag)
+        (best, diag, pending)
     }
 
     /// Verifies a stage's proposal, records it, and adopts it when valid. Returns whether it
@@ -585,50 +594,45 @@ impl Compactor {
         })
     }
 
-    fn offload(
-        &self,
-        cur: View<'_>,
-        refs: &mut Vec<ArtifactRef>,
-    ) -> std::result::Result<Option<Proposal>, Rejection> {
-        let Some(store) = &self.artifacts else {
-            return Ok(None);
-        };
-        let mut failed = false;
-        let p = self.rewrite(cur, self.old_results(cur.messages), |_, m| {
+    /// Replaces old large tool results by stubs; the bodies are written only once the
+    /// final output is decided ([`Compactor::store_referenced`]).
+    fn offload(&self, cur: View<'_>, pending: &mut Vec<PendingBody>) -> Option<Proposal> {
+        self.artifacts.as_ref()?;
+        self.rewrite(cur, self.old_results(cur.messages), |_, m| {
             if m.content.len() < self.config.offload_min_bytes
                 || m.content.starts_with(OFFLOAD_MARKER)
-                || failed
             {
                 return None;
             }
-            match store.put(m.content.as_bytes()) {
-                Ok(r) => {
-                    let head: Vec<String> = m
-                        .content
-                        .lines()
-                        .take(5)
-                        .map(|l| l.chars().take(200).collect())
-                        .collect();
-                    let text = format!(
-                        "{OFFLOAD_MARKER}{} ({} bytes, {} lines); first lines:]\n{}",
-                        r.uri(),
-                        r.bytes,
-                        m.content.lines().count(),
-                        head.join("\n")
-                    );
-                    refs.push(r);
-                    Some(text)
-                }
-                Err(_) => {
-                    failed = true;
-                    None
-                }
+            let (body, stub) = PendingBody::offload(&m.content)?;
+            pending.push(body);
+            Some(stub)
+        })
+    }
+
+    /// Writes the pending bodies `messages` reference; reports those in `diag`.
+    fn store_referenced(
+        &self,
+        messages: &[Message],
+        pending: Vec<PendingBody>,
+        diag: &mut Diagnostics,
+    ) {
+        let Some(store) = &self.artifacts else {
+            return;
+        };
+        let refs: Vec<ArtifactRef> = pending.iter().map(|p| p.reference.clone()).collect();
+        for (r, outcome) in refs
+            .into_iter()
+            .zip(store_referenced(store, messages, pending))
+        {
+            if matches!(
+                outcome,
+                Some(ArtifactOutcome::Written | ArtifactOutcome::Reused)
+            ) && !diag.artifacts.contains(&r)
+            {
+                diag.artifacts.push(r);
             }
-        });
-        if failed && p.is_none() {
-            return Err(Rejection::ArtifactWriteFailed);
         }
-        Ok(p)
     }
 
     fn code(&self, cur: View<'_>) -> std::result::Result<Option<Proposal>, Rejection> {

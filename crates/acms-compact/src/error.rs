@@ -105,6 +105,15 @@ pub enum Error {
     /// A stored artifact does not hash to its name.
     #[error("artifact {digest} is corrupt: its content no longer matches its sha256")]
     ArtifactCorrupt { digest: String },
+    /// The store file is a link, FIFO, device or directory: not something the store wrote.
+    /// Nothing was read from it.
+    #[error(
+        "artifact {digest} is not a regular file: delete it, then offload the body again from its source"
+    )]
+    ArtifactNotRegular { digest: String },
+    /// A body over the store's size limit; a stored file that large is refused unread.
+    #[error("artifact body is larger than the store's limit of {limit} bytes ({size} bytes)")]
+    ArtifactTooLarge { size: u64, limit: u64 },
     /// A rehydration whose body does not fit the budget it was given.
     #[error("the artifact body is {size} {unit}, over the rehydration budget of {budget} {unit}")]
     RehydrationOverBudget {

@@ -4,13 +4,16 @@
 //! messages or an object with a `messages` key; other top-level keys are written back
 //! unchanged.
 //!
-//! **Round trip:** every parsed message remembers the JSON it came from ([`Origin`]). A
-//! message that compaction left unchanged is written back as that JSON, key for key
-//! (Anthropic `cache_control`, a `system` block array, OpenAI `name` and any unknown field
-//! stay); a rewritten message keeps the fields the rewrite did not touch. Prompt caching
-//! depends on this. A UTF-8 byte-order mark is dropped and a lone UTF-16 surrogate escape
-//! (`\ud800`, common in text cut by JavaScript) becomes U+FFFD instead of rejecting the
-//! whole conversation; both repairs are reported in [`Document::repairs`].
+//! **Round trip:** every parsed message remembers the JSON text it came from ([`Origin`]).
+//! Whatever acms did not change is written back as its input text, byte for byte: an
+//! unchanged message, the top-level keys (in input order), and in a rewritten message every
+//! field, block and unchanged `tool_use` the rewrite did not touch (Anthropic
+//! `cache_control`, a `system` block array, OpenAI `name`, unknown fields). Prompt caching
+//! depends on this, and so does fidelity: a number no f64 holds (`1e400`,
+//! `123456789012345678901234567890`) or a lone UTF-16 surrogate escape (`\ud800`, common in
+//! text cut by JavaScript) is never re-serialized. Only for reading are such values
+//! repaired: the escape reads as U+FFFD, the number as null; both, and a dropped UTF-8
+//! byte-order mark, are reported in [`Document::repairs`].
 //!
 //! Reading normalizes tool structure (see [`crate::model::normalize`]) and reports what it
 //! fixed. Extension keys `pinned`/`required` (bool) and `timestamp` (unix seconds) are read
@@ -18,7 +21,8 @@
 
 use std::ops::Range;
 
-use serde_json::{Map, Value, json};
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
 
 use crate::model::{Conversation, Message, Origin, Role, StructureWarning, ToolCall, normalize};
 use crate::{Error, Result};
@@ -49,7 +53,7 @@ impl std::str::FromStr for Format {
 pub struct Repairs {
     /// A leading UTF-8 byte-order mark was dropped.
     pub bom: bool,
-    /// Lone UTF-16 surrogate escapes replaced by U+FFFD.
+    /// Lone UTF-16 surrogate escapes read as U+FFFD (the output keeps them as written).
     pub lone_surrogates: usize,
 }
 
@@ -64,6 +68,17 @@ struct Source {
     read: Message,
 }
 
+/// A member of the top-level object.
+#[derive(Debug, Clone)]
+enum Member {
+    /// A key acms does not touch, with its value's input text.
+    Kept(Box<RawValue>),
+    /// Where `messages` goes.
+    Messages,
+    /// Where Anthropic's `system` goes.
+    System,
+}
+
 /// A parsed document: the conversation plus what is needed to write it back in place.
 #[derive(Debug, Clone)]
 pub struct Document {
@@ -73,16 +88,83 @@ pub struct Document {
     pub warnings: Vec<StructureWarning>,
     /// Repairs made to the input text before it could be parsed.
     pub repairs: Repairs,
-    /// The top-level object without its messages (and `system`), or `None` for a bare array.
-    envelope: Option<Map<String, Value>>,
-    /// The `messages` array as read.
+    /// The top-level object's members in input order, or `None` for a bare array.
+    envelope: Option<Vec<(String, Member)>>,
+    /// The `messages` array as read (values, with lone surrogates and unreadable numbers
+    /// repaired): what the readers look at.
     raw: Vec<Value>,
-    /// Anthropic's top-level `system` as read.
-    raw_system: Option<Value>,
+    /// The `messages` array as its input text: what the writers copy.
+    raw_text: Vec<Box<RawValue>>,
+    /// Anthropic's top-level `system` as its input text.
+    raw_system: Option<Box<RawValue>>,
     /// Indexed by [`Origin`].
     sources: Vec<Source>,
     /// Origins of the messages read from each raw message, in order.
     parts: Vec<Vec<Origin>>,
+}
+
+/// The members of a JSON object in input order, each value as its input text. Fails on a
+/// key that is not valid Unicode (a lone surrogate escape).
+struct Fields<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'de> serde::Deserialize<'de> for Fields<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Fields<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Fields<'de>, A::Error> {
+                let mut out = Vec::new();
+                while let Some(entry) = map.next_entry::<String, &'de RawValue>()? {
+                    out.push(entry);
+                }
+                Ok(Fields(out))
+            }
+        }
+        d.deserialize_map(Visit)
+    }
+}
+
+/// The top level of a document: a bare array of messages or an object.
+enum Top<'a> {
+    Array(Vec<&'a RawValue>),
+    Object(Vec<(String, &'a RawValue)>),
+}
+
+/// Splits `text` into its top-level parts without reading any value: numbers and strings
+/// stay as written. `None` when it is neither an array nor an object.
+fn top(text: &str) -> std::result::Result<Option<Top<'_>>, serde_json::Error> {
+    let whole: &RawValue = serde_json::from_str(text)?;
+    Ok(match whole.get().as_bytes().first() {
+        Some(b'[') => Some(Top::Array(serde_json::from_str(whole.get())?)),
+        Some(b'{') => Some(Top::Object(
+            serde_json::from_str::<Fields<'_>>(whole.get())?.0,
+        )),
+        _ => None,
+    })
+}
+
+/// Parses `text` as a value for reading. Input serde_json cannot hold as a value — a lone
+/// surrogate escape, a number beyond f64 such as `1e400` — is read with the escape as
+/// U+FFFD and the number as null; the count of escapes replaced is added to `surrogates`.
+/// The input text itself is what gets written back.
+fn lossy(text: &str, surrogates: &mut usize) -> std::result::Result<Value, serde_json::Error> {
+    match serde_json::from_str(text) {
+        Ok(v) => Ok(v),
+        Err(e) => {
+            let (fixed, n, numbers) = sanitize(text);
+            if n == 0 && numbers == 0 {
+                return Err(e);
+            }
+            *surrogates += n;
+            serde_json::from_str(&fixed)
+        }
+    }
 }
 
 /// Parses `json`; `format` `None` detects it (a top-level `system` key or any `tool_use` /
@@ -100,60 +182,91 @@ pub fn read(json: &str, format: Option<Format>) -> Result<Document> {
         line: e.line(),
         column: e.column(),
     };
-    // The repair pass runs only when plain parsing fails, so valid input costs nothing extra.
-    let value: Value = match serde_json::from_str(text) {
-        Ok(v) => v,
+    // A lone surrogate in a top-level key is the one thing the raw split cannot hold: only
+    // then is the whole text repaired first.
+    let fixed;
+    let parsed = match top(text) {
+        Ok(t) => t,
         Err(e) => {
-            let (fixed, n) = replace_lone_surrogates(text);
+            let (f, n, _) = sanitize_surrogates(text);
             if n == 0 {
                 return Err(json_error(e));
             }
-            repairs.lone_surrogates = n;
-            serde_json::from_str(&fixed).map_err(json_error)?
+            repairs.lone_surrogates += n;
+            fixed = f;
+            top(&fixed).map_err(json_error)?
         }
     };
-    let (mut envelope, messages) = match value {
-        Value::Array(a) => (None, a),
-        Value::Object(mut o) => {
-            let msgs = match o.remove("messages") {
-                Some(Value::Array(a)) => a,
-                _ => {
-                    return Err(Error::Format {
-                        index: 0,
-                        reason: "the document has no `messages` array".into(),
-                    });
-                }
+    let (members, messages) = match parsed {
+        Some(Top::Array(a)) => (None, a),
+        Some(Top::Object(o)) => {
+            // As serde_json reads an object, the last of duplicate keys wins.
+            let Some(at) = o.iter().rposition(|(k, _)| k == "messages") else {
+                return Err(bad(0, "the document has no `messages` array"));
             };
-            (Some(o), msgs)
+            let msgs: Vec<&RawValue> = serde_json::from_str(o[at].1.get())
+                .map_err(|_| bad(0, "the document has no `messages` array"))?;
+            (Some((o, at)), msgs)
         }
-        _ => {
-            return Err(Error::Format {
-                index: 0,
-                reason: "expected an array of messages or an object with `messages`".into(),
-            });
+        None => {
+            return Err(bad(
+                0,
+                "expected an array of messages or an object with `messages`",
+            ));
         }
     };
-    let format = format.unwrap_or_else(|| detect(envelope.as_ref(), &messages));
-    let mut reader = Reader::default();
+    let mut views = Vec::with_capacity(messages.len());
+    for (i, m) in messages.iter().enumerate() {
+        let v = lossy(m.get(), &mut repairs.lone_surrogates)
+            .map_err(|_| bad(i, "the message is not readable JSON"))?;
+        views.push(v);
+    }
+    let has_system = members
+        .as_ref()
+        .is_some_and(|(o, _)| o.iter().any(|(k, _)| k == "system"));
+    let format = format.unwrap_or_else(|| detect(has_system, &views));
+    let mut envelope = None;
     let mut raw_system = None;
+    if let Some((o, at)) = members {
+        let system_at = (format == Format::Anthropic)
+            .then(|| o.iter().rposition(|(k, _)| k == "system"))
+            .flatten();
+        let mut kept = Vec::with_capacity(o.len());
+        for (j, (k, v)) in o.into_iter().enumerate() {
+            let member = if j == at {
+                Member::Messages
+            } else if Some(j) == system_at {
+                raw_system = Some(v.to_owned());
+                Member::System
+            } else if k == "messages" || (system_at.is_some() && k == "system") {
+                continue; // an earlier duplicate
+            } else {
+                Member::Kept(v.to_owned())
+            };
+            kept.push((k, member));
+        }
+        envelope = Some(kept);
+    }
+    let mut reader = Reader::default();
     match format {
         Format::OpenAi => {
-            for (i, m) in messages.iter().enumerate() {
+            for (i, m) in views.iter().enumerate() {
                 let msg = read_openai(i, m)?;
                 reader.push(msg, Some(i), 0..0);
             }
         }
         Format::Anthropic => {
-            if let Some(sys) = envelope.as_mut().and_then(|e| e.remove("system")) {
-                read_anthropic_system(&sys, &mut reader)?;
-                raw_system = Some(sys);
+            if let Some(sys) = &raw_system {
+                let v = lossy(sys.get(), &mut repairs.lone_surrogates)
+                    .map_err(|_| bad(0, "`system` is not readable JSON"))?;
+                read_anthropic_system(&v, &mut reader)?;
             }
-            for (i, m) in messages.iter().enumerate() {
+            for (i, m) in views.iter().enumerate() {
                 read_anthropic(i, m, &mut reader)?;
             }
         }
     }
-    let mut parts = vec![Vec::new(); messages.len()];
+    let mut parts = vec![Vec::new(); views.len()];
     for (k, s) in reader.sources.iter().enumerate() {
         if let Some(r) = s.raw {
             parts[r].push(Origin(k as u32));
@@ -167,7 +280,8 @@ pub fn read(json: &str, format: Option<Format>) -> Result<Document> {
         warnings,
         repairs,
         envelope,
-        raw: messages,
+        raw: views,
+        raw_text: messages.into_iter().map(ToOwned::to_owned).collect(),
         raw_system,
         sources: reader.sources,
         parts,
@@ -193,9 +307,19 @@ impl Reader {
     }
 }
 
+/// [`sanitize`] without touching numbers.
+fn sanitize_surrogates(text: &str) -> (String, usize, usize) {
+    scan(text, false)
+}
+
 /// Replaces `\uXXXX` escapes of unpaired UTF-16 surrogates inside JSON strings with
-/// `\ufffd`; returns the text and how many were replaced.
-fn replace_lone_surrogates(text: &str) -> (String, usize) {
+/// `\ufffd`, and numbers that are not a finite f64 with `null`; returns the text and how
+/// many of each were replaced.
+fn sanitize(text: &str) -> (String, usize, usize) {
+    scan(text, true)
+}
+
+fn scan(text: &str, numbers: bool) -> (String, usize, usize) {
     let b = text.as_bytes();
     let hex4 = |at: usize| -> Option<u32> {
         let s = text.get(at..at + 4)?;
@@ -205,11 +329,26 @@ fn replace_lone_surrogates(text: &str) -> (String, usize) {
     let is_low = |u: u32| (0xDC00..0xE000).contains(&u);
     let mut out = String::with_capacity(text.len());
     let (mut i, mut last, mut n, mut in_string) = (0usize, 0usize, 0usize, false);
+    let mut replaced_numbers = 0;
     while i < b.len() {
         match (in_string, b[i]) {
             (false, b'"') => {
                 in_string = true;
                 i += 1;
+            }
+            (false, c) if numbers && (c == b'-' || c.is_ascii_digit()) => {
+                let end = i + b[i..]
+                    .iter()
+                    .take_while(|c| matches!(c, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                    .count();
+                let token = &text[i..end];
+                if !token.parse::<f64>().is_ok_and(f64::is_finite) {
+                    out.push_str(&text[last..i]);
+                    out.push_str("null");
+                    last = end;
+                    replaced_numbers += 1;
+                }
+                i = end;
             }
             (false, _) => i += 1,
             (true, b'"') => {
@@ -242,11 +381,11 @@ fn replace_lone_surrogates(text: &str) -> (String, usize) {
         }
     }
     out.push_str(text.get(last..).unwrap_or(""));
-    (out, n)
+    (out, n, replaced_numbers)
 }
 
-fn detect(envelope: Option<&Map<String, Value>>, messages: &[Value]) -> Format {
-    if envelope.is_some_and(|e| e.contains_key("system")) {
+fn detect(has_system: bool, messages: &[Value]) -> Format {
+    if has_system {
         return Format::Anthropic;
     }
     let anthropic_block = messages.iter().any(|m| {
@@ -306,31 +445,26 @@ fn read_extensions(index: usize, v: &Value, m: &mut Message) -> Result<()> {
     Ok(())
 }
 
-fn write_extensions(m: &Message, o: &mut Map<String, Value>) {
+/// `m`'s extension keys as written fresh.
+fn extensions(m: &Message) -> Vec<(&'static str, Out<'static>)> {
+    let mut o = Vec::new();
     if m.pinned {
-        o.insert("pinned".into(), Value::Bool(true));
+        o.push(("pinned", Out::Value(Value::Bool(true))));
     }
     if let Some(t) = m.timestamp {
-        o.insert("timestamp".into(), json!(t));
+        o.push(("timestamp", Out::Value(json!(t))));
     }
+    o
 }
 
-/// Writes `m`'s extension keys, reusing the input's own keys when they still say the same.
-fn write_extensions_like(
-    m: &Message,
-    read: &Message,
-    raw: &Map<String, Value>,
-    o: &mut Map<String, Value>,
-) {
-    if m.pinned == read.pinned && m.timestamp == read.timestamp {
-        for k in EXTENSION_KEYS {
-            if let Some(v) = raw.get(k) {
-                o.insert(k.into(), v.clone());
-            }
-        }
-    } else {
-        write_extensions(m, o);
+/// The keys of a rewritten message acms derives: the format's own, plus the extension keys
+/// when they no longer say what the input's did (otherwise the input's stay as written).
+fn owned_keys<'k>(format_keys: &[&'k str], m: &Message, read: Option<&Message>) -> Vec<&'k str> {
+    let mut owned = format_keys.to_vec();
+    if read.is_none_or(|r| m.pinned != r.pinned || m.timestamp != r.timestamp) {
+        owned.extend(EXTENSION_KEYS);
     }
+    owned
 }
 
 /// Text of an OpenAI content value: a string, null, or text parts.
@@ -537,100 +671,167 @@ fn read_anthropic(index: usize, v: &Value, reader: &mut Reader) -> Result<()> {
     Ok(())
 }
 
-/// Writes `conversation` in `doc`'s format and envelope, as pretty JSON.
-pub fn write(doc: &Document, conversation: &Conversation) -> String {
-    // Serializing a Value cannot fail.
-    serde_json::to_string_pretty(&to_value(doc, conversation)).unwrap_or_default()
+/// A JSON value being written: input text copied as it was read, or a value acms built.
+/// Only what acms changed is ever re-serialized, so numbers no f64 holds and lone surrogate
+/// escapes in everything else come through byte for byte.
+#[derive(Debug, Clone)]
+enum Out<'a> {
+    Raw(&'a RawValue),
+    Value(Value),
+    Array(Vec<Out<'a>>),
+    Object(Vec<(String, Out<'a>)>),
 }
 
-/// Writes `conversation` in `doc`'s format and envelope, as one JSON value.
+impl serde::Serialize for Out<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self {
+            Out::Raw(r) => r.serialize(s),
+            Out::Value(v) => v.serialize(s),
+            Out::Array(a) => s.collect_seq(a),
+            Out::Object(o) => {
+                let mut m = s.serialize_map(Some(o.len()))?;
+                for (k, v) in o {
+                    m.serialize_entry(k, v)?;
+                }
+                m.end()
+            }
+        }
+    }
+}
+
+/// The members of the input object `raw`, in order, each as its input text (as values,
+/// repaired, when a key is not valid Unicode); empty when it is not an object.
+fn members(raw: &RawValue) -> Vec<(String, Out<'_>)> {
+    if let Ok(Fields(f)) = serde_json::from_str::<Fields<'_>>(raw.get()) {
+        return f.into_iter().map(|(k, v)| (k, Out::Raw(v))).collect();
+    }
+    match lossy(raw.get(), &mut 0) {
+        Ok(Value::Object(o)) => o.into_iter().map(|(k, v)| (k, Out::Value(v))).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The last member `key` of `members` (as serde_json reads duplicates).
+fn member<'a>(members: &[(String, Out<'a>)], key: &str) -> Option<Out<'a>> {
+    members
+        .iter()
+        .rev()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.clone())
+}
+
+/// The elements of the input array `raw`, each as its input text.
+fn elements(raw: &RawValue) -> Option<Vec<&RawValue>> {
+    serde_json::from_str(raw.get()).ok()
+}
+
+/// `input`'s members in order, with each key in `owned` replaced by its entry in `derived`
+/// (dropped when `derived` has none); derived keys the input lacks are appended.
+fn merge<'a>(
+    input: Vec<(String, Out<'a>)>,
+    owned: &[&str],
+    derived: Vec<(&str, Out<'a>)>,
+) -> Out<'a> {
+    Out::Object(merge_members(input, owned, derived))
+}
+
+fn merge_members<'a>(
+    input: Vec<(String, Out<'a>)>,
+    owned: &[&str],
+    mut derived: Vec<(&str, Out<'a>)>,
+) -> Vec<(String, Out<'a>)> {
+    let mut out = Vec::with_capacity(input.len() + derived.len());
+    for (k, v) in input {
+        if !owned.contains(&k.as_str()) {
+            out.push((k, v));
+        } else if let Some(at) = derived.iter().position(|(d, _)| *d == k) {
+            let (_, v) = derived.remove(at);
+            out.push((k, v));
+        }
+    }
+    out.extend(derived.into_iter().map(|(k, v)| (k.to_string(), v)));
+    out
+}
+
+/// An [`Out`] as a value: input text is read as [`read`] reads it (lossy).
+fn into_value(out: Out<'_>) -> Value {
+    match out {
+        Out::Raw(r) => lossy(r.get(), &mut 0).unwrap_or(Value::Null),
+        Out::Value(v) => v,
+        Out::Array(a) => Value::Array(a.into_iter().map(into_value).collect()),
+        Out::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, into_value(v))).collect()),
+    }
+}
+
+/// Writes `conversation` in `doc`'s format and envelope, as pretty JSON. What acms did not
+/// change is its input text, byte for byte.
+pub fn write(doc: &Document, conversation: &Conversation) -> String {
+    // Serializing values and valid input text cannot fail.
+    serde_json::to_string_pretty(&to_out(doc, conversation)).unwrap_or_default()
+}
+
+/// Writes `conversation` in `doc`'s format and envelope, as compact JSON (whitespace inside
+/// what acms did not change is kept as it was).
+pub fn write_compact(doc: &Document, conversation: &Conversation) -> String {
+    serde_json::to_string(&to_out(doc, conversation)).unwrap_or_default()
+}
+
+/// The document [`write_compact`] writes, as a value. Lossy where the input is: a lone
+/// surrogate escape reads as U+FFFD and a number beyond f64 as null.
 pub fn to_value(doc: &Document, conversation: &Conversation) -> Value {
-    let messages = match doc.format {
+    into_value(to_out(doc, conversation))
+}
+
+fn to_out<'a>(doc: &'a Document, conversation: &'a Conversation) -> Out<'a> {
+    let messages = Out::Array(match doc.format {
         Format::OpenAi => conversation
             .messages
             .iter()
             .map(|m| write_openai(doc, m))
             .collect(),
         Format::Anthropic => write_anthropic_messages(doc, &conversation.messages),
-    };
-    let system = (doc.format == Format::Anthropic)
+    });
+    let mut system = (doc.format == Format::Anthropic)
         .then(|| write_anthropic_system(doc, &conversation.messages))
         .flatten();
-    match &doc.envelope {
-        None if system.is_none() => Value::Array(messages),
-        envelope => {
-            let mut o = envelope.clone().unwrap_or_default();
-            if let Some(s) = system {
-                o.insert("system".into(), s);
-            }
-            o.insert("messages".into(), Value::Array(messages));
-            Value::Object(o)
-        }
-    }
-}
-
-/// Writes `conversation` in `doc`'s format as compact JSON: the same document as
-/// [`to_value`]`.to_string()`, without first copying every unchanged message into a new
-/// value (they are serialized straight from the document).
-pub fn write_compact(doc: &Document, conversation: &Conversation) -> String {
-    if doc.format != Format::OpenAi {
-        return to_value(doc, conversation).to_string();
-    }
-    let mut out: Vec<u8> = Vec::new();
-    let write_messages = |out: &mut Vec<u8>| {
-        out.push(b'[');
-        for (i, m) in conversation.messages.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            // Writing JSON values to a Vec cannot fail.
-            let _ = match doc.source(m) {
-                Some((s, raw)) if *m == s.read => serde_json::to_writer(&mut *out, raw),
-                _ => serde_json::to_writer(&mut *out, &write_openai(doc, m)),
-            };
-        }
-        out.push(b']');
+    let Some(envelope) = &doc.envelope else {
+        return match system {
+            None => messages,
+            Some(s) => Out::Object(vec![("system".into(), s), ("messages".into(), messages)]),
+        };
     };
-    match &doc.envelope {
-        None => write_messages(&mut out),
-        Some(envelope) => {
-            // Keys in the order `to_value` writes them (a sorted map), `messages` among them.
-            out.push(b'{');
-            let mut first = true;
-            let mut messages_done = false;
-            let mut key = |out: &mut Vec<u8>, k: &str| {
-                if !first {
-                    out.push(b',');
+    // Members in input order; a `system` the input did not have goes before `messages`.
+    let has_slot = envelope.iter().any(|(_, m)| matches!(m, Member::System));
+    let mut messages = Some(messages);
+    let mut o = Vec::with_capacity(envelope.len() + 1);
+    for (k, member) in envelope {
+        match member {
+            Member::Kept(v) => o.push((k.clone(), Out::Raw(v))),
+            Member::System => {
+                if let Some(s) = system.take() {
+                    o.push((k.clone(), s));
                 }
-                first = false;
-                let _ = serde_json::to_writer(&mut *out, k);
-                out.push(b':');
-            };
-            for (k, v) in envelope {
-                if !messages_done && k.as_str() > "messages" {
-                    key(&mut out, "messages");
-                    write_messages(&mut out);
-                    messages_done = true;
+            }
+            Member::Messages => {
+                if !has_slot && let Some(s) = system.take() {
+                    o.push(("system".into(), s));
                 }
-                key(&mut out, k);
-                let _ = serde_json::to_writer(&mut out, v);
+                if let Some(m) = messages.take() {
+                    o.push((k.clone(), m));
+                }
             }
-            if !messages_done {
-                key(&mut out, "messages");
-                write_messages(&mut out);
-            }
-            out.push(b'}');
         }
     }
-    // serde_json writes valid UTF-8.
-    String::from_utf8(out).unwrap_or_default()
+    Out::Object(o)
 }
 
 impl Document {
-    /// The source of `m` when it was read from this document's `messages` array.
-    fn source(&self, m: &Message) -> Option<(&Source, &Value)> {
+    /// The source of `m` and its index in `messages`, when it was read from there.
+    fn source(&self, m: &Message) -> Option<(&Source, usize)> {
         let s = self.sources.get(m.origin?.0 as usize)?;
-        Some((s, self.raw.get(s.raw?)?))
+        let r = s.raw.filter(|r| *r < self.raw_text.len())?;
+        Some((s, r))
     }
 
     /// The source of `m` when it was read from Anthropic's top-level `system`.
@@ -643,7 +844,7 @@ impl Document {
 
 /// One message in OpenAI chat-completions form (for a request built in code).
 pub fn openai_message(m: &Message) -> Value {
-    write_openai(&Document::empty(Format::OpenAi), m)
+    into_value(write_openai(&Document::empty(Format::OpenAi), m))
 }
 
 /// Reads one OpenAI message object (a provider's reply).
@@ -661,6 +862,7 @@ impl Document {
             repairs: Repairs::default(),
             envelope: None,
             raw: Vec::new(),
+            raw_text: Vec::new(),
             raw_system: None,
             sources: Vec::new(),
             parts: Vec::new(),
@@ -681,56 +883,42 @@ fn openai_calls(m: &Message) -> Value {
         .collect()
 }
 
-fn write_openai(doc: &Document, m: &Message) -> Value {
+fn write_openai<'a>(doc: &'a Document, m: &Message) -> Out<'a> {
     let source = doc.source(m);
-    if let Some((s, raw)) = source
+    if let Some((s, r)) = source
         && *m == s.read
     {
-        return raw.clone();
+        return Out::Raw(&doc.raw_text[r]);
     }
-    let empty = Map::new();
-    let (read, raw) = match source {
-        Some((s, Value::Object(raw))) => (Some(&s.read), raw),
-        _ => (None, &empty),
-    };
-    // Unknown keys of the input (`name`, provider extensions) stay on a rewritten message.
-    let mut o: Map<String, Value> = raw
-        .iter()
-        .filter(|(k, _)| {
-            !OPENAI_KEYS.contains(&k.as_str()) && !EXTENSION_KEYS.contains(&k.as_str())
-        })
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    o.insert("role".into(), Value::String(m.role.name().into()));
-    match (read, raw.get("content")) {
-        (Some(r), Some(c)) if r.content == m.content && r.role == m.role => {
-            o.insert("content".into(), c.clone());
-        }
+    let read = source.map(|(s, _)| &s.read);
+    let input = source.map_or_else(Vec::new, |(_, r)| members(&doc.raw_text[r]));
+    let mut d: Vec<(&str, Out<'a>)> = vec![("role", Out::Value(json!(m.role.name())))];
+    let content = match (read, member(&input, "content")) {
+        (Some(r), Some(c)) if r.content == m.content && r.role == m.role => c,
         _ if m.role == Role::Assistant && !m.tool_calls.is_empty() && m.content.is_empty() => {
-            o.insert("content".into(), Value::Null);
+            Out::Value(Value::Null)
         }
-        _ => {
-            o.insert("content".into(), Value::String(m.content.clone()));
-        }
-    }
+        _ => Out::Value(Value::String(m.content.clone())),
+    };
+    d.push(("content", content));
     if !m.tool_calls.is_empty() {
-        let calls = match (read, raw.get("tool_calls")) {
-            (Some(r), Some(c)) if r.tool_calls == m.tool_calls => c.clone(),
-            _ => openai_calls(m),
+        let calls = match (read, member(&input, "tool_calls")) {
+            (Some(r), Some(c)) if r.tool_calls == m.tool_calls => c,
+            _ => Out::Value(openai_calls(m)),
         };
-        o.insert("tool_calls".into(), calls);
+        d.push(("tool_calls", calls));
     }
     if let Some(id) = &m.tool_call_id {
-        o.insert("tool_call_id".into(), Value::String(id.clone()));
+        d.push(("tool_call_id", Out::Value(json!(id))));
     }
-    match read {
-        Some(r) => write_extensions_like(m, r, raw, &mut o),
-        None => write_extensions(m, &mut o),
+    let owned = owned_keys(&OPENAI_KEYS, m, read);
+    if owned.len() > OPENAI_KEYS.len() {
+        d.extend(extensions(m));
     }
-    Value::Object(o)
+    merge(input, &owned, d)
 }
 
-fn write_anthropic_system(doc: &Document, messages: &[Message]) -> Option<Value> {
+fn write_anthropic_system<'a>(doc: &'a Document, messages: &[Message]) -> Option<Out<'a>> {
     let sys: Vec<&Message> = messages.iter().filter(|m| m.role.is_system()).collect();
     let read: Vec<&Source> = doc.sources.iter().filter(|s| s.raw.is_none()).collect();
     // All system content unchanged: the input's own `system`, string or block array.
@@ -740,43 +928,43 @@ fn write_anthropic_system(doc: &Document, messages: &[Message]) -> Option<Value>
                 .is_some_and(|own| std::ptr::eq(own, *s) && **m == s.read)
         });
     if unchanged && let Some(raw) = &doc.raw_system {
-        return Some(raw.clone());
+        return Some(Out::Raw(raw));
     }
-    let raw_blocks = doc.raw_system.as_ref().and_then(Value::as_array);
-    let block = |m: &Message| -> Value {
+    let raw_blocks = doc.raw_system.as_deref().and_then(elements);
+    let block = |m: &Message| -> Out<'a> {
         let own = doc
             .system_source(m)
-            .and_then(|s| raw_blocks?.get(s.blocks.start).map(|b| (s, b)));
+            .and_then(|s| raw_blocks.as_ref()?.get(s.blocks.start).map(|b| (s, *b)));
         match own {
-            Some((s, b)) if *m == s.read => b.clone(),
+            Some((s, b)) if *m == s.read => Out::Raw(b),
             // A rewritten block keeps its other keys (`cache_control`).
-            Some((_, Value::Object(b))) => {
-                let mut b = b.clone();
-                b.insert("text".into(), Value::String(m.content.clone()));
-                Value::Object(b)
-            }
-            _ => json!({"type": "text", "text": m.content}),
+            Some((_, b)) if b.get().starts_with('{') => merge(
+                members(b),
+                &["text"],
+                vec![("text", Out::Value(json!(m.content)))],
+            ),
+            _ => Out::Value(json!({"type": "text", "text": m.content})),
         }
     };
     match sys.as_slice() {
         [] => None,
-        [one] if raw_blocks.is_none() => Some(Value::String(one.content.clone())),
-        many => Some(Value::Array(many.iter().map(|m| block(m)).collect())),
+        [one] if raw_blocks.is_none() => Some(Out::Value(json!(one.content))),
+        many => Some(Out::Array(many.iter().map(|m| block(m)).collect())),
     }
 }
 
 /// One Anthropic message being written: an input message kept whole, or blocks.
-enum Entry {
+enum Entry<'a> {
     Raw(usize),
     Blocks {
         role: &'static str,
-        blocks: Vec<Value>,
+        blocks: Vec<Out<'a>>,
         /// Message-level keys: extensions and the input's unknown keys.
-        keys: Map<String, Value>,
+        keys: Vec<(String, Out<'a>)>,
     },
 }
 
-impl Entry {
+impl<'a> Entry<'a> {
     fn role(&self, doc: &Document) -> &'static str {
         match self {
             Entry::Raw(r) => match doc.raw[*r].get("role").and_then(Value::as_str) {
@@ -788,17 +976,29 @@ impl Entry {
     }
 
     /// The entry as blocks, so another entry can be merged into it.
-    fn into_blocks(self, doc: &Document) -> (&'static str, Vec<Value>, Map<String, Value>) {
+    fn into_blocks(
+        self,
+        doc: &'a Document,
+    ) -> (&'static str, Vec<Out<'a>>, Vec<(String, Out<'a>)>) {
         let role = self.role(doc);
         match self {
             Entry::Blocks { blocks, keys, .. } => (role, blocks, keys),
             Entry::Raw(r) => {
-                let mut keys = doc.raw[r].as_object().cloned().unwrap_or_default();
-                keys.remove("role");
-                let blocks = match keys.remove("content") {
-                    Some(Value::Array(b)) => b,
-                    Some(Value::String(s)) if !s.is_empty() => {
-                        vec![json!({"type": "text", "text": s})]
+                let mut keys = members(&doc.raw_text[r]);
+                let content = member(&keys, "content");
+                keys.retain(|(k, _)| k != "role" && k != "content");
+                let blocks = match (doc.raw[r].get("content"), content) {
+                    (Some(Value::Array(_)), Some(Out::Raw(c))) => elements(c)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(Out::Raw)
+                        .collect(),
+                    (Some(Value::Array(b)), _) => b.iter().cloned().map(Out::Value).collect(),
+                    (Some(Value::String(s)), Some(text)) if !s.is_empty() => {
+                        vec![Out::Object(vec![
+                            ("type".into(), Out::Value(json!("text"))),
+                            ("text".into(), text),
+                        ])]
                     }
                     _ => Vec::new(),
                 };
@@ -809,54 +1009,80 @@ impl Entry {
 }
 
 /// The blocks of one message: the input's own blocks when it is unchanged, else new ones
-/// that keep the unknown keys of the block they replace.
-fn anthropic_blocks(doc: &Document, m: &Message) -> Vec<Value> {
+/// that keep the input blocks they can (an unchanged `tool_use`) and the unknown keys of
+/// the block they replace.
+fn anthropic_blocks<'a>(doc: &'a Document, m: &Message) -> Vec<Out<'a>> {
     let source = doc.source(m);
-    let raw_blocks = source.and_then(|(s, raw)| {
-        let blocks = raw.get("content")?.as_array()?;
-        blocks.get(s.blocks.clone()).map(|b| (s, b))
+    let raw_blocks: Option<(&Source, Vec<&'a RawValue>)> = source.and_then(|(s, r)| {
+        let content = member(&members(&doc.raw_text[r]), "content")?;
+        let Out::Raw(content) = content else {
+            return None;
+        };
+        let blocks = elements(content)?;
+        blocks.get(s.blocks.clone()).map(|b| (s, b.to_vec()))
     });
-    if let Some((s, b)) = raw_blocks
+    if let Some((s, b)) = &raw_blocks
         && *m == s.read
         && !b.is_empty()
     {
-        return b.to_vec();
+        return b.iter().map(|b| Out::Raw(b)).collect();
     }
     match m.role {
         Role::Tool => {
-            let mut b = match raw_blocks {
-                Some((_, [Value::Object(b)])) => b.clone(),
-                _ => Map::new(),
-            };
-            b.insert("type".into(), json!("tool_result"));
-            b.insert(
-                "tool_use_id".into(),
-                json!(m.tool_call_id.clone().unwrap_or_default()),
-            );
-            b.insert("content".into(), json!(m.content));
+            let mut derived = vec![
+                ("type", Out::Value(json!("tool_result"))),
+                (
+                    "tool_use_id",
+                    Out::Value(json!(m.tool_call_id.clone().unwrap_or_default())),
+                ),
+                ("content", Out::Value(json!(m.content))),
+            ];
             if m.is_error {
-                b.insert("is_error".into(), Value::Bool(true));
-            } else {
-                b.remove("is_error");
+                derived.push(("is_error", Out::Value(Value::Bool(true))));
             }
-            vec![Value::Object(b)]
+            let input = match raw_blocks.as_ref().map(|(_, b)| b.as_slice()) {
+                Some([b]) if b.get().starts_with('{') => members(b),
+                _ => Vec::new(),
+            };
+            vec![merge(
+                input,
+                &["type", "tool_use_id", "content", "is_error"],
+                derived,
+            )]
         }
         Role::Assistant => {
             let mut blocks = Vec::new();
             if !m.content.is_empty() {
-                blocks.push(json!({"type": "text", "text": m.content}));
+                blocks.push(Out::Value(json!({"type": "text", "text": m.content})));
             }
             for c in &m.tool_calls {
+                // A call the rewrite did not touch is its input block, as written.
+                let own = raw_blocks.as_ref().and_then(|(s, b)| {
+                    let read = s.read.tool_calls.iter().find(|r| r.id == c.id)?;
+                    if read != c {
+                        return None;
+                    }
+                    b.iter().copied().find(|b| {
+                        let v = lossy(b.get(), &mut 0).unwrap_or(Value::Null);
+                        v.get("type").and_then(Value::as_str) == Some("tool_use")
+                            && v.get("id").and_then(Value::as_str) == Some(c.id.as_str())
+                    })
+                });
+                if let Some(b) = own {
+                    blocks.push(Out::Raw(b));
+                    continue;
+                }
                 let input: Value = serde_json::from_str(&c.arguments)
                     .ok()
                     .filter(Value::is_object)
                     .unwrap_or_else(|| json!({"arguments": c.arguments}));
-                blocks
-                    .push(json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input}));
+                blocks.push(Out::Value(
+                    json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input}),
+                ));
             }
             blocks
         }
-        _ => vec![json!({"type": "text", "text": m.content})],
+        _ => vec![Out::Value(json!({"type": "text", "text": m.content}))],
     }
 }
 
@@ -864,13 +1090,12 @@ fn anthropic_blocks(doc: &Document, m: &Message) -> Vec<Value> {
 /// results become `tool_result` blocks of a user message, and consecutive messages of the
 /// same role are merged so roles alternate as the API requires. An input message whose
 /// parts all come through unchanged and together is written as it was read.
-fn write_anthropic_messages(doc: &Document, messages: &[Message]) -> Vec<Value> {
+fn write_anthropic_messages<'a>(doc: &'a Document, messages: &[Message]) -> Vec<Out<'a>> {
     let msgs: Vec<&Message> = messages.iter().filter(|m| !m.role.is_system()).collect();
-    let mut entries: Vec<Entry> = Vec::new();
+    let mut entries: Vec<Entry<'a>> = Vec::new();
     let mut k = 0;
     while k < msgs.len() {
-        let whole = doc.source(msgs[k]).and_then(|(s, _)| {
-            let r = s.raw?;
+        let whole = doc.source(msgs[k]).and_then(|(_, r)| {
             let parts = &doc.parts[r];
             let run = msgs.get(k..k + parts.len())?;
             let intact = run.iter().zip(parts).all(|(m, o)| {
@@ -891,19 +1116,14 @@ fn write_anthropic_messages(doc: &Document, messages: &[Message]) -> Vec<Value> 
                 } else {
                     "user"
                 };
-                let mut keys = Map::new();
-                match doc.source(m) {
-                    Some((s, Value::Object(raw))) => {
-                        for (key, v) in raw {
-                            if !["role", "content"].contains(&key.as_str())
-                                && !EXTENSION_KEYS.contains(&key.as_str())
-                            {
-                                keys.insert(key.clone(), v.clone());
-                            }
-                        }
-                        write_extensions_like(m, &s.read, raw, &mut keys);
-                    }
-                    _ => write_extensions(m, &mut keys),
+                let source = doc.source(m);
+                let read = source.map(|(s, _)| &s.read);
+                let input = source.map_or_else(Vec::new, |(_, r)| members(&doc.raw_text[r]));
+                let owned = owned_keys(&["role", "content"], m, read);
+                let extended = owned.len() > 2;
+                let mut keys = merge_members(input, &owned, Vec::new());
+                if extended {
+                    keys.extend(extensions(m).into_iter().map(|(k, v)| (k.to_string(), v)));
                 }
                 Entry::Blocks {
                     role,
@@ -924,7 +1144,9 @@ fn write_anthropic_messages(doc: &Document, messages: &[Message]) -> Vec<Value> 
                 let (_, more, more_keys) = entry.into_blocks(doc);
                 blocks.extend(more);
                 for (key, v) in more_keys {
-                    keys.entry(key).or_insert(v);
+                    if !keys.iter().any(|(k, _)| *k == key) {
+                        keys.push((key, v));
+                    }
                 }
                 entries.push(Entry::Blocks { role, blocks, keys });
             }
@@ -938,22 +1160,24 @@ fn write_anthropic_messages(doc: &Document, messages: &[Message]) -> Vec<Value> 
     entries
         .into_iter()
         .map(|e| match e {
-            Entry::Raw(r) => doc.raw[r].clone(),
+            Entry::Raw(r) => Out::Raw(&doc.raw_text[r]),
             Entry::Blocks { role, blocks, keys } => {
-                let mut o = Map::new();
-                o.insert("role".into(), Value::String(role.into()));
-                // A single plain text block is written as a string, the common form.
-                let plain = |b: &Value| {
-                    b.as_object()
-                        .is_some_and(|o| o.len() == 2 && o.get("type") == Some(&json!("text")))
+                // A single plain text block acms wrote is written as a string, the common
+                // form.
+                let plain = |b: &Out<'_>| match b {
+                    Out::Value(Value::Object(o)) => {
+                        o.len() == 2 && o.get("type") == Some(&json!("text"))
+                    }
+                    _ => false,
                 };
                 let content = match blocks.as_slice() {
-                    [b] if plain(b) => b["text"].clone(),
-                    _ => Value::Array(blocks),
+                    [Out::Value(b)] if plain(&blocks[0]) => Out::Value(b["text"].clone()),
+                    _ => Out::Array(blocks),
                 };
-                o.insert("content".into(), content);
+                let mut o = vec![("role".to_string(), Out::Value(json!(role)))];
+                o.push(("content".into(), content));
                 o.extend(keys);
-                Value::Object(o)
+                Out::Object(o)
             }
         })
         .collect()
@@ -1051,6 +1275,25 @@ mod tests {
         assert_eq!(doc.conversation.messages[1].role, Role::User);
         let out = write(&doc, &doc.conversation);
         assert!(!out.contains("tool_call_id"), "{out}");
+    }
+
+    #[test]
+    fn untouched_text_is_written_as_read() {
+        let text = r#"{"z":1e400,"messages":[{"role":"user","content":"a \ud800"},{"content":"b","role":"assistant","x":123456789012345678901234567890}],"a":[1.50]}"#;
+        let doc = read(text, None).unwrap();
+        assert_eq!(doc.repairs.lone_surrogates, 1);
+        assert_eq!(doc.conversation.messages[0].content, "a \u{fffd}");
+        // Nothing changed: the input, byte for byte, keys in input order.
+        assert_eq!(write_compact(&doc, &doc.conversation), text);
+        // A rewritten message keeps its other fields in place and as written.
+        let mut conv = doc.conversation.clone();
+        conv.messages[1].content = "c".into();
+        assert_eq!(
+            write_compact(&doc, &conv),
+            r#"{"z":1e400,"messages":[{"role":"user","content":"a \ud800"},{"content":"c","role":"assistant","x":123456789012345678901234567890}],"a":[1.50]}"#
+        );
+        // Reading sees what serde_json can hold.
+        assert_eq!(to_value(&doc, &doc.conversation)["z"], Value::Null);
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod plan;
 mod proxy;
 mod recovery;
 mod trust;
+mod untrusted_artifacts;
 
 use std::process::{Command, Output};
 

@@ -8,6 +8,7 @@ mod retention;
 mod roundtrip;
 mod seam;
 mod tiers;
+mod untrusted;
 
 use acms_compact::model::{Message, Role, ToolCall};
 use acms_compact::verify::{Reference, structure};
