@@ -6,10 +6,16 @@
 //!
 //! Each tool has a JSON schema (from its parameter type) and a one-line description.
 //! A failure of the call is an MCP tool error carrying the same one-line message the CLI
-//! prints; protocol problems (unknown tool, malformed request) are JSON-RPC errors from the
-//! SDK, and the server keeps serving. Nothing but protocol messages is written to stdout.
+//! prints; protocol problems (unknown tool, malformed request) are JSON-RPC errors, and the
+//! server keeps serving. Nothing but protocol messages is written to stdout.
+//!
+//! Frames are read by [`frame::FrameTransport`], not by rmcp's stdio transport: every request
+//! gets exactly one answer, malformed and oversized frames (over [`frame::MAX_FRAME_BYTES`])
+//! included.
 //!
 //! This crate owns no logic of its own: parameters in, one workspace call, results out.
+
+pub mod frame;
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
@@ -494,7 +500,8 @@ impl ServerHandler for AcmsServer {
 /// Serves `ws` over stdin/stdout until the client closes stdin (or the session ends).
 pub async fn serve(ws: Workspace) -> Result<(), Error> {
     let server = AcmsServer::new(ws);
-    let running = match server.serve(rmcp::transport::stdio()).await {
+    let transport = frame::FrameTransport::new(tokio::io::stdin(), tokio::io::stdout());
+    let running = match server.serve(transport).await {
         Ok(r) => r,
         // The client went away before initializing: nothing to serve, not a failure.
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),

@@ -47,6 +47,12 @@ pub enum Error {
         #[source]
         source: rusqlite::Error,
     },
+    /// The file is not a readable plan store (garbled header or pages, its tables gone). Never
+    /// an unknown plan, and never recreated over: the plans in it may still be recoverable.
+    #[error(
+        "the plan database {path} is damaged ({detail}): its plans cannot be read; move it aside to start a new one (mv {path} {path}.damaged) or try `sqlite3 {path} .recover`"
+    )]
+    DamagedStore { path: PathBuf, detail: String },
     /// A stored row that cannot be read back (written by hand, or damaged).
     #[error("plan database {path}: damaged row: {message}")]
     Damaged { path: PathBuf, message: String },
@@ -56,17 +62,27 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    /// Maps a SQLite error on `path`, turning lock contention into [`Error::Busy`].
+    /// Maps a SQLite error on `path`, turning lock contention into [`Error::Busy`] and a
+    /// garbled file into [`Error::DamagedStore`].
     pub(crate) fn db(path: &std::path::Path, source: rusqlite::Error) -> Error {
-        use rusqlite::ErrorCode::{DatabaseBusy, DatabaseLocked};
+        use rusqlite::ErrorCode::{DatabaseBusy, DatabaseCorrupt, DatabaseLocked, NotADatabase};
         match source.sqlite_error_code() {
             Some(DatabaseBusy | DatabaseLocked) => Error::Busy {
                 path: path.to_path_buf(),
             },
+            Some(DatabaseCorrupt) => Error::damaged_store(path, "its pages are malformed"),
+            Some(NotADatabase) => Error::damaged_store(path, "it is not an SQLite database"),
             _ => Error::Database {
                 path: path.to_path_buf(),
                 source,
             },
+        }
+    }
+
+    pub(crate) fn damaged_store(path: &std::path::Path, detail: &str) -> Error {
+        Error::DamagedStore {
+            path: path.to_path_buf(),
+            detail: detail.to_string(),
         }
     }
 }

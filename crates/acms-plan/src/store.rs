@@ -55,6 +55,9 @@ CREATE TABLE IF NOT EXISTS decision_fragments (
 CREATE INDEX IF NOT EXISTS decision_fragments_node ON decision_fragments(node);
 ";
 
+/// The tables of [`SCHEMA`]: a database missing any of them is new or damaged.
+const TABLES: [&str; 5] = ["meta", "plans", "phases", "decisions", "decision_fragments"];
+
 /// A phase to record (what the workspace assembled).
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewPhase {
@@ -149,14 +152,21 @@ impl PlanStore {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| Error::db(&path, e))?;
-        let has_meta: bool = tx
-            .query_row(
-                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
-                [],
-                |r| r.get::<_, i64>(0),
-            )
-            .map_err(|e| Error::db(&path, e))?
-            > 0;
+        let tables: Vec<String> = tx
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+            .map_err(|e| Error::db(&path, e))?;
+        let pages: i64 = tx
+            .query_row("PRAGMA page_count", [], |r| r.get(0))
+            .map_err(|e| Error::db(&path, e))?;
+        let complete = TABLES.iter().all(|t| tables.iter().any(|n| n == t));
+        // A new file has no table and at most its first page (the WAL switch writes it). Any
+        // other file without all our tables lost its schema to damage: creating the tables
+        // afresh would bury its plans and answer "unknown plan".
+        if !complete && (pages > 1 || !tables.is_empty()) {
+            return Err(Error::damaged_store(&path, "its tables are missing"));
+        }
+        let has_meta = complete;
         let found: Option<u32> = if has_meta {
             tx.query_row(
                 "SELECT value FROM meta WHERE key = 'schema_version'",

@@ -8,6 +8,7 @@ mod determinism;
 mod hostile;
 mod kill;
 mod mcp;
+mod mcp_frames;
 mod model;
 mod plan;
 mod proxy;

@@ -363,3 +363,50 @@ fn a_phase_killed_at_any_point_leaves_a_consistent_database() {
     ]);
     assert_eq!(last["seq"].as_u64().unwrap() as usize, phases + 1);
 }
+
+/// Issue 37 item 14: a garbled `plans.sqlite` read as "unknown plan p1" (its schema page
+/// garbled, the store was created afresh over it). Every plan command must say the store is
+/// damaged and how to recover, and leave the file as it found it.
+#[test]
+fn a_garbled_plan_store_is_reported_damaged_and_left_in_place() {
+    let repo = fixture();
+    let root = repo.path().to_str().unwrap();
+    let db = repo.path().join(".acms/plans.sqlite");
+    type Garble = fn(&mut Vec<u8>);
+    let garbles: [(&str, Garble); 3] = [
+        // The schema page's cell count: the tables vanish, the header stays valid.
+        ("schema page", |b| b[103..105].fill(0)),
+        ("header", |b| b[..16].copy_from_slice(b"not a database!!")),
+        ("middle page", |b| {
+            let mid = b.len() / 2;
+            b[mid - 200..mid + 200].fill(0xa5)
+        }),
+    ];
+    for (what, garble) in garbles {
+        for f in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{f}", db.display()));
+        }
+        let started = run(&["plan", "start", "--repo", root, "the cart total"]);
+        assert!(started.status.success(), "{what}");
+        assert_eq!(String::from_utf8_lossy(&started.stdout).trim(), "p1");
+        let mut bytes = std::fs::read(&db).unwrap();
+        garble(&mut bytes);
+        std::fs::write(&db, &bytes).unwrap();
+        for args in [
+            vec!["plan", "decide", "--repo", root, "p1", "explore"],
+            vec!["plan", "close", "--repo", root, "p1"],
+            vec!["plan", "phase", "--repo", root, "p1", "explore"],
+        ] {
+            let out = run(&args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{what} {args:?}: {err}");
+            assert!(
+                err.contains("plans.sqlite is damaged")
+                    && err.contains("move it aside")
+                    && !err.contains("unknown plan"),
+                "{what} {args:?}: {err}"
+            );
+            assert_eq!(std::fs::read(&db).unwrap(), bytes, "{what} {args:?}");
+        }
+    }
+}
