@@ -12,8 +12,13 @@ pub struct McpArgs {
 }
 
 pub fn run(args: &McpArgs) -> anyhow::Result<ExitCode> {
-    // Indexing a repository the first time may print nothing but must not touch stdout.
-    let ws = args.workspace.open()?;
-    acms_mcp::serve_stdio(ws)?;
+    // What is cheap to check fails the start; opening (or first indexing) the repository runs
+    // while `initialize` is answered, so a large repository does not keep the host waiting.
+    // Indexing may print progress but must not touch stdout.
+    args.workspace.check()?;
+    let workspace = args.workspace.clone();
+    acms_mcp::serve_stdio_opening(Box::new(move || {
+        workspace.open().map_err(|e| format!("{e:#}"))
+    }))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -26,14 +26,22 @@ pub struct WorkspaceArgs {
 }
 
 impl WorkspaceArgs {
-    /// Opens the workspace, indexing the repository when it has no index yet.
-    pub fn open(&self) -> anyhow::Result<Workspace> {
+    /// What can be checked without opening anything: the repository exists, the
+    /// configuration reads.
+    pub fn check(&self) -> anyhow::Result<()> {
         if !self.repo.is_dir() {
             anyhow::bail!(
                 "repository {} does not exist or is not a directory",
                 self.repo.display()
             );
         }
+        crate::load_config(self.config.as_deref(), Some(&self.repo))?;
+        Ok(())
+    }
+
+    /// Opens the workspace, indexing the repository when it has no index yet.
+    pub fn open(&self) -> anyhow::Result<Workspace> {
+        self.check()?;
         let config = crate::load_config(self.config.as_deref(), Some(&self.repo))?.context;
         lib(Workspace::open_with(
             &self.repo,

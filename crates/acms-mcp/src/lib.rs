@@ -158,8 +158,40 @@ pub struct CompactParams {
 /// The acms MCP server.
 #[derive(Clone)]
 pub struct AcmsServer {
-    ws: Arc<Mutex<Workspace>>,
+    ws: Arc<Mutex<Slot>>,
     tool_router: ToolRouter<AcmsServer>,
+}
+
+/// Opens a workspace (its error as the one line a tool error carries).
+pub type Opener = Box<dyn FnOnce() -> Result<Workspace, String> + Send>;
+
+/// The workspace, or the thread still opening it: on a large repository opening (or indexing
+/// it the first time) takes seconds to minutes, and `initialize` must not wait for that.
+enum Slot {
+    Opening(std::thread::JoinHandle<Result<Workspace, String>>),
+    Ready(Box<Workspace>),
+    Failed(String),
+}
+
+impl Slot {
+    /// The workspace, waiting for the opening thread the first time.
+    fn get(&mut self) -> Result<&mut Workspace, String> {
+        if matches!(self, Slot::Opening(_)) {
+            let Slot::Opening(handle) = std::mem::replace(self, Slot::Failed(String::new())) else {
+                unreachable!("checked above")
+            };
+            *self = match handle.join() {
+                Ok(Ok(ws)) => Slot::Ready(Box::new(ws)),
+                Ok(Err(message)) => Slot::Failed(message),
+                Err(_) => Slot::Failed("internal error: opening the workspace panicked".into()),
+            };
+        }
+        match self {
+            Slot::Ready(ws) => Ok(ws),
+            Slot::Failed(message) => Err(message.clone()),
+            Slot::Opening(_) => unreachable!("joined above"),
+        }
+    }
 }
 
 /// A tool error with the CLI's one-line message.
@@ -211,8 +243,21 @@ fn manifest(ctx: &acms::AssembledContext) -> Value {
 impl AcmsServer {
     /// A server on an opened workspace.
     pub fn new(ws: Workspace) -> AcmsServer {
+        Self::with_slot(Slot::Ready(Box::new(ws)))
+    }
+
+    /// A server whose workspace `open` opens on its own thread, started now; the first tool
+    /// call waits for it, and an error there is every call's tool error.
+    pub fn opening(open: Opener) -> Result<AcmsServer, Error> {
+        let handle = std::thread::Builder::new()
+            .name("acms-open".into())
+            .spawn(open)?;
+        Ok(Self::with_slot(Slot::Opening(handle)))
+    }
+
+    fn with_slot(slot: Slot) -> AcmsServer {
         AcmsServer {
-            ws: Arc::new(Mutex::new(ws)),
+            ws: Arc::new(Mutex::new(slot)),
             tool_router: Self::tool_router(),
         }
     }
@@ -225,7 +270,7 @@ impl AcmsServer {
         let ws = Arc::clone(&self.ws);
         let joined = tokio::task::spawn_blocking(move || {
             let mut guard = ws.lock().unwrap_or_else(PoisonError::into_inner);
-            f(&mut guard)
+            f(guard.get()?)
         })
         .await;
         match joined {
@@ -499,8 +544,15 @@ impl ServerHandler for AcmsServer {
 
 /// Serves `ws` over stdin/stdout until the client closes stdin (or the session ends).
 pub async fn serve(ws: Workspace) -> Result<(), Error> {
-    let server = AcmsServer::new(ws);
-    let transport = frame::FrameTransport::new(tokio::io::stdin(), tokio::io::stdout());
+    serve_server(AcmsServer::new(ws), tokio::io::stdin(), tokio::io::stdout()).await
+}
+
+async fn serve_server<R, W>(server: AcmsServer, read: R, write: W) -> Result<(), Error>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let transport = frame::FrameTransport::new(read, write);
     let running = match server.serve(transport).await {
         Ok(r) => r,
         // The client went away before initializing: nothing to serve, not a failure.
@@ -516,9 +568,79 @@ pub async fn serve(ws: Workspace) -> Result<(), Error> {
 
 /// [`serve`] on its own runtime (two workers: one for the protocol, one for a call).
 pub fn serve_stdio(ws: Workspace) -> Result<(), Error> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    runtime()?.block_on(serve(ws))
+}
+
+/// Like [`serve_stdio`], but answers `initialize` at once while `open` opens the workspace on
+/// its own thread ([`AcmsServer::opening`]).
+pub fn serve_stdio_opening(open: Opener) -> Result<(), Error> {
+    let server = AcmsServer::opening(open)?;
+    runtime()?.block_on(serve_server(
+        server,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+    ))
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, Error> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
-        .build()?;
-    runtime.block_on(serve(ws))
+        .build()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+    use std::time::Duration;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    /// `initialize` is answered while the workspace is still opening; the first tool call
+    /// that needs it waits for the opener and carries its error; `compact` needs none.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn initialize_does_not_wait_for_the_workspace() {
+        let (release, released) = mpsc::channel::<()>();
+        let server = AcmsServer::opening(Box::new(move || {
+            // Released by the test only after `initialize` was answered; had the server waited
+            // for this thread, the timeout would fire first and the message would say so.
+            match released.recv_timeout(Duration::from_secs(20)) {
+                Ok(()) => Err("opened after initialize".to_string()),
+                Err(_) => Err("the server waited for the workspace".to_string()),
+            }
+        }))
+        .unwrap();
+        let (client, server_end) = tokio::io::duplex(1 << 16);
+        let (server_read, server_write) = tokio::io::split(server_end);
+        let serving = tokio::spawn(serve_server(server, server_read, server_write));
+        let (client_read, mut client_write) = tokio::io::split(client);
+        let mut lines = BufReader::new(client_read).lines();
+        let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+        client_write
+            .write_all(format!("{init}\n").as_bytes())
+            .await
+            .unwrap();
+        let init: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        assert_eq!(init["id"], 1, "{init}");
+        assert!(init["result"]["serverInfo"].is_object(), "{init}");
+        release.send(()).unwrap();
+        let calls = concat!(
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{"query":"x"}}}"#,
+            "\n"
+        );
+        client_write.write_all(calls.as_bytes()).await.unwrap();
+        let search: Value =
+            serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        assert_eq!(search["id"], 2, "{search}");
+        assert_eq!(search["result"]["isError"], true, "{search}");
+        assert!(
+            search.to_string().contains("opened after initialize"),
+            "{search}"
+        );
+        drop(client_write);
+        drop(lines);
+        let _ = serving.await;
+    }
 }
