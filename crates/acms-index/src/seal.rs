@@ -108,13 +108,18 @@ pub(crate) fn new_store_id() -> Result<String> {
 }
 
 /// The user's key: read from [`KEY_FILE`], created (mode 0600) on first use. Two processes
-/// creating it at once agree on one key: each writes a private temporary file and links it
-/// into place, and the loser reads the winner's.
+/// (or threads) creating it at once agree on one key: each writes a temporary file of its own
+/// and links it into place, and the loser reads the winner's.
 pub fn user_key() -> Result<[u8; 32]> {
     let dir = acms_core::user_config_dir().ok_or_else(|| Error::Key {
         path: PathBuf::from("~/.config/acms"),
         message: "neither XDG_CONFIG_HOME nor HOME is set".into(),
     })?;
+    key_in(&dir)
+}
+
+/// [`user_key`] in `dir`.
+fn key_in(dir: &Path) -> Result<[u8; 32]> {
     let path = dir.join(KEY_FILE);
     let key_err = |message: String| Error::Key {
         path: path.clone(),
@@ -126,11 +131,18 @@ pub fn user_key() -> Result<[u8; 32]> {
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
-        .create(&dir)
+        .create(dir)
         .map_err(|e| key_err(format!("cannot create its directory: {e}")))?;
     let mut key = [0u8; 32];
     getrandom::fill(&mut key).map_err(|e| key_err(format!("no randomness: {e}")))?;
-    let tmp = dir.join(format!("{KEY_FILE}.{}.tmp", std::process::id()));
+    // Unique per call, not per process: threads of one process create keys at once too.
+    let mut nonce = [0u8; 8];
+    getrandom::fill(&mut nonce).map_err(|e| key_err(format!("no randomness: {e}")))?;
+    let tmp = dir.join(format!(
+        "{KEY_FILE}.{}.{}.tmp",
+        std::process::id(),
+        hex(&nonce)
+    ));
     let written = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -356,6 +368,28 @@ pub fn default_index_dir(repo: &Path) -> Result<(PathBuf, Option<String>)> {
 
 #[cfg(test)]
 mod tests {
+
+    /// A new user's first index runs many threads at once (a test binary, a rayon pool): they
+    /// all get one key, and none fails. A temporary name per process let one thread's file be
+    /// taken for another's ("it vanished while being created", "No such file or directory").
+    #[test]
+    fn threads_creating_the_key_at_once_agree_on_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("new").join("acms");
+        let keys: Vec<_> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..16).map(|_| s.spawn(|| key_in(&config))).collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let first = keys[0].as_ref().unwrap();
+        for k in &keys {
+            assert_eq!(k.as_ref().unwrap(), first);
+        }
+        let leftovers: Vec<_> = std::fs::read_dir(&config)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(leftovers, vec![std::ffi::OsString::from(KEY_FILE)]);
+    }
     use super::*;
 
     #[test]
