@@ -119,11 +119,15 @@ pub fn walk(repo: &Path, index_dir: &Path, deny: &Deny) -> Walked {
                     }
                     return false;
                 }
+                // Only a directory can be the index folder: canonicalising every file cost a
+                // refresh most of its time (one lstat per path component per file).
                 // A dangling link is let through: the walker reports it.
-                e.path()
-                    .canonicalize()
-                    .map(|p| p != index_dir)
-                    .unwrap_or(true)
+                let may_be_index = e.path_is_symlink() || e.file_type().is_none_or(|t| t.is_dir());
+                !may_be_index
+                    || e.path()
+                        .canonicalize()
+                        .map(|p| p != index_dir)
+                        .unwrap_or(true)
             })
             .build()
     };
