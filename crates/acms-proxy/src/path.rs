@@ -51,7 +51,29 @@ pub fn normalize(raw: &str) -> Result<String, PathError> {
             s => segments.push(s),
         }
     }
-    Ok(format!("/{}", segments.join("/")))
+    let mut out = String::with_capacity(decoded.len() + 1);
+    for s in &segments {
+        out.push('/');
+        encode_segment(s, &mut out);
+    }
+    if out.is_empty() {
+        out.push('/');
+    }
+    Ok(out)
+}
+
+/// A decoded segment written back as a URI path segment: unreserved characters, sub-delims,
+/// `:` and `@` as they are, every other byte percent-encoded (`%`, `?`, `#`, a space,
+/// non-ASCII). The forwarded path then means what was routed (a decoded `?` cannot start a
+/// query upstream), and normalising it again changes nothing.
+fn encode_segment(segment: &str, out: &mut String) {
+    for &b in segment.as_bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~!$&'()*+,=:@".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
 }
 
 fn percent_decode(raw: &str) -> Result<String, PathError> {
@@ -137,6 +159,25 @@ mod tests {
             Err(PathError::Unsupported)
         );
         assert_eq!(normalize("/v1/a%00b"), Err(PathError::Unsupported));
+    }
+
+    /// Found by the proptest: `%25` normalised to `/%`, which is no path at all; a decoded
+    /// `?` or `#` would have started a query or fragment upstream.
+    #[test]
+    fn decoded_bytes_that_are_not_path_characters_are_encoded_again() {
+        for (raw, want) in [
+            ("%25", "/%25"),
+            ("/v1/a%3Fb", "/v1/a%3Fb"),
+            ("/v1/a%23b", "/v1/a%23b"),
+            ("/v1/a%20b", "/v1/a%20b"),
+            ("/v1/%e2%82%ac", "/v1/%E2%82%AC"),
+            ("/v1/a:b@c", "/v1/a:b@c"),
+            ("/", "/"),
+        ] {
+            let once = normalize(raw).unwrap();
+            assert_eq!(once, want, "{raw}");
+            assert_eq!(normalize(&once).as_deref(), Ok(want), "{raw} twice");
+        }
     }
 
     #[test]
