@@ -243,7 +243,8 @@ pub struct SemanticConfig {
     /// embedding time grows about linearly with it, recall slowly (64 → 128: half the
     /// throughput for a few points of recall on identifier-free tasks, docs/EVAL.md).
     pub max_tokens: usize,
-    /// Below this many vectors an exact scan is used instead of HNSW.
+    /// Below this many vectors an exact scan is used instead of HNSW
+    /// ([`EXACT_SCAN_BELOW`] by default).
     pub exact_scan_below: usize,
     /// Embed the symbols of tests, examples, vendored and generated code too. Off by default:
     /// the scorer demotes those places and keyword and graph find them, so their vectors
@@ -256,9 +257,15 @@ defaults!(SemanticConfig {
     model: DEFAULT_MODEL.into(),
     model_dir: None,
     max_tokens: 64,
-    exact_scan_below: 20_000,
+    exact_scan_below: EXACT_SCAN_BELOW,
     all_places: false,
 });
+
+/// Vectors below which searches scan exactly and no HNSW graph is built or loaded. Chosen by
+/// measurement (docs/BENCHMARKS.md "Monorepo"): a one-shot process pays for loading a graph
+/// on every call (5 s at 142 000 vectors) while a scan of the same vectors costs tens of
+/// milliseconds; the graph pays off only for warm processes on indexes larger than this.
+pub const EXACT_SCAN_BELOW: usize = 200_000;
 
 /// The default embedding model (chosen by measurement, docs/EVAL.md "Embedding models").
 pub const DEFAULT_MODEL: &str = "minilm-l6-q8";

@@ -16,10 +16,10 @@ mod tokens;
 
 pub use config::{
     ArceConfig, BudgetConfig, ColdConfig, ColdRetention, Config, ContextConfig,
-    CustomStrategyConfig, DEFAULT_MODEL, EmbedderKind, ExecutorConfig, FileConfig, Fusion,
-    HotConfig, IndexConfig, LlmConfig, NavigatorConfig, PackerConfig, PipelineConfig,
-    PreambleConfig, QueryConfig, ScoringConfig, SemanticConfig, StrategiesConfig, TiersConfig,
-    WarmConfig, WarmRetention, valid_model_name,
+    CustomStrategyConfig, DEFAULT_MODEL, EXACT_SCAN_BELOW, EmbedderKind, ExecutorConfig,
+    FileConfig, Fusion, HotConfig, IndexConfig, LlmConfig, NavigatorConfig, PackerConfig,
+    PipelineConfig, PreambleConfig, QueryConfig, ScoringConfig, SemanticConfig, StrategiesConfig,
+    TiersConfig, WarmConfig, WarmRetention, valid_model_name,
 };
 pub use depth::Depth;
 pub use error::{Error, Result};

@@ -20,6 +20,7 @@
 
 use std::collections::HashMap;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
@@ -60,12 +61,28 @@ impl Deny {
         (Deny { rules }, warnings)
     }
 
-    /// The pattern that holds `path` (under the repository) back, if any.
+    /// The pattern that holds the file `path` (under the repository) back, if any.
     pub fn rule(&self, path: &Path) -> Option<String> {
-        match self.rules.matched_path_or_any_parents(path, false) {
+        self.rule_in(path, &mut HashMap::new())
+    }
+
+    /// [`rule`](Self::rule) with the verdicts on directories kept in `dirs`: a walk asks once
+    /// per directory instead of once per file and ancestor.
+    fn rule_in(&self, path: &Path, dirs: &mut HashMap<PathBuf, Option<String>>) -> Option<String> {
+        if let ignore::Match::Ignore(glob) = self.rules.matched(path, false) {
+            return Some(glob.original().to_string());
+        }
+        // `matched_path_or_any_parents` panics on a path outside its root.
+        let parent = path.parent().filter(|p| p.starts_with(self.rules.path()))?;
+        if let Some(verdict) = dirs.get(parent) {
+            return verdict.clone();
+        }
+        let verdict = match self.rules.matched_path_or_any_parents(parent, true) {
             ignore::Match::Ignore(glob) => Some(glob.original().to_string()),
             _ => None,
-        }
+        };
+        dirs.insert(parent.to_path_buf(), verdict.clone());
+        verdict
     }
 }
 
@@ -92,25 +109,36 @@ pub struct Walked {
 }
 
 /// Lists the files under `repo` (canonical) in path order, with a warning for each entry it
-/// cannot read or will not follow; files `deny` matches go to [`Walked::held_back`].
+/// cannot read or will not follow; files `deny` matches go to [`Walked::held_back`]. Runs on
+/// all cores (a walk is one stat per file, a refresh runs one before every assembly); the
+/// result is sorted, so it does not depend on which thread saw what first.
 pub fn walk(repo: &Path, index_dir: &Path, deny: &Deny) -> Walked {
-    let mut walked = Walked::default();
     let index_dir = index_dir
         .canonicalize()
         .unwrap_or_else(|_| index_dir.to_path_buf());
+    // The index folder is recognised by its inode first: canonicalising every directory cost
+    // a refresh a fifth of its time (an lstat and a readlink per path component).
+    let index_ino = std::fs::metadata(&index_dir).ok().map(|m| m.ino());
     let refused: Arc<Mutex<Vec<Warning>>> = Arc::default();
-    let walker = {
+    let parallel = {
         let refused = Arc::clone(&refused);
         let root = repo.to_path_buf();
+        let index_dir = index_dir.clone();
         ignore::WalkBuilder::new(repo)
             .follow_links(true)
             .require_git(false)
             .add_custom_ignore_filename(".acmsignore")
+            // Judged before the walker reads anything behind the entry (a linked directory's
+            // listing, its ignore files): the walk never leaves the repository.
             .filter_entry(move |e| {
-                if e.path_is_symlink()
-                    && let Ok(target) = e.path().canonicalize()
-                    && let Some(why) = escape(&root, &index_dir, &target)
-                {
+                if e.path_is_symlink() {
+                    // A dangling link is let through: the walker reports it.
+                    let Ok(target) = e.path().canonicalize() else {
+                        return true;
+                    };
+                    let Some(why) = escape(&root, &index_dir, &target) else {
+                        return true;
+                    };
                     if let Ok(mut w) = refused.lock() {
                         w.push(Warning::new(
                             rel_path(&root, e.path()),
@@ -119,58 +147,98 @@ pub fn walk(repo: &Path, index_dir: &Path, deny: &Deny) -> Walked {
                     }
                     return false;
                 }
-                // Only a directory can be the index folder: canonicalising every file cost a
-                // refresh most of its time (one lstat per path component per file).
-                // A dangling link is let through: the walker reports it.
-                let may_be_index = e.path_is_symlink() || e.file_type().is_none_or(|t| t.is_dir());
-                !may_be_index
+                // Only a directory can be the index folder; an inode match is confirmed by
+                // path, since inodes repeat across file systems.
+                let is_dir = e.file_type().is_none_or(|t| t.is_dir());
+                !is_dir
+                    || index_ino.is_none_or(|ino| e.ino() != Some(ino))
                     || e.path()
                         .canonicalize()
                         .map(|p| p != index_dir)
                         .unwrap_or(true)
             })
-            .build()
+            .build_parallel()
     };
-    for result in walker {
+    let shared = Mutex::new(Walked::default());
+    parallel.visit(&mut Visitors {
+        repo,
+        deny,
+        shared: &shared,
+    });
+    let mut walked = shared.into_inner().unwrap_or_else(|p| p.into_inner());
+    if let Ok(mut w) = refused.lock() {
+        walked.warnings.append(&mut w);
+    }
+    walked.entries.sort_by(|a, b| a.rel.cmp(&b.rel));
+    walked.entries.dedup_by(|a, b| a.rel == b.rel);
+    walked.held_back.sort_by(|a, b| a.0.rel.cmp(&b.0.rel));
+    walked.held_back.dedup_by(|a, b| a.0.rel == b.0.rel);
+    walked
+        .warnings
+        .sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
+    walked.unreadable.sort();
+    walked
+}
+/// Makes one [`Visitor`] per walking thread.
+struct Visitors<'a> {
+    repo: &'a Path,
+    deny: &'a Deny,
+    shared: &'a Mutex<Walked>,
+}
+
+impl<'s> ignore::ParallelVisitorBuilder<'s> for Visitors<'s> {
+    fn build(&mut self) -> Box<dyn ignore::ParallelVisitor + 's> {
+        Box::new(Visitor {
+            repo: self.repo,
+            deny: self.deny,
+            shared: self.shared,
+            found: Walked::default(),
+            dir_verdicts: HashMap::new(),
+        })
+    }
+}
+
+/// One thread's share of a walk, merged into the shared result when the thread ends.
+struct Visitor<'a> {
+    repo: &'a Path,
+    deny: &'a Deny,
+    shared: &'a Mutex<Walked>,
+    found: Walked,
+    dir_verdicts: HashMap<PathBuf, Option<String>>,
+}
+
+impl Drop for Visitor<'_> {
+    fn drop(&mut self) {
+        let found = std::mem::take(&mut self.found);
+        let mut shared = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+        shared.entries.extend(found.entries);
+        shared.held_back.extend(found.held_back);
+        shared.warnings.extend(found.warnings);
+        shared.unreadable.extend(found.unreadable);
+    }
+}
+
+impl ignore::ParallelVisitor for Visitor<'_> {
+    fn visit(&mut self, result: Result<ignore::DirEntry, ignore::Error>) -> ignore::WalkState {
+        let repo = self.repo;
         let entry = match result {
             Ok(e) => e,
             Err(err) => {
-                let path = error_path(&err);
-                let rel = path
-                    .as_deref()
-                    .map(|p| rel_path(repo, p))
-                    .filter(|p| !p.is_empty())
-                    .unwrap_or_else(|| ".".into());
-                let is_dir = path.as_deref().is_some_and(Path::is_dir);
-                if is_dir && is_io(&err) {
-                    walked.warnings.push(Warning::new(
-                        &rel,
-                        format!(
-                            "cannot read directory ({}); what the index holds under it is kept",
-                            short_walk_error(&err)
-                        ),
-                    ));
-                    walked.unreadable.push(rel);
-                } else {
-                    walked.warnings.push(Warning::new(
-                        rel,
-                        format!("skipped: {}", short_walk_error(&err)),
-                    ));
-                }
-                continue;
+                self.refuse(&err);
+                return ignore::WalkState::Continue;
             }
         };
         if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
+            return ignore::WalkState::Continue;
         }
         let rel = rel_path(repo, entry.path());
         let md = match entry.metadata() {
             Ok(md) => md,
             Err(err) => {
-                walked
+                self.found
                     .warnings
                     .push(Warning::new(rel, format!("skipped: {err}")));
-                continue;
+                return ignore::WalkState::Continue;
             }
         };
         let found = WalkEntry {
@@ -188,22 +256,45 @@ pub fn walk(repo: &Path, index_dir: &Path, deny: &Deny) -> Walked {
             .path_is_symlink()
             .then(|| entry.path().canonicalize().ok())
             .flatten();
-        let rule = deny
-            .rule(entry.path())
-            .or_else(|| target.as_deref().and_then(|t| deny.rule(t)));
+        let rule = self
+            .deny
+            .rule_in(entry.path(), &mut self.dir_verdicts)
+            .or_else(|| target.as_deref().and_then(|t| self.deny.rule(t)));
         match rule {
-            Some(rule) => walked.held_back.push((found, rule)),
-            None => walked.entries.push(found),
+            Some(rule) => self.found.held_back.push((found, rule)),
+            None => self.found.entries.push(found),
+        }
+        ignore::WalkState::Continue
+    }
+}
+
+impl Visitor<'_> {
+    /// Records an entry the walker could not read: an unreadable directory keeps what the
+    /// index holds under it.
+    fn refuse(&mut self, err: &ignore::Error) {
+        let path = error_path(err);
+        let rel = path
+            .as_deref()
+            .map(|p| rel_path(self.repo, p))
+            .filter(|p| !p.is_empty())
+            .unwrap_or_else(|| ".".into());
+        let is_dir = path.as_deref().is_some_and(Path::is_dir);
+        if is_dir && is_io(err) {
+            self.found.warnings.push(Warning::new(
+                &rel,
+                format!(
+                    "cannot read directory ({}); what the index holds under it is kept",
+                    short_walk_error(err)
+                ),
+            ));
+            self.found.unreadable.push(rel);
+        } else {
+            self.found.warnings.push(Warning::new(
+                rel,
+                format!("skipped: {}", short_walk_error(err)),
+            ));
         }
     }
-    if let Ok(mut w) = refused.lock() {
-        walked.warnings.append(&mut w);
-    }
-    walked.entries.sort_by(|a, b| a.rel.cmp(&b.rel));
-    walked.entries.dedup_by(|a, b| a.rel == b.rel);
-    walked.held_back.sort_by(|a, b| a.0.rel.cmp(&b.0.rel));
-    walked.held_back.dedup_by(|a, b| a.0.rel == b.0.rel);
-    walked
 }
 
 /// Why the canonical `target` of a link is out of bounds: outside `root`, inside a hidden

@@ -1,9 +1,9 @@
 //! `VectorIndex`: (u64 id, vector) pairs for one embedder, top-k search by cosine, and its
 //! persistence in a directory.
 //!
-//! Below `IndexParams::exact_scan_below` vectors (default 20 000) a search is an exact scan:
-//! a few milliseconds, perfect recall, nothing to build. At or above it an HNSW graph
-//! (`hnsw_rs`) answers instead; HNSW candidates are re-scored with the exact cosine from the
+//! Below `IndexParams::exact_scan_below` vectors (default `acms_core::EXACT_SCAN_BELOW`,
+//! 200 000) a search is an exact scan: milliseconds, perfect recall, nothing to build or load.
+//! At or above it an HNSW graph (`hnsw_rs`) answers instead; HNSW candidates are re-scored with the exact cosine from the
 //! stored vectors, so scores never depend on which path answered. The graph is dumped next to
 //! the vectors and reloaded as is, never rebuilt on load.
 //!
@@ -80,10 +80,10 @@ impl Default for IndexParams {
     /// ef_construction = 100 and ef_search = 128, recall@10 is 1.0 on clustered vectors (shaped
     /// like real embeddings). Uniform random 384-dim vectors, which have no neighbourhood
     /// structure, are the worst case (recall@10 0.85 at 5k, 0.49 at 20k) — one more reason the
-    /// exact scan serves everything below 20k.
+    /// exact scan serves everything below `acms_core::EXACT_SCAN_BELOW`.
     fn default() -> IndexParams {
         IndexParams {
-            exact_scan_below: 20_000,
+            exact_scan_below: acms_core::EXACT_SCAN_BELOW,
             max_connections: 16,
             ef_construction: 100,
             ef_search: 128,

@@ -211,3 +211,48 @@ fn deeply_nested_json_schema_stays_linear() {
     assert!(w.iter().any(|m| m.contains("nested deeper than")), "{w:?}");
     assert_linear(repo, "deep.json", schema.len());
 }
+
+/// The walk runs on several threads; what it returns must not depend on which thread saw
+/// what first, and the index folder is left out however it is reached (by its path, or by a
+/// link inside the repository, which the walk refuses with a warning).
+#[test]
+fn the_walk_is_the_same_every_time_and_never_enters_the_index_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().canonicalize().unwrap();
+    let mut files = Vec::new();
+    for d in 0..40 {
+        for f in 0..5 {
+            files.push(format!("pkg{d}/sub{}/m{f}.py", f % 2));
+        }
+    }
+    for f in &files {
+        write_repo(&repo, &[(f.as_str(), b"def f():\n    return 1\n")]);
+    }
+    write_repo(&repo, &[("pkg3/.env", b"TOKEN=x\n")]);
+    index(&repo);
+    std::os::unix::fs::symlink(repo.join(".acms"), repo.join("pkg7/idx")).unwrap();
+    let index_dir = repo.join(".acms");
+    let (deny, _) = acms_index::Deny::new(&repo, &[]);
+    let first = acms_index::walk(&repo, &index_dir, &deny);
+    let rels: Vec<&str> = first.entries.iter().map(|e| e.rel.as_str()).collect();
+    let mut want: Vec<&str> = files.iter().map(String::as_str).collect();
+    want.sort_unstable();
+    assert_eq!(
+        rels, want,
+        "every file once, in path order, none from the index folder"
+    );
+    assert!(
+        first
+            .warnings
+            .iter()
+            .any(|w| w.path == "pkg7/idx" && w.message.contains("index directory")),
+        "{:?}",
+        first.warnings
+    );
+    for _ in 0..5 {
+        let again = acms_index::walk(&repo, &index_dir, &deny);
+        assert_eq!(again.entries, first.entries);
+        assert_eq!(again.warnings, first.warnings);
+        assert_eq!(again.held_back, first.held_back);
+    }
+}
