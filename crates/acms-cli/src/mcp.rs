@@ -14,11 +14,14 @@ pub struct McpArgs {
 pub fn run(args: &McpArgs) -> anyhow::Result<ExitCode> {
     // What is cheap to check fails the start; opening (or first indexing) the repository runs
     // while `initialize` is answered, so a large repository does not keep the host waiting.
-    // Indexing may print progress but must not touch stdout.
+    // The server reports indexing progress over the protocol; nothing else touches stdout.
     args.workspace.check()?;
-    let workspace = args.workspace.clone();
-    acms_mcp::serve_stdio_opening(Box::new(move || {
-        workspace.open().map_err(|e| format!("{e:#}"))
-    }))?;
+    let ws = &args.workspace;
+    let config = crate::load_config(ws.config.as_deref(), Some(&ws.repo))?.context;
+    acms_mcp::serve_stdio_opening(acms_mcp::OpenSpec {
+        repo: ws.repo.clone(),
+        index_dir: ws.index.clone(),
+        config,
+    })?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,5 +1,5 @@
 //! `acms mcp` driven as a child process: by rmcp's client (tools, schemas, a plan with a
-//! child, expand, search, compact, tool errors carrying the CLI's messages), and by hand
+//! child, expand, search, compact, tool errors written for the model), and by hand
 //! for malformed requests, unknown tools and the client closing stdin.
 
 use std::io::{BufRead, BufReader, Write};
@@ -155,7 +155,7 @@ fn an_rmcp_client_lists_the_tools_and_drives_a_plan() {
         .await;
         assert!(data(&r)["inherited_tokens"].as_u64().unwrap() > 0);
         let r = call("plan_history", json!({"plan": plan})).await;
-        let h = data(&r)["history"].clone();
+        let h = data(&r);
         assert_eq!(h["children"][0], child);
         assert_eq!(h["decisions"].as_array().unwrap().len(), 1);
         let r = call("plan_close", json!({"plan": plan})).await;
@@ -178,9 +178,14 @@ fn an_rmcp_client_lists_the_tools_and_drives_a_plan() {
         assert!(d["size"].as_u64().unwrap() <= 200);
         assert!(d["conversation"].is_array());
 
-        // Tool errors carry the CLI's one-line message.
+        // Tool errors speak to the model (which tool to call), the CLI's to a person.
         let r = call("plan_phase", json!({"plan": "p42", "phase": "explore"})).await;
         assert_eq!(r.is_error, Some(true));
+        assert!(
+            text(&r).starts_with("unknown plan p42: call `plan_start` first"),
+            "{}",
+            text(&r)
+        );
         let cli = run(&[
             "plan",
             "phase",
@@ -190,10 +195,14 @@ fn an_rmcp_client_lists_the_tools_and_drives_a_plan() {
             "explore",
         ]);
         let cli = String::from_utf8_lossy(&cli.stderr);
-        assert_eq!(format!("error: {}", text(&r)), cli.trim());
+        assert!(cli.starts_with("error: unknown plan p42"), "{cli}");
         let r = call("context", json!({"task": "x", "budget": 0})).await;
         assert_eq!(r.is_error, Some(true));
-        assert!(text(&r).starts_with("a budget of 0 tokens"));
+        assert!(
+            text(&r).contains("budget: 0 is below the minimum of 500 tokens"),
+            "{}",
+            text(&r)
+        );
         let r = call("context", json!({"budget": 100})).await;
         assert_eq!(r.is_error, Some(true), "missing task is a tool error");
 
