@@ -85,6 +85,9 @@ impl Status {
         let secs = self.elapsed.as_secs_f64();
         match &self.stage {
             Stage::Opening => "acms: opening the index".to_string(),
+            Stage::Symbols if self.fresh && self.total == 0 => format!(
+                "acms: indexing the repository (no index yet): walking its files, {secs:.1} s; tool calls wait for the symbol pass"
+            ),
             Stage::Symbols if self.fresh => format!(
                 "acms: indexing the repository (no index yet): {} of {} files analyzed, {secs:.1} s; tool calls wait for this pass",
                 self.done, self.total
