@@ -355,3 +355,56 @@ fn the_server_exits_0_when_the_client_closes_stdin() {
     let (status, _) = s.close_and_wait();
     assert_eq!(status.code(), Some(0));
 }
+
+/// `--print-config` prints an entry with absolute paths that starts the server as written:
+/// from another directory, with no `PATH` (hosts do not start servers from the user's shell).
+#[test]
+fn the_printed_host_configuration_starts_the_server_as_written() {
+    let repo = fixture();
+    let root = repo.path().to_str().unwrap().to_string();
+    let out = run(&["mcp", "--print-config", "--repo", &root]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let entry = &printed["mcpServers"]["acms"];
+    let command = entry["command"].as_str().unwrap().to_string();
+    assert!(std::path::Path::new(&command).is_absolute(), "{printed}");
+    assert_eq!(
+        std::fs::canonicalize(&command).unwrap(),
+        std::fs::canonicalize(env!("CARGO_BIN_EXE_acms")).unwrap()
+    );
+    let argv: Vec<String> = entry["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    let canonical = std::fs::canonicalize(repo.path()).unwrap();
+    assert_eq!(argv, ["mcp", "--repo", canonical.to_str().unwrap()]);
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let mut cmd = tokio::process::Command::new(&command);
+        cmd.args(&argv)
+            .current_dir(std::env::temp_dir())
+            .env("PATH", "")
+            .env("XDG_CONFIG_HOME", crate::config_home());
+        let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+        let r = client
+            .call_tool(
+                CallToolRequestParams::new("context")
+                    .with_arguments(args(json!({"task": "sales tax", "budget": 800}))),
+            )
+            .await
+            .unwrap();
+        assert_ne!(r.is_error, Some(true), "{}", text(&r));
+        assert!(text(&r).contains("def sales_tax"), "{}", text(&r));
+        client.cancel().await.unwrap();
+    });
+}
