@@ -3,8 +3,10 @@ to answer `initialize` and to the first `context` result on a repository, and th
 cl100k tokens of what each tool returns (its text blocks, and its structured content as
 compact JSON).
 
-Usage: python mcp_measure.py ACMS_BINARY REPO [--phases N] [--budget TOKENS]
-Prints one JSON object. REPO should be a fresh copy (it is indexed on first use).
+Usage: python mcp_measure.py ACMS_BINARY REPO [--phases N] [--budget TOKENS] [--wait-ready]
+Prints one JSON object. REPO should be a fresh copy (it is indexed on first use). With
+--wait-ready the session stays open until the server logs that its index is complete (the
+vectors too) and reports when; a server that does not log is not waited for.
 """
 
 import argparse
@@ -42,12 +44,19 @@ async def main(args):
     params = StdioServerParameters(command=args.binary, args=["mcp", "--repo", args.repo])
     out = {"repo": args.repo}
     progress = []
+    logs = []
+    ready = asyncio.Event()
 
     async def on_progress(done, total, message):
         progress.append((time.monotonic() - started, done, total, message))
 
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
+    async def on_log(p):
+        logs.append((round(time.monotonic() - started, 3), str(p.data)))
+        if "index ready" in str(p.data):
+            ready.set()
+
+    async with stdio_client(params, errlog=open(args.server_log, "a")) as (read, write):
+        async with ClientSession(read, write, logging_callback=on_log) as session:
             started = time.monotonic()
             await session.initialize()
             out["initialize_s"] = round(time.monotonic() - started, 3)
@@ -72,6 +81,9 @@ async def main(args):
                 detail = await session.call_tool(
                     "plan_history", {"plan": plan, "phase": PHASES[0]})
                 out["plan_history_phase"] = sizes(detail)
+            if args.wait_ready and logs:
+                await asyncio.wait_for(ready.wait(), timeout=3600)
+            out["logs"] = logs
     print(json.dumps(out, indent=1))
 
 
@@ -81,5 +93,7 @@ if __name__ == "__main__":
     p.add_argument("repo")
     p.add_argument("--phases", type=int, default=5)
     p.add_argument("--budget", type=int, default=16000)
+    p.add_argument("--wait-ready", action="store_true")
+    p.add_argument("--server-log", default="/dev/null")
     p.add_argument("--task", default="where are HTTP redirects followed and how are cookies kept across them?")
     asyncio.run(main(p.parse_args()))

@@ -107,7 +107,7 @@ impl Env {
         let mut out: Vec<String> = engine
             .iter()
             .filter(|n| !(self.embedding && n.starts_with("semantic-embedding:")))
-            .cloned()
+            .map(|n| reply::for_user(n.clone()))
             .collect();
         out.extend(self.notes.iter().cloned());
         out
@@ -541,10 +541,17 @@ fn decide_fragments(
                     inside
                 }
             }
-            None => manifest
-                .iter()
-                .filter(|m| m.name == t || m.name.ends_with(&format!(".{t}")))
-                .collect(),
+            None => {
+                // A name as a header shows it: simple or qualified, `.` or `::`.
+                let want = t.replace("::", ".");
+                manifest
+                    .iter()
+                    .filter(|m| {
+                        let have = m.name.replace("::", ".");
+                        have == want || have.ends_with(&format!(".{want}"))
+                    })
+                    .collect()
+            }
         };
         if found.is_empty() {
             errors.push(format!(

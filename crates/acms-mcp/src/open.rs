@@ -120,7 +120,7 @@ impl Status {
                 "the embedding model is loading".to_string()
             };
             format!(
-                "semantic-embedding: incomplete ({progress}; the vectors are being computed in the background): this result comes from keyword and graph retrieval only; call again later for semantic matches"
+                "semantic-embedding: incomplete ({progress}; the vectors are being computed in the background): semantic matches are missing from this result or partial, keyword and graph retrieval are complete; call again later for all of them"
             )
         })
     }

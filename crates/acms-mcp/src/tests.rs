@@ -246,7 +246,7 @@ async fn a_call_during_the_symbol_pass_waits_with_progress_and_says_what_is_miss
         "{d}"
     );
     assert!(
-        texts(&r)[1].contains("keyword and graph retrieval only"),
+        texts(&r)[1].contains("keyword and graph retrieval are complete"),
         "{r}"
     );
     c.stop().await;
