@@ -1,33 +1,65 @@
 //! acms as a Model Context Protocol server, on the official Rust SDK (`rmcp`): the
 //! [`AcmsServer`] exposes one MCP tool per call of the [`acms::Workspace`] API — `context`,
 //! `search`, `expand`, `plan_start`, `plan_phase`, `plan_child`, `plan_decide`,
-//! `plan_close`, `plan_history` — plus `compact` ([`acms::compact`]). [`serve_stdio`] runs it
-//! over stdin/stdout until the client closes stdin.
+//! `plan_close`, `plan_history` — plus `compact` ([`acms::compact`]). [`serve_stdio_opening`]
+//! runs it over stdin/stdout until the client closes stdin.
 //!
-//! Each tool has a JSON schema (from its parameter type) and a one-line description.
-//! A failure of the call is an MCP tool error carrying the same one-line message the CLI
-//! prints; protocol problems (unknown tool, malformed request) are JSON-RPC errors, and the
-//! server keeps serving. Nothing but protocol messages is written to stdout.
+//! What a host can rely on:
+//! - **Start-up.** `initialize` is answered at once; the workspace opens (and a repository
+//!   without an index is indexed) on its own thread ([`open`]). A tool call that needs it waits
+//!   for the symbol pass, sending MCP progress notifications when the call carries a
+//!   `progressToken`; the server also logs each step (`notifications/message`). Until the
+//!   vectors are computed, results come from keyword and graph retrieval and say so.
+//! - **Strict arguments.** Every argument is checked before anything runs ([`args`]): one
+//!   error line per mistake naming the field and what it accepts; a value the server lowers
+//!   (a budget above the maximum, a search limit) is reported in the result's `caps`.
+//! - **Bounded results.** Each tool's result has a size bound in tokens, documented in its
+//!   description and kept by cutting lists, with what was left out counted ([`reply`]).
+//! - **Ids in the text.** Every block of a context starts with `# path:start-end · names ·
+//!   depth d`; `expand` and `plan_decide` take that `path:start-end` (or the header line, a
+//!   name shown in it, or a node id).
+//! - **Declared shapes.** Each tool has an input schema, an output schema (its result's
+//!   structured content) and annotations telling read-only tools from those that record plans.
 //!
+//! Protocol problems (unknown tool, malformed request) are JSON-RPC errors; a failed call is
+//! an MCP tool error whose text tells the model what to do next; the server keeps serving.
 //! Frames are read by [`frame::FrameTransport`], not by rmcp's stdio transport: every request
 //! gets exactly one answer, malformed and oversized frames (over [`frame::MAX_FRAME_BYTES`])
-//! included.
+//! included. Nothing but protocol messages is written to stdout.
 //!
-//! This crate owns no logic of its own: parameters in, one workspace call, results out.
+//! This crate owns no retrieval logic: arguments in, one workspace call, results out.
 
+pub mod args;
 pub mod frame;
+mod log;
+pub mod open;
+pub mod params;
+pub mod reply;
 
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Instant;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, PoisonError};
+use std::time::{Duration, Instant};
 
-use acms::{BudgetSpec, PhaseRequest, Query, Workspace};
+use acms::{ContextConfig, PhaseRequest, Query, TokenCounter, Tokenizer, Workspace};
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
-use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use rmcp::handler::server::tool::{schema_for_input, schema_for_output};
+use rmcp::model::{
+    CallToolResult, ContentBlock, Implementation, JsonObject, ProgressNotificationParam,
+    ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use serde_json::Value;
+
+pub use open::{OpenSpec, Opener, Opening, Stage, Status};
+
+use args::{Args, Limits};
+use open::{Shared, Slot};
+use reply::{
+    ContextOut, DEFAULT_MAX_TOKENS, DecideOut, DecisionOut, ExpandOut, HistoryOut, HitOut,
+    MIN_MAX_TOKENS, MemoryOut, PhaseDetail, PhaseOut, PhaseSummary, PlanOut, PlanResult, RefOut,
+    SMALL_RESULT, STATUS_BLOCK, SearchOut, error_text,
+};
 
 /// Errors of running the server (not of its tools: those are MCP tool errors).
 #[derive(Debug, thiserror::Error)]
@@ -39,475 +71,1223 @@ pub enum Error {
     Session(String),
 }
 
-/// Parameters shared by `context` and `plan_phase`: the budget as an agent knows it.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-pub struct BudgetParams {
-    /// Tokens for the assembled context (capped at context.hot.max-tokens, 16000 by default).
-    pub budget: Option<usize>,
-    /// The model's context window; the budget is derived from it (window - 4096 response reserve - tool_definitions).
-    pub window: Option<usize>,
-    /// Tokens the tool definitions take in the window (with `window`).
-    pub tool_definitions: Option<usize>,
-}
-
-impl BudgetParams {
-    fn spec(&self) -> BudgetSpec {
-        BudgetSpec {
-            tokens: self.budget,
-            window: self.window,
-            tool_definitions: self.tool_definitions.unwrap_or(0),
-        }
-    }
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ContextParams {
-    /// The task, in the agent's words (paths, names and error text help).
-    pub task: String,
-    #[serde(flatten)]
-    pub budget: BudgetParams,
-    /// Repository-relative files the task is about.
-    #[serde(default)]
-    pub files: Vec<String>,
-    /// Symbol names (simple or qualified) the task is about.
-    #[serde(default)]
-    pub symbols: Vec<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct SearchParams {
-    /// The query text.
-    pub query: String,
-    /// Only these strategies (simple-keyword, semantic-embedding, breadth-depth-navigator, ...); all configured when empty.
-    #[serde(default)]
-    pub strategies: Vec<String>,
-    /// Hits to return (default 20).
-    pub limit: Option<usize>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ExpandParams {
-    /// A node id (16 hex digits) or `path:start-end` from a manifest, or a qualified symbol name.
-    pub target: String,
-    /// Tokens the text may take (default 4000).
-    pub budget: Option<usize>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct PlanStartParams {
-    /// What the plan is for.
-    pub task: String,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct PlanChildParams {
-    /// The parent plan id (from plan_start).
-    pub parent: String,
-    /// What the child plan is for.
-    pub task: String,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct PlanPhaseParams {
-    /// The plan id (from plan_start or plan_child).
-    pub plan: String,
-    /// The phase name: explore, design, implement, verify, ...
-    pub phase: String,
-    /// What this phase focuses on, beyond the plan's task.
-    #[serde(default)]
-    pub focus: String,
-    #[serde(flatten)]
-    pub budget: BudgetParams,
-    /// Repository-relative files this phase is about.
-    #[serde(default)]
-    pub files: Vec<String>,
-    /// Symbol names this phase is about.
-    #[serde(default)]
-    pub symbols: Vec<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct PlanDecideParams {
-    /// The plan id.
-    pub plan: String,
-    /// The phase the decision was taken in (it must have run).
-    pub phase: String,
-    /// The decision and why, in a sentence or two.
-    pub notes: Option<String>,
-    /// Node ids of that phase's manifest the decision is about (all of them when empty).
-    #[serde(default)]
-    pub fragments: Vec<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct PlanIdParams {
-    /// The plan id.
-    pub plan: String,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct CompactParams {
-    /// The conversation: an OpenAI or Anthropic messages JSON document (object or array), or that JSON as a string.
-    pub conversation: Value,
-    /// Hard limit in tokens for the compacted conversation.
-    pub limit: usize,
-    /// `openai` or `anthropic` (default: detected).
-    pub format: Option<String>,
-}
+/// The default and largest number of `search` hits.
+pub const SEARCH_LIMIT: usize = 20;
+pub const SEARCH_LIMIT_MAX: usize = 100;
+/// The default `expand` budget.
+pub const EXPAND_BUDGET: usize = 4_000;
+/// Progress notifications of a waiting call are at most this frequent.
+const PROGRESS_EVERY: Duration = Duration::from_millis(200);
 
 /// The acms MCP server.
 #[derive(Clone)]
 pub struct AcmsServer {
-    ws: Arc<Mutex<Slot>>,
+    shared: Arc<Shared>,
+    limits: Limits,
+    tokenizer: Tokenizer,
+    /// The configured strategies, the names `search` accepts.
+    strategies: Arc<Vec<String>>,
+    /// The least severe log level the client wants (`logging/setLevel`), as [`log::Level::rank`].
+    log_level: Arc<AtomicU8>,
     tool_router: ToolRouter<AcmsServer>,
 }
 
-/// Opens a workspace (its error as the one line a tool error carries).
-pub type Opener = Box<dyn FnOnce() -> Result<Workspace, String> + Send>;
-
-/// The workspace, or the thread still opening it: on a large repository opening (or indexing
-/// it the first time) takes seconds to minutes, and `initialize` must not wait for that.
-enum Slot {
-    Opening(std::thread::JoinHandle<Result<Workspace, String>>),
-    Ready(Box<Workspace>),
-    Failed(String),
+/// What a tool call on the workspace knows besides its arguments.
+struct Env {
+    tokenizer: Tokenizer,
+    /// Notes every result carries now (vectors still being computed, or failed).
+    notes: Vec<String>,
+    /// Whether the engine's own semantic note is superseded by one of `notes`.
+    embedding: bool,
 }
 
-impl Slot {
-    /// The workspace, waiting for the opening thread the first time.
-    fn get(&mut self) -> Result<&mut Workspace, String> {
-        if matches!(self, Slot::Opening(_)) {
-            let Slot::Opening(handle) = std::mem::replace(self, Slot::Failed(String::new())) else {
-                unreachable!("checked above")
-            };
-            *self = match handle.join() {
-                Ok(Ok(ws)) => Slot::Ready(Box::new(ws)),
-                Ok(Err(message)) => Slot::Failed(message),
-                Err(_) => Slot::Failed("internal error: opening the workspace panicked".into()),
-            };
-        }
-        match self {
-            Slot::Ready(ws) => Ok(ws),
-            Slot::Failed(message) => Err(message.clone()),
-            Slot::Opening(_) => unreachable!("joined above"),
-        }
-    }
-}
-
-/// A tool error with the CLI's one-line message.
-fn tool_error(message: String) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(message)])
-}
-
-/// A result whose text is `text` and whose structured content is `data`.
-fn with_data(text: String, data: Value) -> CallToolResult {
-    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
-    r.structured_content = Some(data);
-    r
-}
-
-fn json_text(data: Value) -> CallToolResult {
-    CallToolResult::structured(data)
-}
-
-fn parse_plan(s: &str) -> Result<acms::PlanId, String> {
-    s.parse::<acms::PlanId>().map_err(|e| acms::error_line(&e))
-}
-
-fn to_value<T: serde::Serialize>(v: &T) -> Value {
-    serde_json::to_value(v).unwrap_or(Value::Null)
-}
-
-/// A manifest entry as agents read it: ids as hex strings.
-fn manifest(ctx: &acms::AssembledContext) -> Value {
-    Value::Array(
-        ctx.manifest
+impl Env {
+    /// The engine's notes, with the semantic one replaced while the vectors are computed.
+    fn notes(&self, engine: &[String]) -> Vec<String> {
+        let mut out: Vec<String> = engine
             .iter()
-            .map(|m| {
-                json!({
-                    "node": m.node.to_string(),
-                    "path": m.path,
-                    "lines": format!("{}-{}", m.start_line, m.end_line),
-                    "name": m.name,
-                    "kind": m.kind,
-                    "depth": m.depth,
-                    "tokens": m.tokens,
-                    "score": m.score,
-                    "strategies": m.strategies,
-                })
-            })
-            .collect(),
-    )
+            .filter(|n| !(self.embedding && n.starts_with("semantic-embedding:")))
+            .map(|n| reply::for_user(n.clone()))
+            .collect();
+        out.extend(self.notes.iter().cloned());
+        out
+    }
 }
 
 impl AcmsServer {
     /// A server on an opened workspace.
     pub fn new(ws: Workspace) -> AcmsServer {
-        Self::with_slot(Slot::Ready(Box::new(ws)))
+        let config = ws.config().clone();
+        Self::with_shared(&config, Shared::new(Slot::Ready(Box::new(ws))))
     }
 
-    /// A server whose workspace `open` opens on its own thread, started now; the first tool
-    /// call waits for it, and an error there is every call's tool error.
-    pub fn opening(open: Opener) -> Result<AcmsServer, Error> {
-        let handle = std::thread::Builder::new()
+    /// A server whose workspace `open` opens on its own thread, started now; a call that needs
+    /// it waits until `open` hands it over ([`Opening::install`]) and an error there is every
+    /// call's tool error. `config` is the configuration the workspace will have (arguments are
+    /// checked against it before the call waits).
+    pub fn opening(config: &ContextConfig, open: Opener) -> Result<AcmsServer, Error> {
+        let shared = Shared::new(Slot::Waiting);
+        let server = Self::with_shared(config, Arc::clone(&shared));
+        std::thread::Builder::new()
             .name("acms-open".into())
-            .spawn(open)?;
-        Ok(Self::with_slot(Slot::Opening(handle)))
+            .spawn(move || {
+                let opening = Opening::new(shared);
+                let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| open(&opening)));
+                // A waiting call must never wait forever.
+                match ran {
+                    Err(_) => opening.fail("internal error: opening the workspace panicked".into()),
+                    Ok(()) if !opening.installed() && !opening.failed() => {
+                        opening.fail("internal error: the workspace was never opened".into())
+                    }
+                    Ok(()) => {}
+                }
+            })?;
+        Ok(server)
     }
 
-    fn with_slot(slot: Slot) -> AcmsServer {
+    fn with_shared(config: &ContextConfig, shared: Arc<Shared>) -> AcmsServer {
         AcmsServer {
-            ws: Arc::new(Mutex::new(slot)),
+            shared,
+            limits: Limits::from_config(config),
+            tokenizer: config.tokenizer,
+            strategies: Arc::new(config.strategies.enabled.clone()),
+            log_level: Arc::new(AtomicU8::new(log::Level::Info.rank())),
             tool_router: Self::tool_router(),
         }
     }
 
-    /// Runs `f` on the workspace on a blocking thread; its error becomes a tool error.
+    /// The current opening status.
+    pub fn status(&self) -> Status {
+        self.shared.status.borrow().clone()
+    }
+
+    /// Waits until the workspace can serve a call, sending progress to the call's token.
+    async fn ready(&self, ctx: &RequestContext<RoleServer>) -> Result<Status, String> {
+        let mut rx = self.shared.status.subscribe();
+        let token = ctx.meta.get_progress_token();
+        let mut last = -1.0;
+        loop {
+            let status = rx.borrow_and_update().clone();
+            if let Stage::Failed(why) = &status.stage {
+                return Err(why.clone());
+            }
+            if status.servable() {
+                return Ok(status);
+            }
+            if let Some(token) = &token {
+                // Progress must increase from one notification to the next.
+                let p = status.percent();
+                if p > last {
+                    last = p;
+                    let note = ProgressNotificationParam::new(token.clone(), p)
+                        .with_total(100.0)
+                        .with_message(status.message());
+                    let _ = ctx.peer.notify_progress(note).await;
+                }
+            }
+            tokio::select! {
+                changed = rx.changed() => {
+                    if changed.is_err() {
+                        return Err("internal error: the workspace opener went away".into());
+                    }
+                }
+                () = ctx.ct.cancelled() => return Err("the call was cancelled".into()),
+            }
+            tokio::time::sleep(PROGRESS_EVERY).await;
+        }
+    }
+
+    /// Waits for the workspace, then runs `f` on it on a blocking thread; its error becomes a
+    /// tool error.
     async fn call(
         &self,
-        f: impl FnOnce(&mut Workspace) -> Result<CallToolResult, String> + Send + 'static,
+        ctx: &RequestContext<RoleServer>,
+        f: impl FnOnce(&mut Workspace, &Env) -> Result<CallToolResult, String> + Send + 'static,
     ) -> Result<CallToolResult, ErrorData> {
-        let ws = Arc::clone(&self.ws);
+        let status = match self.ready(ctx).await {
+            Ok(s) => s,
+            Err(why) => return Ok(tool_error(why)),
+        };
+        let mut notes: Vec<String> = status.semantic_note().into_iter().collect();
+        let embedding = !notes.is_empty();
+        if let Some(n) = self
+            .shared
+            .note
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+        {
+            notes.push(n);
+        }
+        let env = Env {
+            tokenizer: self.tokenizer,
+            notes,
+            embedding,
+        };
+        let shared = Arc::clone(&self.shared);
         let joined = tokio::task::spawn_blocking(move || {
-            let mut guard = ws.lock().unwrap_or_else(PoisonError::into_inner);
-            f(guard.get()?)
+            let mut slot = shared.slot();
+            match &mut *slot {
+                Slot::Ready(ws) => f(ws, &env),
+                Slot::Failed(why) => Err(why.clone()),
+                Slot::Waiting => Err("internal error: the workspace is not open".into()),
+            }
         })
         .await;
-        match joined {
-            Ok(Ok(r)) => Ok(r),
-            Ok(Err(message)) => Ok(tool_error(message)),
-            Err(e) => Ok(tool_error(format!("internal error: {e}"))),
+        Ok(match joined {
+            Ok(Ok(r)) => r,
+            Ok(Err(message)) => tool_error(message),
+            Err(e) => tool_error(format!("internal error: {e}")),
+        })
+    }
+
+    /// Sends the opening steps to the client as log messages until the workspace is ready.
+    async fn log_opening(self, peer: rmcp::Peer<RoleServer>) {
+        let mut rx = self.shared.status.subscribe();
+        let first = rx.borrow_and_update().clone();
+        if first.stage == Stage::Ready {
+            return;
+        }
+        let mut last: Option<(std::mem::Discriminant<Stage>, Instant)> = None;
+        let mut status = first;
+        loop {
+            let stage = std::mem::discriminant(&status.stage);
+            let due = match last {
+                None => true,
+                Some((s, at)) => s != stage || at.elapsed() >= Duration::from_secs(2),
+            };
+            if due {
+                let level = match status.stage {
+                    Stage::Failed(_) => log::Level::Error,
+                    _ => log::Level::Info,
+                };
+                if level.rank() >= self.log_level.load(Ordering::Relaxed) {
+                    log::send(&peer, level, status.message()).await;
+                }
+                last = Some((stage, Instant::now()));
+            }
+            if matches!(status.stage, Stage::Ready | Stage::Failed(_)) {
+                return;
+            }
+            if rx.changed().await.is_err() {
+                return;
+            }
+            status = rx.borrow_and_update().clone();
         }
     }
 }
 
-fn line(e: acms::Error) -> String {
-    acms::error_line(&e)
+/// A tool error: the message the model reads.
+fn tool_error(message: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(message)])
+}
+
+/// A JSON result: the structured content, and the same JSON as its text.
+fn json_result<T: serde::Serialize>(out: &T) -> CallToolResult {
+    let text = reply::json(out);
+    let value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+    r.structured_content = Some(value);
+    r
+}
+
+/// A text result (the context or expanded text first, then `status`) with `out` as its
+/// structured content.
+fn text_result<T: serde::Serialize>(
+    text: String,
+    status: Option<String>,
+    out: &T,
+) -> CallToolResult {
+    let mut content = vec![ContentBlock::text(text)];
+    if let Some(s) = status {
+        content.push(ContentBlock::text(s));
+    }
+    let mut r = CallToolResult::success(content);
+    r.structured_content = serde_json::to_value(out).ok();
+    r
+}
+
+fn input<T: schemars::JsonSchema + 'static>() -> Arc<JsonObject> {
+    schema_for_input::<T>().unwrap_or_else(|_| Arc::new(JsonObject::new()))
+}
+
+fn parse_plan(a: &mut Args<'_>, key: &str) -> Option<acms::PlanId> {
+    let raw = a.text(key, true)?;
+    match raw.parse::<acms::PlanId>() {
+        Ok(id) => Some(id),
+        Err(_) => {
+            a.error(format!(
+                "{key}: `{}` is not a plan id: pass the id `plan_start` or `plan_child` returned (p1, p2, ...)",
+                reply::preview(&raw, 40)
+            ));
+            None
+        }
+    }
+}
+
+fn parse_phase(a: &mut Args<'_>) -> Option<String> {
+    let raw = a.text("phase", true)?;
+    match acms::plan::check_phase_name(&raw) {
+        Ok(name) => Some(name.to_string()),
+        Err(_) => {
+            a.error(
+                "phase: one word or short phrase of at most 64 characters on one line (explore, design, implement, verify, ...)"
+                    .into(),
+            );
+            None
+        }
+    }
+}
+
+/// Checks `files` and `symbols` against the index: a file named by a unique suffix is read
+/// as that file (with a note), anything else not in the index is a mistake. When something is
+/// missing the index is refreshed once first: the file may be new.
+fn check_mentions(
+    tool: &str,
+    ws: &mut Workspace,
+    files: &[String],
+    symbols: &[String],
+    notes: &mut Vec<String>,
+) -> Result<Vec<String>, String> {
+    let missing = |ws: &Workspace| {
+        let corpus = ws.engine().retriever().corpus();
+        files.iter().any(|f| corpus.module(f).is_none())
+            || symbols.iter().any(|s| corpus.find_symbol(s).is_empty())
+    };
+    if missing(ws) {
+        ws.refresh().map_err(|e| error_text(&e))?;
+    }
+    let corpus = ws.engine().retriever().corpus();
+    let mut errors = Vec::new();
+    let mut out = Vec::with_capacity(files.len());
+    for (i, f) in files.iter().enumerate() {
+        if corpus.module(f).is_some() {
+            out.push(f.clone());
+            continue;
+        }
+        match corpus.files_named(f).as_slice() {
+            [one] => {
+                notes.push(format!("files[{i}] `{f}` read as `{one}`"));
+                out.push(one.to_string());
+            }
+            [] => errors.push(format!(
+                "files[{i}]: `{f}` is not a file of the index: give a repository-relative path (e.g. src/app.py); `search` finds files by name"
+            )),
+            many => errors.push(format!(
+                "files[{i}]: `{f}` names {} files: pass one of {}",
+                many.len(),
+                many.iter()
+                    .take(5)
+                    .map(|p| format!("`{p}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
+    }
+    for (i, s) in symbols.iter().enumerate() {
+        if corpus.find_symbol(s).is_empty() {
+            errors.push(format!(
+                "symbols[{i}]: no symbol named `{s}` in the index: give a simple or qualified name (e.g. `Client.send`); `search` finds symbols"
+            ));
+        }
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(args::mistakes(tool, &errors))
+    }
+}
+
+/// The status block after a context text: its size, how to expand a block, the caps and the
+/// notes that matter; at most [`STATUS_BLOCK`] tokens.
+fn status_block(out: &ContextOut, counter: &dyn TokenCounter) -> String {
+    let mut s = format!(
+        "[acms] {} of {} tokens, {} fragments{}. Each block starts with `# path:start-end · names · depth d`: pass that `path:start-end` to `expand` for the full text.",
+        out.tokens,
+        out.budget,
+        out.manifest.len() + out.manifest_omitted,
+        if out.dropped > 0 {
+            format!(", {} more left out for the budget", out.dropped)
+        } else {
+            String::new()
+        }
+    );
+    let lines = out.caps.iter().map(|c| format!("cap: {c}")).chain(
+        out.notes
+            .iter()
+            .filter(|n| worth_saying(n))
+            .map(|n| format!("note: {n}")),
+    );
+    for line in lines {
+        let candidate = format!("{s}\n{}", reply::preview(&line, 400));
+        if counter.count(&candidate) > STATUS_BLOCK {
+            s.push_str("\n(more notes in the structured result)");
+            break;
+        }
+        s = candidate;
+    }
+    s
+}
+
+/// Whether a note tells the model something: not the embedder in use, not an empty refresh.
+fn worth_saying(note: &str) -> bool {
+    if note.starts_with("refreshed 0 files") {
+        return false;
+    }
+    if let Some(rest) = note.strip_prefix("semantic-embedding:") {
+        return rest.contains("incomplete")
+            || rest.contains("unavailable")
+            || rest.contains("could not");
+    }
+    true
+}
+
+/// `expand` and `plan_decide` accept a location as the text shows it: strips a header line
+/// (`# path:start-end · names · depth d`) to its location.
+fn shown(target: &str) -> &str {
+    let t = target.trim();
+    let t = t.strip_prefix('#').map_or(t, str::trim);
+    t.split(" · ").next().unwrap_or(t).trim()
+}
+
+/// `path:start-end` → (path, start, end).
+fn split_location(t: &str) -> Option<(&str, u32, u32)> {
+    let (path, range) = t.rsplit_once(':')?;
+    let (a, b) = range.split_once('-')?;
+    let (a, b): (u32, u32) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+    (a >= 1 && a <= b && !path.is_empty()).then_some((path, a, b))
+}
+
+fn node_id(t: &str) -> Option<acms::NodeId> {
+    (t.len() == 16)
+        .then(|| acms::plan::hex_id::parse(t))
+        .flatten()
+}
+
+/// Resolves an `expand` target to what the workspace takes: a line range, a node id.
+fn expand_target(ws: &Workspace, raw: &str) -> Result<String, String> {
+    let t = shown(raw);
+    let corpus = ws.engine().retriever().corpus();
+    if let Some(id) = node_id(t) {
+        return match corpus.node(id) {
+            Some(_) => Ok(id.to_string()),
+            None => Err(format!(
+                "target: no fragment with node id {t} in the index (it may have changed since): pass a `path:start-end` from a block header"
+            )),
+        };
+    }
+    if let Some((path, a, b)) = split_location(t) {
+        return match corpus.file(path) {
+            Some(_) => Ok(format!("{path}:{a}-{b}")),
+            None => Err(format!(
+                "target: `{path}` is not a file of the index: pass a `path:start-end` as a block header shows it"
+            )),
+        };
+    }
+    let found = if t.is_empty() {
+        Vec::new()
+    } else {
+        corpus.find_symbol(t)
+    };
+    match found.as_slice() {
+        [one] => Ok(one.id.to_string()),
+        [] => Err(format!(
+            "target: `{}` is not a location or symbol of the index: pass a `path:start-end` from a block header of a context, or a name shown in one",
+            reply::preview(t, 80)
+        )),
+        many => Err(format!(
+            "target: `{t}` names {} symbols: pass one of {}",
+            many.len(),
+            many.iter()
+                .take(8)
+                .map(|n| format!(
+                    "`{}` ({})",
+                    reply::location(&n.path, n.start_line, n.end_line),
+                    n.qualified_name
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// Resolves `plan_decide`'s fragments, as the phase's text shows them, to node ids of the
+/// manifest of the phase's latest run.
+fn decide_fragments(
+    manifest: &[acms::FragmentRef],
+    phase: &str,
+    fragments: &[String],
+) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for (i, f) in fragments.iter().enumerate() {
+        let t = shown(f);
+        if let Some(id) = node_id(t) {
+            out.push(id.to_string());
+            continue;
+        }
+        let found: Vec<&acms::FragmentRef> = match split_location(t) {
+            Some((path, a, b)) => {
+                let inside: Vec<_> = manifest
+                    .iter()
+                    .filter(|m| m.path == path && m.start_line >= a && m.end_line <= b)
+                    .collect();
+                if inside.is_empty() {
+                    manifest
+                        .iter()
+                        .filter(|m| m.path == path && m.start_line <= b && m.end_line >= a)
+                        .collect()
+                } else {
+                    inside
+                }
+            }
+            None => {
+                // A name as a header shows it: simple or qualified, `.` or `::`.
+                let want = t.replace("::", ".");
+                manifest
+                    .iter()
+                    .filter(|m| {
+                        let have = m.name.replace("::", ".");
+                        have == want || have.ends_with(&format!(".{want}"))
+                    })
+                    .collect()
+            }
+        };
+        if found.is_empty() {
+            errors.push(format!(
+                "fragments[{i}]: `{}` is not in the context of phase `{phase}`: pass a `path:start-end` from one of its block headers (`plan_history` with `phase` lists them)",
+                reply::preview(t, 80)
+            ));
+        }
+        out.extend(found.iter().map(|m| m.node.to_string()));
+    }
+    if errors.is_empty() {
+        out.dedup();
+        Ok(out)
+    } else {
+        Err(args::mistakes("plan_decide", &errors))
+    }
 }
 
 #[tool_router]
 impl AcmsServer {
     #[tool(
-        description = "Assemble the code most relevant to a task within a token budget (changed files are re-indexed first); returns the context text, its exact token count and a manifest whose node ids work with `expand`."
+        title = "Context for a task",
+        description = "Assemble the code most relevant to a task within a token budget (changed files are re-indexed first). Returns the context text (at most `budget` tokens; each block starts with `# path:start-end · names · depth d`), a status block (at most 400 tokens: size, caps applied, notes), and a manifest (structured content, at most a quarter of the budget or 1000 tokens).",
+        input_schema = input::<params::ContextParams>(),
+        output_schema = schema_for_output::<ContextOut>(),
+        annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn context(
         &self,
-        Parameters(p): Parameters<ContextParams>,
+        arguments: JsonObject,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.call(move |ws| {
+        let mut a = Args::new(
+            "context",
+            &arguments,
+            &[
+                "task",
+                "budget",
+                "window",
+                "tool_definitions",
+                "files",
+                "symbols",
+            ],
+        );
+        let task = a.text("task", true);
+        let budget = args::budget(&mut a, self.limits);
+        let files = a.list("files");
+        let symbols = a.list("symbols");
+        if let Err(e) = a.finish() {
+            return Ok(tool_error(e));
+        }
+        let (Some(task), Some(budget)) = (task, budget) else {
+            return Ok(tool_error("internal error: arguments".into()));
+        };
+        self.call(&ctx, move |ws, env| {
             let t = Instant::now();
+            let mut notes = Vec::new();
+            let files = check_mentions("context", ws, &files, &symbols, &mut notes)?;
             let query = Query {
-                text: p.task,
-                mentioned_files: p.files,
-                mentioned_symbols: p.symbols,
+                text: task,
+                mentioned_files: files,
+                mentioned_symbols: symbols,
                 previous: Vec::new(),
             };
-            let c = ws.context(query, p.budget.spec()).map_err(line)?;
-            let data = json!({
-                "tokens": c.context.tokens,
-                "budget": c.context.budget,
-                "tokenizer": c.context.tokenizer,
-                "manifest": manifest(&c.context),
-                "dropped": c.context.dropped.len(),
-                "refreshed": c.refresh.refreshed,
-                "notes": c.context.diagnostics.notes,
-                "millis": t.elapsed().as_secs_f64() * 1000.0,
-            });
-            Ok(with_data(c.context.text, data))
+            let c = ws
+                .context(query, acms::BudgetSpec::tokens(budget.tokens))
+                .map_err(|e| error_text(&e))?;
+            notes.extend(env.notes(&c.context.diagnostics.notes));
+            let mut out = ContextOut::new(&c.context, budget.caps, notes);
+            out.refreshed = c.refresh.refreshed;
+            out.millis = t.elapsed().as_secs_f64() * 1000.0;
+            let counter = env.tokenizer.counter();
+            let bound = reply::manifest_bound(out.budget);
+            reply::bound_context(&mut out, bound, &counter);
+            let status = status_block(&out, &counter);
+            Ok(text_result(c.context.text, Some(status), &out))
         })
         .await
     }
 
     #[tool(
-        description = "Raw retrieval hits for a query, best first, each with its strategy and the reason it was found (matched terms, similarity, graph path): to see what `context` draws from."
+        title = "Search the index",
+        description = "Raw retrieval hits for a query, best first, each with its strategy and the reason it was found (matched terms, similarity, graph path): to see what `context` draws from. The result holds at most `max_tokens` tokens (default 4000).",
+        input_schema = input::<params::SearchParams>(),
+        output_schema = schema_for_output::<SearchOut>(),
+        annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn search(
         &self,
-        Parameters(p): Parameters<SearchParams>,
+        arguments: JsonObject,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.call(move |ws| {
+        let mut a = Args::new(
+            "search",
+            &arguments,
+            &["query", "strategies", "limit", "max_tokens"],
+        );
+        let query = a.text("query", true);
+        let strategies = a.list("strategies");
+        for (i, s) in strategies.iter().enumerate() {
+            if !self.strategies.contains(s) {
+                a.error(format!(
+                    "strategies[{i}]: `{s}` is not a strategy of this server (known: {})",
+                    self.strategies.join(", ")
+                ));
+            }
+        }
+        let mut caps = Vec::new();
+        let limit = args::bounded(
+            &mut a,
+            "limit",
+            SEARCH_LIMIT,
+            1,
+            SEARCH_LIMIT_MAX,
+            &mut caps,
+        );
+        let max_tokens = args::bounded(
+            &mut a,
+            "max_tokens",
+            DEFAULT_MAX_TOKENS,
+            MIN_MAX_TOKENS,
+            self.limits.max,
+            &mut caps,
+        );
+        if let Err(e) = a.finish() {
+            return Ok(tool_error(e));
+        }
+        let Some(query) = query else {
+            return Ok(tool_error("internal error: arguments".into()));
+        };
+        self.call(&ctx, move |ws, env| {
             let r = ws
-                .search(&Query::new(p.query), &p.strategies, p.limit.unwrap_or(20))
-                .map_err(line)?;
-            Ok(json_text(json!({
-                "hits": r.hits,
-                "strategies": r.runs,
-                "refreshed": r.refresh.refreshed,
-            })))
+                .search(&Query::new(query), &strategies, limit)
+                .map_err(|e| error_text(&e))?;
+            let hits: Vec<HitOut> = r
+                .hits
+                .iter()
+                .map(|h| HitOut {
+                    reference: reply::location(&h.path, h.start_line, h.end_line),
+                    node: h.node.to_string(),
+                    name: h.name.clone(),
+                    kind: h.kind.clone(),
+                    relevance: (h.relevance * 1000.0).round() / 1000.0,
+                    strategy: h.strategy.clone(),
+                    reason: serde_json::to_value(&h.reason).unwrap_or(Value::Null),
+                })
+                .collect();
+            let mut out = SearchOut {
+                hits: Vec::new(),
+                hits_omitted: 0,
+                strategies: r
+                    .runs
+                    .iter()
+                    .map(|run| serde_json::to_value(run).unwrap_or(Value::Null))
+                    .collect(),
+                caps,
+                notes: env.notes(&[]),
+                refreshed: r.refresh.refreshed,
+            };
+            let counter = env.tokenizer.counter();
+            let n = hits.len();
+            let kept = reply::keep_within(n, |k| {
+                out.hits = hits[..k].to_vec();
+                out.hits_omitted = n - k;
+                reply::tokens(&out, &counter) <= max_tokens
+            });
+            out.hits = hits[..kept].to_vec();
+            out.hits_omitted = n - kept;
+            Ok(json_result(&out))
         })
         .await
     }
 
     #[tool(
-        description = "The full text of one fragment — a node id or `path:start-end` from a manifest, or a qualified name — within a token budget (symbols fall back to shallower depths to fit)."
+        title = "Expand a fragment",
+        description = "The full text of what a context shows: a `path:start-end` from a block header (or the header line itself), a symbol name shown in one, or a node id; at most `budget` tokens (default 4000; a symbol falls back to its skeleton or signature to fit, a line range is cut at a line end).",
+        input_schema = input::<params::ExpandParams>(),
+        output_schema = schema_for_output::<ExpandOut>(),
+        annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn expand(
         &self,
-        Parameters(p): Parameters<ExpandParams>,
+        arguments: JsonObject,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.call(move |ws| {
-            let e = ws
-                .expand(&p.target, p.budget.unwrap_or(4_000))
-                .map_err(line)?;
-            let data = json!({
-                "path": e.path,
-                "lines": format!("{}-{}", e.start_line, e.end_line),
-                "name": e.name,
-                "node": e.node.map(|n| n.to_string()),
-                "depth": e.depth,
-                "tokens": e.tokens,
-                "truncated": e.truncated,
-            });
-            Ok(with_data(e.text, data))
+        let mut a = Args::new("expand", &arguments, &["target", "budget"]);
+        let target = a.text("target", true);
+        let mut caps = Vec::new();
+        let budget = args::bounded(
+            &mut a,
+            "budget",
+            EXPAND_BUDGET,
+            1,
+            self.limits.max,
+            &mut caps,
+        );
+        if let Err(e) = a.finish() {
+            return Ok(tool_error(e));
+        }
+        let Some(target) = target else {
+            return Ok(tool_error("internal error: arguments".into()));
+        };
+        self.call(&ctx, move |ws, env| {
+            let resolved =
+                expand_target(ws, &target).map_err(|e| args::mistakes("expand", &[e]))?;
+            let e = ws.expand(&resolved, budget).map_err(|e| {
+                let text = error_text(&e);
+                if text.contains("too small") {
+                    format!("{text}: call `expand` again with a larger `budget`")
+                } else {
+                    text
+                }
+            })?;
+            let out = ExpandOut {
+                reference: reply::location(&e.path, e.start_line, e.end_line),
+                name: e.name.clone(),
+                node: e.node.map(|n| n.to_string()),
+                depth: e.depth.map(acms::Depth::value),
+                tokens: e.tokens,
+                truncated: e.truncated,
+                caps,
+                notes: env.notes(&[]),
+            };
+            Ok(text_result(e.text, None, &out))
         })
         .await
     }
 
     #[tool(
-        description = "Start a plan for a task; returns the plan id to pass to plan_phase, plan_child, plan_decide, plan_close and plan_history."
+        title = "Start a plan",
+        description = "Start a plan for a task; returns the plan id to pass to plan_phase, plan_child, plan_decide, plan_close and plan_history (result at most 1000 tokens).",
+        input_schema = input::<params::PlanStartParams>(),
+        output_schema = schema_for_output::<PlanResult>(),
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
     )]
     async fn plan_start(
         &self,
-        Parameters(p): Parameters<PlanStartParams>,
+        arguments: JsonObject,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.call(move |ws| {
-            let (plan, memory) = ws.start_plan(&p.task).map_err(line)?;
-            Ok(json_text(json!({ "plan": plan, "memory": memory })))
+        let mut a = Args::new("plan_start", &arguments, &["task"]);
+        let task = a.text("task", true);
+        if let Err(e) = a.finish() {
+            return Ok(tool_error(e));
+        }
+        let Some(task) = task else {
+            return Ok(tool_error("internal error: arguments".into()));
+        };
+        self.call(&ctx, move |ws, _| {
+            let (plan, memory) = ws.start_plan(&task).map_err(|e| error_text(&e))?;
+            Ok(json_result(&PlanResult {
+                plan: PlanOut::from(&plan),
+                memory: MemoryOut::from(&memory),
+            }))
         })
         .await
     }
 
     #[tool(
-        description = "Start a child plan of a plan: its phases inherit the parent's latest context as a signature skeleton (15% of their budget)."
+        title = "Start a child plan",
+        description = "Start a child plan of a plan: its phases inherit the parent's latest context as a signature skeleton (15% of their budget). Result at most 1000 tokens.",
+        input_schema = input::<params::PlanChildParams>(),
+        output_schema = schema_for_output::<PlanResult>(),
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
     )]
     async fn plan_child(
         &self,
-        Parameters(p): Parameters<PlanChildParams>,
+        arguments: JsonObject,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.call(move |ws| {
-            let parent = parse_plan(&p.parent)?;
-            let (plan, memory) = ws.child_plan(parent, &p.task).map_err(line)?;
-            Ok(json_text(json!({ "plan": plan, "memory": memory })))
+        let mut a = Args::new("plan_child", &arguments, &["parent", "task"]);
+        let parent = parse_plan(&mut a, "parent");
+        let task = a.text("task", true);
+        if let Err(e) = a.finish() {
+            return Ok(tool_error(e));
+        }
+        let (Some(parent), Some(task)) = (parent, task) else {
+            return Ok(tool_error("internal error: arguments".into()));
+        };
+        self.call(&ctx, move |ws, _| {
+            let (plan, memory) = ws.child_plan(parent, &task).map_err(|e| error_text(&e))?;
+            Ok(json_result(&PlanResult {
+                plan: PlanOut::from(&plan),
+                memory: MemoryOut::from(&memory),
+            }))
         })
         .await
     }
 
     #[tool(
-        description = "The context for a named phase of a plan (explore, design, implement, verify, ...): re-indexes changed files, assembles within the budget or model window, and records the phase."
+        title = "Context for a plan phase",
+        description = "The context for a named phase of a plan (explore, design, implement, verify, ...): re-indexes changed files, assembles within the budget or model window, and records the phase. Returns the context text (at most `budget` tokens), a status block (at most 400 tokens) and the manifest (structured content, at most a quarter of the budget or 1000 tokens).",
+        input_schema = input::<params::PlanPhaseParams>(),
+        output_schema = schema_for_output::<PhaseOut>(),
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
     )]
     async fn plan_phase(
         &self,
-        Parameters(p): Parameters<PlanPhaseParams>,
+        arguments: JsonObject,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.call(move |ws| {
+        let mut a = Args::new(
+            "plan_phase",
+            &arguments,
+            &[
+                "plan",
+                "phase",
+                "focus",
+                "budget",
+                "window",
+                "tool_definitions",
+                "files",
+                "symbols",
+            ],
+        );
+        let plan = parse_plan(&mut a, "plan");
+        let phase = parse_phase(&mut a);
+        let focus = a.text("focus", false).unwrap_or_default();
+        let budget = args::budget(&mut a, self.limits);
+        let files = a.list("files");
+        let symbols = a.list("symbols");
+        if let Err(e) = a.finish() {
+            return Ok(tool_error(e));
+        }
+        let (Some(plan), Some(phase), Some(budget)) = (plan, phase, budget) else {
+            return Ok(tool_error("internal error: arguments".into()));
+        };
+        self.call(&ctx, move |ws, env| {
             let t = Instant::now();
-            let plan = parse_plan(&p.plan)?;
+            let mut notes = Vec::new();
+            let files = check_mentions("plan_phase", ws, &files, &symbols, &mut notes)?;
             let request = PhaseRequest {
-                focus: p.focus,
-                budget: p.budget.spec(),
-                mentioned_files: p.files,
-                mentioned_symbols: p.symbols,
+                focus,
+                budget: acms::BudgetSpec::tokens(budget.tokens),
+                mentioned_files: files,
+                mentioned_symbols: symbols,
             };
-            let r = ws.phase(plan, &p.phase, request).map_err(line)?;
-            let data = json!({
-                "plan": r.plan.id,
-                "phase": r.phase.name,
-                "seq": r.phase.seq,
-                "tokens": r.context.tokens,
-                "budget": r.context.budget,
-                "manifest": manifest(&r.context),
-                "inherited_tokens": r.inherited_tokens,
-                "refreshed": r.refresh.refreshed,
-                "memory": r.memory,
-                "notes": r.context.diagnostics.notes,
-                "millis": t.elapsed().as_secs_f64() * 1000.0,
+            let r = ws
+                .phase(plan, &phase, request)
+                .map_err(|e| error_text(&e))?;
+            notes.extend(env.notes(&r.context.diagnostics.notes));
+            let mut context = ContextOut::new(&r.context, budget.caps, notes);
+            context.refreshed = r.refresh.refreshed;
+            context.millis = t.elapsed().as_secs_f64() * 1000.0;
+            let counter = env.tokenizer.counter();
+            let bound = reply::manifest_bound(context.budget);
+            let mut out = PhaseOut {
+                plan: r.plan.id.to_string(),
+                phase: r.phase.name.clone(),
+                seq: r.phase.seq,
+                inherited_tokens: r.inherited_tokens,
+                context,
+                memory: MemoryOut::from(&r.memory),
+            };
+            let all = std::mem::take(&mut out.context.manifest);
+            let n = all.len();
+            let kept = reply::keep_within(n, |k| {
+                out.context.manifest = all[..k].to_vec();
+                out.context.manifest_omitted = n - k;
+                reply::tokens(&out, &counter) <= bound
             });
-            Ok(with_data(r.context.text, data))
+            out.context.manifest = all[..kept].to_vec();
+            out.context.manifest_omitted = n - kept;
+            let status = status_block(&out.context, &counter);
+            Ok(text_result(r.context.text, Some(status), &out))
         })
         .await
     }
 
     #[tool(
-        description = "Record a decision taken in a phase (notes, and optionally the manifest node ids it is about); recent decisions are warm memory, older ones cold."
+        title = "Record a decision",
+        description = "Record a decision taken in a phase: notes, and the fragments it is about as that phase's text shows them (`path:start-end` from a block header, or a name; all of the phase's fragments when none). Recent decisions are warm memory, older ones cold. Result at most 1000 tokens.",
+        input_schema = input::<params::PlanDecideParams>(),
+        output_schema = schema_for_output::<DecideOut>(),
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
     )]
     async fn plan_decide(
         &self,
-        Parameters(p): Parameters<PlanDecideParams>,
+        arguments: JsonObject,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.call(move |ws| {
-            let plan = parse_plan(&p.plan)?;
+        let mut a = Args::new(
+            "plan_decide",
+            &arguments,
+            &["plan", "phase", "notes", "fragments"],
+        );
+        let plan = parse_plan(&mut a, "plan");
+        let phase = parse_phase(&mut a);
+        let notes = a.text("notes", false).filter(|n| !n.trim().is_empty());
+        let fragments = a.list("fragments");
+        if let Err(e) = a.finish() {
+            return Ok(tool_error(e));
+        }
+        let (Some(plan), Some(phase)) = (plan, phase) else {
+            return Ok(tool_error("internal error: arguments".into()));
+        };
+        self.call(&ctx, move |ws, env| {
+            let ids = if fragments.is_empty() {
+                Vec::new()
+            } else {
+                let (history, _) = ws.history(plan).map_err(|e| error_text(&e))?;
+                let Some(run) = history
+                    .phases
+                    .iter()
+                    .filter(|p| p.name == phase)
+                    .max_by_key(|p| p.seq)
+                else {
+                    let mut known: Vec<&str> =
+                        history.phases.iter().map(|p| p.name.as_str()).collect();
+                    known.dedup();
+                    return Err(error_text(&acms::Error::Plan(
+                        acms::plan::Error::UnknownPhase {
+                            plan: plan.to_string(),
+                            phase,
+                            known: if known.is_empty() {
+                                "none".into()
+                            } else {
+                                known.join(", ")
+                            },
+                        },
+                    )));
+                };
+                decide_fragments(&run.manifest, &phase, &fragments)?
+            };
             let (d, memory) = ws
-                .decide(plan, &p.phase, p.notes.as_deref(), &p.fragments)
-                .map_err(line)?;
-            Ok(json_text(json!({ "decision": d, "memory": memory })))
+                .decide(plan, &phase, notes.as_deref(), &ids)
+                .map_err(|e| error_text(&e))?;
+            let recorded = format!(
+                "decision {} recorded in phase `{}` of plan {} on {} {}{}",
+                d.id,
+                d.phase,
+                d.plan,
+                d.manifest.len(),
+                if fragments.is_empty() {
+                    "fragments (all of the phase's context: name some with `fragments` to narrow it)"
+                } else {
+                    "fragments"
+                },
+                if d.notes.is_none() { ", without notes" } else { "" }
+            );
+            let mut out = DecideOut {
+                decision: DecisionOut::from(&d),
+                recorded,
+                memory: MemoryOut::from(&memory),
+            };
+            let counter = env.tokenizer.counter();
+            let refs = std::mem::take(&mut out.decision.refs);
+            let kept = reply::keep_within(refs.len(), |k| {
+                out.decision.refs = refs[..k].to_vec();
+                reply::tokens(&out, &counter) <= SMALL_RESULT
+            });
+            out.decision.refs = refs[..kept].to_vec();
+            Ok(json_result(&out))
         })
         .await
     }
 
     #[tool(
-        description = "Close a plan: its decisions leave the hot tier; its history stays readable."
+        title = "Close a plan",
+        description = "Close a plan: its decisions leave the hot tier; its history stays readable. Result at most 1000 tokens.",
+        input_schema = input::<params::PlanCloseParams>(),
+        output_schema = schema_for_output::<PlanResult>(),
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
     )]
     async fn plan_close(
         &self,
-        Parameters(p): Parameters<PlanIdParams>,
+        arguments: JsonObject,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.call(move |ws| {
-            let plan = parse_plan(&p.plan)?;
-            let (plan, memory) = ws.close_plan(plan).map_err(line)?;
-            Ok(json_text(json!({ "plan": plan, "memory": memory })))
+        let mut a = Args::new("plan_close", &arguments, &["plan"]);
+        let plan = parse_plan(&mut a, "plan");
+        if let Err(e) = a.finish() {
+            return Ok(tool_error(e));
+        }
+        let Some(plan) = plan else {
+            return Ok(tool_error("internal error: arguments".into()));
+        };
+        self.call(&ctx, move |ws, _| {
+            let (plan, memory) = ws.close_plan(plan).map_err(|e| error_text(&e))?;
+            Ok(json_result(&PlanResult {
+                plan: PlanOut::from(&plan),
+                memory: MemoryOut::from(&memory),
+            }))
         })
         .await
     }
 
     #[tool(
-        description = "The phases, decisions (with their tier: hot, warm or cold) and child plans of a plan."
+        title = "Plan history",
+        description = "A summary of a plan: its phase runs and decisions (with fragment counts and tiers) and child plans; with `phase`, also that phase's fragments. At most `max_tokens` tokens (default 4000): the oldest phases and decisions are left out past it and counted.",
+        input_schema = input::<params::PlanHistoryParams>(),
+        output_schema = schema_for_output::<HistoryOut>(),
+        annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn plan_history(
         &self,
-        Parameters(p): Parameters<PlanIdParams>,
+        arguments: JsonObject,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.call(move |ws| {
-            let plan = parse_plan(&p.plan)?;
-            let (history, memory) = ws.history(plan).map_err(line)?;
-            Ok(json_text(json!({ "history": history, "memory": memory })))
+        let mut a = Args::new("plan_history", &arguments, &["plan", "phase", "max_tokens"]);
+        let plan = parse_plan(&mut a, "plan");
+        // A run number may come as a number or a string; anything else is a phase name.
+        let phase = match a.value("phase") {
+            Some(Value::Number(n)) => Some(n.to_string()),
+            _ => a.text("phase", false),
+        };
+        let mut caps = Vec::new();
+        let max_tokens = args::bounded(
+            &mut a,
+            "max_tokens",
+            DEFAULT_MAX_TOKENS,
+            MIN_MAX_TOKENS,
+            self.limits.max,
+            &mut caps,
+        );
+        if let Err(e) = a.finish() {
+            return Ok(tool_error(e));
+        }
+        let Some(plan) = plan else {
+            return Ok(tool_error("internal error: arguments".into()));
+        };
+        self.call(&ctx, move |ws, env| {
+            let (h, memory) = ws.history(plan).map_err(|e| error_text(&e))?;
+            let detail = match phase.as_deref().map(str::trim) {
+                None => None,
+                Some(p) => {
+                    let run = match p.parse::<i64>() {
+                        Ok(seq) => h.phases.iter().find(|r| r.seq == seq),
+                        Err(_) => h.phases.iter().filter(|r| r.name == p).max_by_key(|r| r.seq),
+                    };
+                    let Some(run) = run else {
+                        let mut known: Vec<String> = h
+                            .phases
+                            .iter()
+                            .map(|r| format!("{} ({})", r.name, r.seq))
+                            .collect();
+                        known.truncate(20);
+                        return Err(format!(
+                            "phase: plan {plan} has no phase run `{p}` (runs: {}): pass a phase name or run number from the summary",
+                            if known.is_empty() { "none".into() } else { known.join(", ") }
+                        ));
+                    };
+                    Some(PhaseDetail {
+                        seq: run.seq,
+                        phase: run.name.clone(),
+                        manifest: run
+                            .manifest
+                            .iter()
+                            .map(|f| RefOut {
+                                reference: reply::location(&f.path, f.start_line, f.end_line),
+                                node: f.node.to_string(),
+                                name: f.name.clone(),
+                                depth: f.depth.value(),
+                                tokens: f.tokens,
+                            })
+                            .collect(),
+                        manifest_omitted: 0,
+                    })
+                }
+            };
+            let phases: Vec<PhaseSummary> = h
+                .phases
+                .iter()
+                .map(|r| PhaseSummary {
+                    seq: r.seq,
+                    phase: r.name.clone(),
+                    focus: reply::preview(&r.focus, 300),
+                    budget: r.budget,
+                    tokens: r.tokens,
+                    fragments: r.manifest.len(),
+                    refreshed: r.refreshed,
+                    created: r.created,
+                })
+                .collect();
+            let decisions: Vec<DecisionOut> = h.decisions.iter().map(DecisionOut::from).collect();
+            let mut out = HistoryOut {
+                plan: PlanOut::from(&h.plan),
+                phases: phases.clone(),
+                phases_omitted: 0,
+                decisions: decisions.clone(),
+                decisions_omitted: 0,
+                children: h.children.iter().map(ToString::to_string).collect(),
+                detail,
+                caps,
+                memory: MemoryOut::from(&memory),
+            };
+            let counter = env.tokenizer.counter();
+            let fits = |out: &HistoryOut| reply::tokens(out, &counter) <= max_tokens;
+            if !fits(&out) {
+                // The oldest phase runs and decisions go first, whichever they are. Times are
+                // in seconds: within one, a decision follows the run of its phase.
+                let run_of = |d: &acms::Decision| {
+                    h.phases
+                        .iter()
+                        .filter(|r| r.name == d.phase && r.created <= d.created)
+                        .map(|r| r.seq)
+                        .max()
+                        .unwrap_or(0)
+                };
+                let mut order: Vec<(i64, i64, bool, usize)> = h
+                    .phases
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| (r.created, r.seq, false, i))
+                    .chain(
+                        h.decisions
+                            .iter()
+                            .enumerate()
+                            .map(|(i, d)| (d.created, run_of(d), true, i)),
+                    )
+                    .collect();
+                order.sort_unstable();
+                let n = order.len();
+                let keep = |k: usize, out: &mut HistoryOut| {
+                    let newest = &order[n - k..];
+                    out.phases = newest
+                        .iter()
+                        .filter(|(_, _, decision, _)| !decision)
+                        .map(|&(_, _, _, i)| phases[i].clone())
+                        .collect();
+                    out.decisions = newest
+                        .iter()
+                        .filter(|(_, _, decision, _)| *decision)
+                        .map(|&(_, _, _, i)| decisions[i].clone())
+                        .collect();
+                    out.phases_omitted = phases.len() - out.phases.len();
+                    out.decisions_omitted = decisions.len() - out.decisions.len();
+                };
+                let kept = reply::keep_within(n, |k| {
+                    keep(k, &mut out);
+                    fits(&out)
+                });
+                keep(kept, &mut out);
+            }
+            if !fits(&out)
+                && let Some(mut d) = out.detail.take()
+            {
+                let all = std::mem::take(&mut d.manifest);
+                let n = all.len();
+                let mut trial = out.clone();
+                let kept = reply::keep_within(n, |k| {
+                    d.manifest = all[..k].to_vec();
+                    d.manifest_omitted = n - k;
+                    trial.detail = Some(d.clone());
+                    fits(&trial)
+                });
+                d.manifest = all[..kept].to_vec();
+                d.manifest_omitted = n - kept;
+                out.detail = Some(d);
+            }
+            Ok(json_result(&out))
         })
         .await
     }
 
     #[tool(
-        description = "Compact a conversation (OpenAI or Anthropic messages JSON) to fit a token limit; returns the compacted conversation and the outcome."
+        title = "Compact a conversation",
+        description = "Compact a conversation (OpenAI or Anthropic messages JSON) to fit a token limit; returns the compacted conversation (at most `limit` tokens as acms counts messages) and figures (under 300 tokens more).",
+        input_schema = input::<params::CompactParams>(),
+        output_schema = schema_for_output::<reply::CompactOut>(),
+        annotations(read_only_hint = true, open_world_hint = false)
     )]
-    async fn compact(
-        &self,
-        Parameters(p): Parameters<CompactParams>,
-    ) -> Result<CallToolResult, ErrorData> {
-        tokio::task::spawn_blocking(move || compact(p))
-            .await
-            .unwrap_or_else(|e| Err(format!("internal error: {e}")))
-            .map_or_else(|m| Ok(tool_error(m)), Ok)
+    async fn compact(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
+        let mut a = Args::new("compact", &arguments, &["conversation", "limit", "format"]);
+        let conversation = match a.value("conversation") {
+            None => {
+                a.error("conversation: missing (an array of messages, an object with `messages`, or that JSON as a string)".into());
+                None
+            }
+            Some(v @ (Value::Array(_) | Value::Object(_) | Value::String(_))) => Some(v.clone()),
+            Some(other) => {
+                a.error(format!(
+                    "conversation: expected an array of messages, an object with `messages`, or that JSON as a string, got {}",
+                    args::describe(other)
+                ));
+                None
+            }
+        };
+        let limit = match a.value("limit") {
+            None => {
+                a.error(
+                    "limit: missing (the token limit for the compacted conversation, at least 1)"
+                        .into(),
+                );
+                None
+            }
+            Some(_) => a.count("limit", "accepted: at least 1 token"),
+        };
+        if limit == Some(0) {
+            a.error("limit: 0 is below the minimum of 1 token".into());
+        }
+        let format = a.text("format", false);
+        if let Some(f) = &format
+            && f != "openai"
+            && f != "anthropic"
+        {
+            a.error(format!(
+                "format: `{f}` is not a conversation format: use openai or anthropic"
+            ));
+        }
+        if let Err(e) = a.finish() {
+            return Ok(tool_error(e));
+        }
+        let (Some(conversation), Some(limit)) = (conversation, limit) else {
+            return Ok(tool_error("internal error: arguments".into()));
+        };
+        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+        let joined =
+            tokio::task::spawn_blocking(move || compact(conversation, limit, format)).await;
+        Ok(match joined {
+            Ok(Ok(r)) => r,
+            Ok(Err(m)) => tool_error(m),
+            Err(e) => tool_error(format!("internal error: {e}")),
+        })
     }
 }
 
 /// The `compact` tool: one call of [`acms::compact::Compactor`].
-fn compact(p: CompactParams) -> Result<CallToolResult, String> {
+fn compact(
+    conversation: Value,
+    limit: usize,
+    format: Option<String>,
+) -> Result<CallToolResult, String> {
     use acms::compact::{CompactConfig, Compactor, Error as CompactError, Measured, Meter, format};
-    let text = match &p.conversation {
+    let text = match &conversation {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     };
-    let fmt = match p.format.as_deref() {
-        None => None,
-        Some("openai") => Some(format::Format::OpenAi),
+    let fmt = match format.as_deref() {
         Some("anthropic") => Some(format::Format::Anthropic),
-        Some(other) => {
-            return Err(format!(
-                "`{other}` is not a conversation format: use openai or anthropic"
-            ));
-        }
+        Some(_) => Some(format::Format::OpenAi),
+        None => None,
     };
-    let doc = format::read(&text, fmt).map_err(|e| acms::error_line(&e))?;
+    let doc =
+        format::read(&text, fmt).map_err(|e| format!("conversation: {}", acms::error_line(&e)))?;
     let meter = Meter::tokens(acms::Tokenizer::Cl100kBase);
-    let compactor = Compactor::new(CompactConfig::new(p.limit), meter.clone())
+    let compactor = Compactor::new(CompactConfig::new(limit), meter.clone())
         .map_err(|e| acms::error_line(&e))?;
     match compactor.compact(&doc.conversation) {
         Ok(out) => {
@@ -515,17 +1295,20 @@ fn compact(p: CompactParams) -> Result<CallToolResult, String> {
             let size = Measured::new(&out.conversation, &meter).total;
             let conversation: Value =
                 serde_json::from_str(&written).unwrap_or(Value::String(written));
-            Ok(json_text(json!({
-                "outcome": "fits",
-                "size": size,
-                "limit": p.limit,
-                "conversation": conversation,
-                "diagnostics": to_value(&out.diagnostics),
-            })))
+            let d = &out.diagnostics;
+            Ok(json_result(&reply::CompactOut {
+                outcome: "fits".into(),
+                size,
+                limit,
+                original_size: d.original_size,
+                original_messages: d.original_messages,
+                final_messages: d.final_messages,
+                tier: d.tier,
+                conversation,
+            }))
         }
         Err(CompactError::Irreducible { size, .. }) => Err(format!(
-            "the conversation cannot fit: {size} remain against a limit of {} (system prompt, latest user message and pinned messages are never dropped); raise the limit or shorten them",
-            p.limit
+            "the conversation cannot fit: {size} tokens remain against a limit of {limit} (the system prompt, the latest user message and pinned messages are never dropped): call again with a larger `limit`, or shorten those messages"
         )),
         Err(e) => Err(acms::error_line(&e)),
     }
@@ -534,17 +1317,26 @@ fn compact(p: CompactParams) -> Result<CallToolResult, String> {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for AcmsServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(log::capabilities())
             .with_server_info(Implementation::new("acms", env!("CARGO_PKG_VERSION")))
             .with_instructions(
-                "acms gives you the code relevant to a task within a token budget. Use `context` for one-off questions; for multi-step work call plan_start, then plan_phase for each phase (explore, design, implement, verify), plan_decide to remember decisions, plan_child for sub-tasks. Manifests list node ids: pass them to `expand` for full text.",
+                "acms gives you the code relevant to a task within a token budget. Use `context` for one-off questions; for multi-step work call plan_start, then plan_phase for each phase (explore, design, implement, verify), plan_decide to remember decisions, plan_child for sub-tasks. Every block of a context starts with `# path:start-end · names · depth d`: pass that `path:start-end` to `expand` for the full text, or to `plan_decide` as a fragment. Every result has a size bound (see each tool); caps the server applied are listed in the result. On a repository indexed for the first time, the first call waits for the symbol pass and semantic matches come later.",
             )
     }
-}
 
-/// Serves `ws` over stdin/stdout until the client closes stdin (or the session ends).
-pub async fn serve(ws: Workspace) -> Result<(), Error> {
-    serve_server(AcmsServer::new(ws), tokio::io::stdin(), tokio::io::stdout()).await
+    #[expect(
+        deprecated,
+        reason = "MCP logging is deprecated by the 2026-07-28 draft; hosts on 2025-11-25 still set its level"
+    )]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.log_level
+            .store(log::requested(&request).rank(), Ordering::Relaxed);
+        Ok(())
+    }
 }
 
 async fn serve_server<R, W>(server: AcmsServer, read: R, write: W) -> Result<(), Error>
@@ -553,17 +1345,26 @@ where
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let transport = frame::FrameTransport::new(read, write);
+    let logger = server.clone();
     let running = match server.serve(transport).await {
         Ok(r) => r,
         // The client went away before initializing: nothing to serve, not a failure.
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
         Err(e) => return Err(Error::Session(e.to_string())),
     };
-    running
+    let logging = tokio::spawn(logger.log_opening(running.peer().clone()));
+    let ended = running
         .waiting()
         .await
-        .map_err(|e| Error::Session(e.to_string()))?;
+        .map_err(|e| Error::Session(e.to_string()));
+    logging.abort();
+    ended?;
     Ok(())
+}
+
+/// Serves `ws` over stdin/stdout until the client closes stdin (or the session ends).
+pub async fn serve(ws: Workspace) -> Result<(), Error> {
+    serve_server(AcmsServer::new(ws), tokio::io::stdin(), tokio::io::stdout()).await
 }
 
 /// [`serve`] on its own runtime (two workers: one for the protocol, one for a call).
@@ -571,11 +1372,13 @@ pub fn serve_stdio(ws: Workspace) -> Result<(), Error> {
     runtime()?.block_on(serve(ws))
 }
 
-/// Like [`serve_stdio`], but answers `initialize` at once while `open` opens the workspace on
-/// its own thread ([`AcmsServer::opening`]).
-pub fn serve_stdio_opening(open: Opener) -> Result<(), Error> {
-    let server = AcmsServer::opening(open)?;
-    runtime()?.block_on(serve_server(
+/// Serves over stdin/stdout, answering `initialize` at once while the workspace `spec` names
+/// opens (and is indexed, the first time) on its own thread ([`open::staged`]).
+pub fn serve_stdio_opening(spec: OpenSpec) -> Result<(), Error> {
+    let config = spec.config.clone();
+    let rt = runtime()?;
+    let server = AcmsServer::opening(&config, open::staged(spec))?;
+    rt.block_on(serve_server(
         server,
         tokio::io::stdin(),
         tokio::io::stdout(),
@@ -590,57 +1393,4 @@ fn runtime() -> Result<tokio::runtime::Runtime, Error> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::sync::mpsc;
-    use std::time::Duration;
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-
-    /// `initialize` is answered while the workspace is still opening; the first tool call
-    /// that needs it waits for the opener and carries its error; `compact` needs none.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn initialize_does_not_wait_for_the_workspace() {
-        let (release, released) = mpsc::channel::<()>();
-        let server = AcmsServer::opening(Box::new(move || {
-            // Released by the test only after `initialize` was answered; had the server waited
-            // for this thread, the timeout would fire first and the message would say so.
-            match released.recv_timeout(Duration::from_secs(20)) {
-                Ok(()) => Err("opened after initialize".to_string()),
-                Err(_) => Err("the server waited for the workspace".to_string()),
-            }
-        }))
-        .unwrap();
-        let (client, server_end) = tokio::io::duplex(1 << 16);
-        let (server_read, server_write) = tokio::io::split(server_end);
-        let serving = tokio::spawn(serve_server(server, server_read, server_write));
-        let (client_read, mut client_write) = tokio::io::split(client);
-        let mut lines = BufReader::new(client_read).lines();
-        let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
-        client_write
-            .write_all(format!("{init}\n").as_bytes())
-            .await
-            .unwrap();
-        let init: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
-        assert_eq!(init["id"], 1, "{init}");
-        assert!(init["result"]["serverInfo"].is_object(), "{init}");
-        release.send(()).unwrap();
-        let calls = concat!(
-            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-            "\n",
-            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{"query":"x"}}}"#,
-            "\n"
-        );
-        client_write.write_all(calls.as_bytes()).await.unwrap();
-        let search: Value =
-            serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
-        assert_eq!(search["id"], 2, "{search}");
-        assert_eq!(search["result"]["isError"], true, "{search}");
-        assert!(
-            search.to_string().contains("opened after initialize"),
-            "{search}"
-        );
-        drop(client_write);
-        drop(lines);
-        let _ = serving.await;
-    }
-}
+mod tests;

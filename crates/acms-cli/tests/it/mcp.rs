@@ -1,5 +1,5 @@
 //! `acms mcp` driven as a child process: by rmcp's client (tools, schemas, a plan with a
-//! child, expand, search, compact, tool errors carrying the CLI's messages), and by hand
+//! child, expand, search, compact, tool errors written for the model), and by hand
 //! for malformed requests, unknown tools and the client closing stdin.
 
 use std::io::{BufRead, BufReader, Write};
@@ -155,7 +155,7 @@ fn an_rmcp_client_lists_the_tools_and_drives_a_plan() {
         .await;
         assert!(data(&r)["inherited_tokens"].as_u64().unwrap() > 0);
         let r = call("plan_history", json!({"plan": plan})).await;
-        let h = data(&r)["history"].clone();
+        let h = data(&r);
         assert_eq!(h["children"][0], child);
         assert_eq!(h["decisions"].as_array().unwrap().len(), 1);
         let r = call("plan_close", json!({"plan": plan})).await;
@@ -178,9 +178,14 @@ fn an_rmcp_client_lists_the_tools_and_drives_a_plan() {
         assert!(d["size"].as_u64().unwrap() <= 200);
         assert!(d["conversation"].is_array());
 
-        // Tool errors carry the CLI's one-line message.
+        // Tool errors speak to the model (which tool to call), the CLI's to a person.
         let r = call("plan_phase", json!({"plan": "p42", "phase": "explore"})).await;
         assert_eq!(r.is_error, Some(true));
+        assert!(
+            text(&r).starts_with("unknown plan p42: call `plan_start` first"),
+            "{}",
+            text(&r)
+        );
         let cli = run(&[
             "plan",
             "phase",
@@ -190,10 +195,14 @@ fn an_rmcp_client_lists_the_tools_and_drives_a_plan() {
             "explore",
         ]);
         let cli = String::from_utf8_lossy(&cli.stderr);
-        assert_eq!(format!("error: {}", text(&r)), cli.trim());
+        assert!(cli.starts_with("error: unknown plan p42"), "{cli}");
         let r = call("context", json!({"task": "x", "budget": 0})).await;
         assert_eq!(r.is_error, Some(true));
-        assert!(text(&r).starts_with("a budget of 0 tokens"));
+        assert!(
+            text(&r).contains("budget: 0 is below the minimum of 500 tokens"),
+            "{}",
+            text(&r)
+        );
         let r = call("context", json!({"budget": 100})).await;
         assert_eq!(r.is_error, Some(true), "missing task is a tool error");
 
@@ -345,4 +354,57 @@ fn the_server_exits_0_when_the_client_closes_stdin() {
     s.initialize();
     let (status, _) = s.close_and_wait();
     assert_eq!(status.code(), Some(0));
+}
+
+/// `--print-config` prints an entry with absolute paths that starts the server as written:
+/// from another directory, with no `PATH` (hosts do not start servers from the user's shell).
+#[test]
+fn the_printed_host_configuration_starts_the_server_as_written() {
+    let repo = fixture();
+    let root = repo.path().to_str().unwrap().to_string();
+    let out = run(&["mcp", "--print-config", "--repo", &root]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let entry = &printed["mcpServers"]["acms"];
+    let command = entry["command"].as_str().unwrap().to_string();
+    assert!(std::path::Path::new(&command).is_absolute(), "{printed}");
+    assert_eq!(
+        std::fs::canonicalize(&command).unwrap(),
+        std::fs::canonicalize(env!("CARGO_BIN_EXE_acms")).unwrap()
+    );
+    let argv: Vec<String> = entry["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    let canonical = std::fs::canonicalize(repo.path()).unwrap();
+    assert_eq!(argv, ["mcp", "--repo", canonical.to_str().unwrap()]);
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let mut cmd = tokio::process::Command::new(&command);
+        cmd.args(&argv)
+            .current_dir(std::env::temp_dir())
+            .env("PATH", "")
+            .env("XDG_CONFIG_HOME", crate::config_home());
+        let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+        let r = client
+            .call_tool(
+                CallToolRequestParams::new("context")
+                    .with_arguments(args(json!({"task": "sales tax", "budget": 800}))),
+            )
+            .await
+            .unwrap();
+        assert_ne!(r.is_error, Some(true), "{}", text(&r));
+        assert!(text(&r).contains("def sales_tax"), "{}", text(&r));
+        client.cancel().await.unwrap();
+    });
 }
