@@ -25,6 +25,8 @@ use acms::compact::{
 use anyhow::Context;
 use serde_json::{Value, json};
 
+use crate::failure::Failure;
+
 /// Exit code: the conversation cannot fit the limit.
 pub const EXIT_IRREDUCIBLE: u8 = 3;
 /// Exit code: the input could not be read as a conversation.
@@ -122,8 +124,8 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitCode> {
     let text = match text {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("error: cannot read {}: {e}", args.input);
-            return Ok(ExitCode::from(EXIT_BAD_INPUT));
+            let message = format!("cannot read {}: {e}", args.input);
+            return Err(Failure::input(message, EXIT_BAD_INPUT).into());
         }
     };
     let format = args.format.map(|f| match f {
@@ -132,10 +134,7 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitCode> {
     });
     let doc = match format::read(&text, format) {
         Ok(d) => d,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(ExitCode::from(EXIT_BAD_INPUT));
-        }
+        Err(e) => return Err(Failure::input(e.to_string(), EXIT_BAD_INPUT).into()),
     };
     let meter = meter(args.unit, args.tokenizer);
     let mut sink: Box<dyn Write> = match &args.diagnostics {

@@ -7,6 +7,7 @@
 
 mod artifact;
 mod compact;
+mod failure;
 mod index;
 mod mcp;
 mod plan;
@@ -147,7 +148,12 @@ fn one_line(err: &anyhow::Error) -> String {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let raw: Vec<String> = std::env::args().collect();
+    let json = failure::wants_json(&raw);
+    let cli = match Cli::try_parse_from(&raw) {
+        Ok(cli) => cli,
+        Err(err) => return failure::report_usage(&err, json),
+    };
     let result = match &cli.command {
         Command::Index(args) => index::run(args),
         Command::Query(args) => query::run(args),
@@ -161,10 +167,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("error: {}", one_line(&err));
-            ExitCode::from(1)
-        }
+        Err(err) => failure::report(&err, json),
     }
 }
 

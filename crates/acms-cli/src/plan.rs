@@ -56,12 +56,12 @@ impl WorkspaceArgs {
 
 /// A library result with its error flattened to the one line the MCP server also returns.
 pub fn lib<T>(r: acms::Result<T>) -> anyhow::Result<T> {
-    r.map_err(|e| anyhow::anyhow!(acms::error_line(&e)))
+    r.map_err(|e| crate::failure::Failure::library(&e).into())
 }
 
 fn parse<T: std::str::FromStr<Err = acms::plan::Error>>(s: &str) -> anyhow::Result<T> {
     s.parse::<T>()
-        .map_err(|e| anyhow::anyhow!(acms::error_line(&e)))
+        .map_err(|e| crate::failure::Failure::plan(&e).into())
 }
 
 #[derive(clap::Args, Clone)]

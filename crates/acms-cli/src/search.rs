@@ -41,11 +41,11 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<ExitCode> {
         .find(|s| !known.contains(&s.as_str()))
     {
         // A typo must not look like "no hits".
-        eprintln!(
-            "error: unknown strategy `{unknown}` for --strategy: the configured strategies are {}",
-            known.join(", ")
-        );
-        return Ok(ExitCode::from(crate::EXIT_USAGE));
+        return Err(crate::failure::Failure::usage(
+            format!("unknown strategy `{unknown}` for --strategy"),
+            format!("the configured strategies are {}", known.join(", ")),
+        )
+        .into());
     }
     for note in retriever.notes() {
         eprintln!("{note}");

@@ -345,3 +345,99 @@ fn unprivileged(args: &[String]) -> Output {
         .output()
         .expect("setpriv (util-linux) runs the command as nobody")
 }
+
+/// Issue 39 item 8: under `--format json` a failure is one JSON object on stderr (stdout
+/// stays empty) with the same exit code as in text form: a caller never parses an error as
+/// a result.
+#[test]
+fn errors_under_format_json_are_json_with_the_same_exit_codes() {
+    let repo = fixture();
+    index_ok(repo.path());
+    let index = repo.path().join(".acms");
+    let index = index.to_str().unwrap();
+    let root = repo.path().to_str().unwrap();
+    let missing = repo.path().join("no-such-index");
+    let cases: [(Vec<&str>, i32, &str, &str); 4] = [
+        (
+            vec![
+                "search",
+                "--index",
+                index,
+                "--strategy",
+                "nope",
+                "--format",
+                "json",
+                "x",
+            ],
+            2,
+            "usage",
+            "nope",
+        ),
+        (
+            vec![
+                "query",
+                "--index",
+                index,
+                "--budget",
+                "lots",
+                "--format=json",
+                "x",
+            ],
+            2,
+            "usage",
+            "lots",
+        ),
+        (
+            vec![
+                "plan", "phase", "--repo", root, "p42", "explore", "--format", "json",
+            ],
+            1,
+            "plan",
+            "unknown plan p42",
+        ),
+        (
+            vec![
+                "query",
+                "--index",
+                missing.to_str().unwrap(),
+                "--budget",
+                "4000",
+                "--format",
+                "json",
+                "x",
+            ],
+            1,
+            "",
+            "no-such-index",
+        ),
+    ];
+    for (args, code, kind, says) in cases {
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {}", stderr(&out));
+        assert!(out.stdout.is_empty(), "{args:?}: stdout {:?}", out.stdout);
+        let err: serde_json::Value = serde_json::from_slice(&out.stderr)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", stderr(&out)));
+        let e = &err["error"];
+        assert!(
+            e["message"].as_str().unwrap().contains(says),
+            "{args:?}: {err}"
+        );
+        assert!(e["kind"].is_string() && e.get("hint").is_some(), "{err}");
+        if !kind.is_empty() {
+            assert_eq!(e["kind"], kind, "{args:?}: {err}");
+        }
+        // The same mistake in text form: the same exit code, a one-line `error:`.
+        let text: Vec<&str> = args
+            .iter()
+            .copied()
+            .filter(|a| !a.starts_with("--format") && *a != "json")
+            .collect();
+        let out = run(&text);
+        assert_eq!(out.status.code(), Some(code), "{text:?}");
+        assert!(
+            stderr(&out).starts_with("error: "),
+            "{text:?}: {}",
+            stderr(&out)
+        );
+    }
+}
