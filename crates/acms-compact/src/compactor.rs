@@ -11,8 +11,10 @@
 //! 3. **Tier 4**: peel the oldest rounds until the conversation fits.
 //!
 //! A conversation already within the limit is returned unchanged. System messages, the latest
-//! user turn and pinned messages are never changed, and tool calls stay with their results
-//! (see `verify`). When nothing more can be removed the result is [`Error::Irreducible`]:
+//! user turn, pinned messages and the task (the first user request, unless
+//! [`CompactConfig::pin_task`] is off) are never changed, and tool calls stay with their
+//! results (see `verify`). The one exception is a task too large to fit beside the other
+//! required content: it is shortened first, with a marker that says so (see `task`). When nothing more can be removed the result is [`Error::Irreducible`]:
 //! over-limit content is never returned as a success. The pipeline runs each tier at most once
 //! and so always terminates.
 
@@ -88,6 +90,9 @@ pub struct CompactConfig {
     pub category_report: bool,
     /// Which tiers may run (index 0 is tier 1).
     pub tiers: [bool; 4],
+    /// Keep the task (the first user request) verbatim, as the system prompt is; shortened
+    /// with a marker only when it cannot fit beside the other required content.
+    pub pin_task: bool,
 }
 
 impl CompactConfig {
@@ -110,6 +115,7 @@ impl CompactConfig {
             restore_skills_total: 25_000,
             category_report: true,
             tiers: [true; 4],
+            pin_task: true,
         }
     }
 
@@ -405,7 +411,7 @@ impl Compactor {
         fn pick<'b>(best: &'b Option<Measured>, input: View<'b>) -> View<'b> {
             best.as_ref().map_or(input, Measured::view)
         }
-        let reference = Reference::of(input.messages);
+        let mut reference = Reference::of(input.messages).pin_task(self.config.pin_task);
         let window = self.config.window();
         let mut diag = Diagnostics {
             unit: self.meter.unit(),
@@ -427,6 +433,26 @@ impl Compactor {
             restored_files: 0,
             restored_skills: 0,
         };
+        if self.config.pin_task && pick(&best, input).total > limit {
+            let now = pick(&best, input);
+            if let Some((i, task, size)) = crate::task::fit(now, limit, &self.meter) {
+                // Only the shortening this found necessary is acceptable to the verifier.
+                reference = reference.allow_shortened_task();
+                let mut messages = now.messages.to_vec();
+                let mut sizes = now.sizes.to_vec();
+                messages[i] = task;
+                sizes[i] = size;
+                let p = Proposal {
+                    measured: Measured::from_parts(messages, sizes),
+                    changed: 1,
+                };
+                if let Some(m) =
+                    self.consider(Stage::ShortenTask, &reference, now, Ok(Some(p)), &mut diag)
+                {
+                    best = Some(m);
+                }
+            }
+        }
         if pick(&best, input).total > limit && tiers[0] {
             for stage in [Stage::Offload, Stage::Microcompact, Stage::CodeCompaction] {
                 let now = pick(&best, input);
@@ -531,15 +557,29 @@ impl Compactor {
         self.sizes.message(m, &self.meter)
     }
 
-    /// Messages no step may touch: system, latest user request, pinned, and earlier
-    /// compaction summaries (kept whole by tiers 1-3; tier 4 peels them last).
+    /// The task's index when it is pinned.
+    fn task(&self, messages: &[Message]) -> Option<usize> {
+        if self.config.pin_task {
+            crate::task::task_index(messages)
+        } else {
+            None
+        }
+    }
+
+    /// Messages no step may touch: system, the task, latest user request, pinned, and
+    /// earlier compaction summaries (kept whole by tiers 1-3; tier 4 peels them last).
     fn protected(&self, messages: &[Message]) -> Vec<bool> {
         let latest = latest_user(messages);
+        let task = self.task(messages);
         messages
             .iter()
             .enumerate()
             .map(|(i, m)| {
-                m.role.is_system() || Some(i) == latest || m.pinned || m.is_compaction_artifact()
+                m.role.is_system()
+                    || Some(i) == latest
+                    || Some(i) == task
+                    || m.pinned
+                    || m.is_compaction_artifact()
             })
             .collect()
     }
@@ -1061,8 +1101,9 @@ impl Compactor {
         None
     }
 
-    /// Tier 4: removes the oldest unprotected groups (earlier summaries last) until the total
-    /// is at most `limit`, recounting after each.
+    /// Tier 4: removes the oldest unprotected groups (earlier summaries last; never the
+    /// system prompt, the pinned task, the latest user turn or pinned messages) until the
+    /// total is at most `limit`, recounting after each.
     fn peel(
         &self,
         cur: View<'_>,
@@ -1071,11 +1112,16 @@ impl Compactor {
         let msgs = cur.messages;
         let gs = groups(msgs);
         let latest = latest_user(msgs);
+        let task = self.task(msgs);
         let hard: Vec<bool> = gs
             .iter()
             .map(|g| {
-                g.clone()
-                    .any(|i| msgs[i].role.is_system() || Some(i) == latest || msgs[i].pinned)
+                g.clone().any(|i| {
+                    msgs[i].role.is_system()
+                        || Some(i) == latest
+                        || Some(i) == task
+                        || msgs[i].pinned
+                })
             })
             .collect();
         let summary: Vec<bool> = gs

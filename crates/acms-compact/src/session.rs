@@ -769,14 +769,16 @@ impl SessionFacts {
         s
     }
 
-    /// Renders the tier 2 summary; `item_cap` bounds each quoted item when the verbatim form
-    /// does not fit.
+    /// Renders the tier 2 summary; `item_cap` bounds each quoted item when the whole form
+    /// does not fit (a cut item ends in ` […]`). The user requests are quoted as the span
+    /// holds them, which tier 1 may already have shortened (code outlines say so), so the
+    /// section does not claim they are verbatim.
     pub fn render_summary(&self, compacted_messages: usize, item_cap: Option<usize>) -> String {
         let mut s = format!(
             "{} of {compacted_messages} earlier messages, built from the session without a model call]\n",
             crate::model::SUMMARY_MARKER
         );
-        s.push_str("\n## User requests (verbatim)\n");
+        s.push_str("\n## User requests (oldest first; ` […]` marks a cut)\n");
         if self.user_requests.is_empty() {
             s.push_str("- (none in the compacted span)\n");
         }

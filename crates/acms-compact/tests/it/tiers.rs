@@ -229,14 +229,17 @@ fn tier2_summarizes_and_restores_files() {
         .find(|m| m.content.starts_with("[Session summary"))
         .unwrap();
     for section in [
-        "## User requests (verbatim)",
+        "## User requests (oldest first; ` […]` marks a cut)",
         "## Files touched",
         "## Tool usage",
         "## Current state",
     ] {
         assert!(summary.content.contains(section), "{section}");
     }
-    assert!(summary.content.contains("- request 0: look at module 0\n"));
+    // The task (the first request) stays verbatim in place; later requests are summarized.
+    assert_eq!(msgs[1], conv.messages[1]);
+    assert!(!summary.content.contains("request 0: look at module 0"));
+    assert!(summary.content.contains("- request 1: look at module 1\n"));
     assert!(summary.content.contains("- read_file: "));
     let restored = msgs
         .iter()
@@ -341,9 +344,10 @@ fn tier4_peels_oldest_rounds() {
     assert_eq!(accepted(&out.diagnostics), vec![Stage::Peel]);
     let msgs = &out.conversation.messages;
     assert_eq!(msgs[0], conv.messages[0]);
-    // The newest rounds survive, in order, and the oldest are gone.
+    // The newest rounds survive, in order, and the oldest are gone; the task stays.
     assert_eq!(msgs.last(), conv.messages.last());
-    assert!(!msgs.contains(&conv.messages[1]));
+    assert_eq!(msgs[1], conv.messages[1]);
+    assert!(!msgs.contains(&conv.messages[2]));
     assert_valid(&conv, &out, before * 3 / 4, &tokens());
 }
 
