@@ -933,12 +933,18 @@ impl Compactor {
                     max_size: reserve,
                 };
                 let text = s.summarize(&request).map_err(Rejection::SummarizerFailed)?;
+                let mut body = text.trim().to_string();
+                // The last error is appended from the facts: a model may paraphrase it.
+                let last_error = facts.render_last_error();
+                if !last_error.is_empty() {
+                    body.push('\n');
+                    body.push_str(&last_error);
+                }
                 let m = Message::text(
                     Role::User,
                     format!(
-                        "{SUMMARY_MARKER} of {} earlier messages, written by the summary model]\n{}",
+                        "{SUMMARY_MARKER} of {} earlier messages, written by the summary model]\n{body}",
                         removed_msgs.len(),
-                        text.trim()
                     ),
                 );
                 let size = self.size_of(&m);
@@ -948,13 +954,16 @@ impl Compactor {
                 }
                 Some((m, size))
             } else {
+                let n = removed_msgs.len();
+                // With no recent context left to give up, the last resort is the summary
+                // of the last error alone.
+                let minimal = tail.is_empty().then(|| facts.render_minimal_summary(n));
                 [None, Some(2000), Some(400), Some(80)]
                     .into_iter()
-                    .find_map(|cap| {
-                        let m = Message::text(
-                            Role::User,
-                            facts.render_summary(removed_msgs.len(), cap),
-                        );
+                    .map(|cap| facts.render_summary(n, cap))
+                    .chain(minimal)
+                    .find_map(|text| {
+                        let m = Message::text(Role::User, text);
                         let size = self.size_of(&m);
                         (size <= budget).then_some((m, size))
                     })
