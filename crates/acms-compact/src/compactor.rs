@@ -745,6 +745,9 @@ impl Compactor {
         let mut total = cur.total;
         let mut cleared: Vec<usize> = Vec::new();
         let mut ledger: Option<(Message, usize)> = None;
+        // The latest state where the stubs and the ledger fit: results cleared, total, ledger.
+        let mut fitted: Option<(usize, usize, (Message, usize))> = None;
+        let mut past_fit = 0;
         // Each candidate's text is read once per call (and once per distinct text across
         // calls): its facts give the stub's counts and the ledger's content.
         let mut read: HashMap<usize, Arc<session::ResultFacts>> = HashMap::new();
@@ -769,12 +772,39 @@ impl Compactor {
             cleared.push(i);
             // The ledger only adds size, so it is built once the stubs alone fit.
             if total < limit {
-                ledger = self.ledger(cur.messages, &cleared, &read, &calls, limit - total);
-                let ledger_size = ledger.as_ref().map_or(0, |(_, n)| *n);
-                if total + ledger_size <= limit {
+                let Some((m, size, level)) =
+                    self.ledger(cur.messages, &cleared, &read, &calls, limit - total)
+                else {
+                    // No facts to keep: the stubs alone fit.
+                    ledger = None;
+                    fitted = None;
                     break;
+                };
+                if total + size <= limit {
+                    fitted = Some((cleared.len(), total, (m, size)));
+                    // A coarse ledger keeps few frames of each error; clearing a few more old
+                    // results (each down to a stub) usually buys a detailed one.
+                    if level <= 1 || past_fit >= 8 {
+                        break;
+                    }
+                }
+                if fitted.is_some() {
+                    past_fit += 1;
+                    if past_fit > 8 {
+                        break;
+                    }
                 }
             }
+        }
+        if let Some((n, t, l)) = fitted {
+            // Back to the latest state that fit.
+            for &i in &cleared[n..] {
+                stubs[i] = None;
+                sizes[i] = cur.sizes[i];
+            }
+            cleared.truncate(n);
+            total = t;
+            ledger = Some(l);
         }
         if cleared.is_empty() {
             return Ok(None);
@@ -782,7 +812,9 @@ impl Compactor {
         let ledger_size = ledger.as_ref().map_or(0, |(_, n)| *n);
         if ledger.is_none() || total + ledger_size > limit {
             // Not fitting yet: later tiers need room, so the ledger takes at most a fifth.
-            ledger = self.ledger(cur.messages, &cleared, &read, &calls, limit / 5);
+            ledger = self
+                .ledger(cur.messages, &cleared, &read, &calls, limit / 5)
+                .map(|(m, size, _)| (m, size));
         }
         let changed = cleared.len();
         let mut messages: Vec<Message> = cur
@@ -807,8 +839,9 @@ impl Compactor {
         }))
     }
 
-    /// The ledger message of the facts in the cleared results, at the most detailed level
-    /// that fits `room` (the least detailed one when none does); `None` when there are none.
+    /// The ledger message of the facts in the cleared results, its size and level: the most
+    /// detailed level that fits `room` (the least detailed one when none does); `None` when
+    /// there are no facts.
     fn ledger(
         &self,
         original: &[Message],
@@ -816,7 +849,7 @@ impl Compactor {
         read: &HashMap<usize, Arc<session::ResultFacts>>,
         calls: &std::collections::HashMap<&str, &crate::model::ToolCall>,
         room: usize,
-    ) -> Option<(Message, usize)> {
+    ) -> Option<(Message, usize, usize)> {
         // The facts microcompact already read, found again by the text's address.
         let known: HashMap<usize, &Arc<session::ResultFacts>> = cleared
             .iter()
@@ -849,7 +882,7 @@ impl Compactor {
             );
             let size = self.size_of(&m);
             let fits = size <= room;
-            best = Some((m, size));
+            best = Some((m, size, level));
             if fits {
                 break;
             }
