@@ -10,14 +10,16 @@
 //! 3. At or under the trigger threshold (`hard_limit - trigger_margin`) the snapshot is
 //!    forwarded as is: [`Outcome::WithinLimit`].
 //! 4. **Offload** large tool results to the artifact store (when one is configured).
-//! 5. Ask the [`Reducer`] for a proposal, at most `max_attempts` times; each proposal is
-//!    measured here and verified independently (strictly smaller, system / pinned / latest
-//!    user content unchanged, tool pairs intact, order kept). The first accepted state at or
-//!    under the threshold is [`Outcome::Reduced`].
-//! 6. Otherwise the **preservation-only fallback**: required content plus the most recent
+//! 5. **Shorten the task**, with a marker, only when the required content (system, task,
+//!    latest user turn, pinned) is over the threshold with the task whole (see `task`).
+//! 6. Ask the [`Reducer`] for a proposal, at most `max_attempts` times; each proposal is
+//!    measured here and verified independently (strictly smaller, system / pinned / task /
+//!    latest user content unchanged, tool pairs intact, order kept). The first accepted
+//!    state at or under the threshold is [`Outcome::Reduced`].
+//! 7. Otherwise the **preservation-only fallback**: required content plus the most recent
 //!    optional context that fits, nothing reducer-made ([`Outcome::PreservationFallback`]),
 //!    or [`Outcome::Irreducible`] when required content alone exceeds the hard limit.
-//! 7. A history that changes under a proposal invalidates it and the assembly restarts from
+//! 8. A history that changes under a proposal invalidates it and the assembly restarts from
 //!    a fresh snapshot; when that uses up the attempt budget the outcome is
 //!    [`Outcome::ConcurrentMutationLimit`].
 //!
@@ -54,11 +56,14 @@ pub struct AssemblyPolicy {
     pub offload_min_bytes: usize,
     /// This many most recent tool results are never offloaded.
     pub keep_recent_results: usize,
+    /// Keep the task (the first user request) verbatim, as the system prompt is; shortened
+    /// with a marker only when it cannot fit beside the other required content.
+    pub pin_task: bool,
 }
 
 impl AssemblyPolicy {
     /// Defaults for `hard_limit`: a 5% trigger margin, three attempts, offload from 16 KiB,
-    /// the last five results kept.
+    /// the last five results kept, the task pinned.
     pub fn new(hard_limit: usize) -> AssemblyPolicy {
         AssemblyPolicy {
             hard_limit,
@@ -66,6 +71,7 @@ impl AssemblyPolicy {
             max_attempts: 3,
             offload_min_bytes: 16 * 1024,
             keep_recent_results: 5,
+            pin_task: true,
         }
     }
 
@@ -288,7 +294,7 @@ impl Assembler {
             if evicted > 0 {
                 rec.stages.push(AssemblyStage::EvictRehydrated { evicted });
             }
-            let reference = Reference::of(&base.messages);
+            let mut reference = Reference::of(&base.messages).pin_task(self.policy.pin_task);
             let mut offloaded: Option<Measured> = None;
             if base.total > threshold
                 && let Some(p) = self.offload(&base, &mut rec)
@@ -305,7 +311,16 @@ impl Assembler {
                     offloaded = Some(p);
                 }
             }
-            let after_offload = offloaded.as_ref().unwrap_or(&base);
+            let mut after_offload = offloaded.as_ref().unwrap_or(&base);
+            let shortened = self.shorten_task(after_offload, threshold, hard);
+            if let Some(p) = &shortened {
+                // Accepted only because the required content cannot fit otherwise.
+                reference = reference.allow_shortened_task();
+                rec.stages.push(AssemblyStage::ShortenTask {
+                    size_after: p.total,
+                });
+                after_offload = p;
+            }
             let mut reduced: Option<Measured> = None;
             let mut invalidated = false;
             loop {
@@ -371,7 +386,8 @@ impl Assembler {
             let outcome = if cur.total <= threshold {
                 // A state other than the snapshot is an accepted, strictly smaller proposal
                 // (or offload), so it differs from what the caller sent.
-                let changed = evicted > 0 || offloaded.is_some() || reduced.is_some();
+                let changed =
+                    evicted > 0 || offloaded.is_some() || shortened.is_some() || reduced.is_some();
                 if changed {
                     Outcome::Reduced
                 } else {
@@ -404,7 +420,11 @@ impl Assembler {
             let changed = outcome != Outcome::WithinLimit;
             self.store_referenced(Some(&out.messages), &mut rec);
             let diagnostics = Arc::new(self.diagnostics(outcome, out, rec, sequence_valid));
-            let out = fallback.or(reduced).or(offloaded).unwrap_or(base);
+            let out = fallback
+                .or(reduced)
+                .or(shortened)
+                .or(offloaded)
+                .unwrap_or(base);
             return Ok(Bounded {
                 messages: out.messages,
                 sizes: out.sizes,
@@ -487,6 +507,21 @@ impl Assembler {
         (snap, evicted)
     }
 
+    /// The task shortened so that the required content fits `target` (or, failing that,
+    /// `hard`); `None` when the task is not pinned, not in the way, or cannot be shortened
+    /// enough.
+    fn shorten_task(&self, cur: &Measured, target: usize, hard: usize) -> Option<Measured> {
+        if !self.policy.pin_task || cur.total <= target {
+            return None;
+        }
+        let (i, task, _) = crate::task::fit(cur.view(), target, &self.meter)
+            .or_else(|| crate::task::fit(cur.view(), hard, &self.meter))?;
+        let mut out = cur.messages.clone();
+        out[i] = task;
+        let sizes = self.measure(&out);
+        Some(Measured::from_parts(out, sizes))
+    }
+
     /// Offloads large tool results outside the recent ones; `None` when nothing moved.
     /// Nothing is written yet: see [`Assembler::store_referenced`].
     fn offload(&self, cur: &Measured, rec: &mut Record) -> Option<Measured> {
@@ -546,18 +581,27 @@ impl Assembler {
         }
     }
 
-    /// The preservation-only fallback: required groups (system, pinned, latest user
-    /// request), plus the most recent optional groups that fit under `target` (under `hard`
+    /// The preservation-only fallback: required groups (system, pinned, the pinned task,
+    /// latest user request), plus the most recent optional groups that fit under `target` (under `hard`
     /// when required content alone is over `target`). Returns it with the required size.
     fn fallback(&self, cur: &Measured, target: usize, hard: usize) -> (Measured, usize) {
         let msgs = &cur.messages;
         let gs = groups(msgs);
         let latest = latest_user(msgs);
+        let task = if self.policy.pin_task {
+            crate::task::task_index(msgs)
+        } else {
+            None
+        };
         let required: Vec<bool> = gs
             .iter()
             .map(|g| {
-                g.clone()
-                    .any(|i| msgs[i].role.is_system() || msgs[i].pinned || Some(i) == latest)
+                g.clone().any(|i| {
+                    msgs[i].role.is_system()
+                        || msgs[i].pinned
+                        || Some(i) == latest
+                        || Some(i) == task
+                })
             })
             .collect();
         let size = |g: usize| -> usize { cur.sizes[gs[g].clone()].iter().sum() };

@@ -11,8 +11,10 @@
 //! 3. **Tier 4**: peel the oldest rounds until the conversation fits.
 //!
 //! A conversation already within the limit is returned unchanged. System messages, the latest
-//! user turn and pinned messages are never changed, and tool calls stay with their results
-//! (see `verify`). When nothing more can be removed the result is [`Error::Irreducible`]:
+//! user turn, pinned messages and the task (the first user request, unless
+//! [`CompactConfig::pin_task`] is off) are never changed, and tool calls stay with their
+//! results (see `verify`). The one exception is a task too large to fit beside the other
+//! required content: it is shortened first, with a marker that says so (see `task`). When nothing more can be removed the result is [`Error::Irreducible`]:
 //! over-limit content is never returned as a success. The pipeline runs each tier at most once
 //! and so always terminates.
 
@@ -88,6 +90,9 @@ pub struct CompactConfig {
     pub category_report: bool,
     /// Which tiers may run (index 0 is tier 1).
     pub tiers: [bool; 4],
+    /// Keep the task (the first user request) verbatim, as the system prompt is; shortened
+    /// with a marker only when it cannot fit beside the other required content.
+    pub pin_task: bool,
 }
 
 impl CompactConfig {
@@ -110,6 +115,7 @@ impl CompactConfig {
             restore_skills_total: 25_000,
             category_report: true,
             tiers: [true; 4],
+            pin_task: true,
         }
     }
 
@@ -405,7 +411,7 @@ impl Compactor {
         fn pick<'b>(best: &'b Option<Measured>, input: View<'b>) -> View<'b> {
             best.as_ref().map_or(input, Measured::view)
         }
-        let reference = Reference::of(input.messages);
+        let mut reference = Reference::of(input.messages).pin_task(self.config.pin_task);
         let window = self.config.window();
         let mut diag = Diagnostics {
             unit: self.meter.unit(),
@@ -427,6 +433,26 @@ impl Compactor {
             restored_files: 0,
             restored_skills: 0,
         };
+        if self.config.pin_task && pick(&best, input).total > limit {
+            let now = pick(&best, input);
+            if let Some((i, task, size)) = crate::task::fit(now, limit, &self.meter) {
+                // Only the shortening this found necessary is acceptable to the verifier.
+                reference = reference.allow_shortened_task();
+                let mut messages = now.messages.to_vec();
+                let mut sizes = now.sizes.to_vec();
+                messages[i] = task;
+                sizes[i] = size;
+                let p = Proposal {
+                    measured: Measured::from_parts(messages, sizes),
+                    changed: 1,
+                };
+                if let Some(m) =
+                    self.consider(Stage::ShortenTask, &reference, now, Ok(Some(p)), &mut diag)
+                {
+                    best = Some(m);
+                }
+            }
+        }
         if pick(&best, input).total > limit && tiers[0] {
             for stage in [Stage::Offload, Stage::Microcompact, Stage::CodeCompaction] {
                 let now = pick(&best, input);
@@ -531,15 +557,29 @@ impl Compactor {
         self.sizes.message(m, &self.meter)
     }
 
-    /// Messages no step may touch: system, latest user request, pinned, and earlier
-    /// compaction summaries (kept whole by tiers 1-3; tier 4 peels them last).
+    /// The task's index when it is pinned.
+    fn task(&self, messages: &[Message]) -> Option<usize> {
+        if self.config.pin_task {
+            crate::task::task_index(messages)
+        } else {
+            None
+        }
+    }
+
+    /// Messages no step may touch: system, the task, latest user request, pinned, and
+    /// earlier compaction summaries (kept whole by tiers 1-3; tier 4 peels them last).
     fn protected(&self, messages: &[Message]) -> Vec<bool> {
         let latest = latest_user(messages);
+        let task = self.task(messages);
         messages
             .iter()
             .enumerate()
             .map(|(i, m)| {
-                m.role.is_system() || Some(i) == latest || m.pinned || m.is_compaction_artifact()
+                m.role.is_system()
+                    || Some(i) == latest
+                    || Some(i) == task
+                    || m.pinned
+                    || m.is_compaction_artifact()
             })
             .collect()
     }
@@ -705,6 +745,9 @@ impl Compactor {
         let mut total = cur.total;
         let mut cleared: Vec<usize> = Vec::new();
         let mut ledger: Option<(Message, usize)> = None;
+        // The latest state where the stubs and the ledger fit: results cleared, total, ledger.
+        let mut fitted: Option<(usize, usize, (Message, usize))> = None;
+        let mut past_fit = 0;
         // Each candidate's text is read once per call (and once per distinct text across
         // calls): its facts give the stub's counts and the ledger's content.
         let mut read: HashMap<usize, Arc<session::ResultFacts>> = HashMap::new();
@@ -729,12 +772,39 @@ impl Compactor {
             cleared.push(i);
             // The ledger only adds size, so it is built once the stubs alone fit.
             if total < limit {
-                ledger = self.ledger(cur.messages, &cleared, &read, &calls, limit - total);
-                let ledger_size = ledger.as_ref().map_or(0, |(_, n)| *n);
-                if total + ledger_size <= limit {
+                let Some((m, size, level)) =
+                    self.ledger(cur.messages, &cleared, &read, &calls, limit - total)
+                else {
+                    // No facts to keep: the stubs alone fit.
+                    ledger = None;
+                    fitted = None;
                     break;
+                };
+                if total + size <= limit {
+                    fitted = Some((cleared.len(), total, (m, size)));
+                    // A coarse ledger keeps few frames of each error; clearing a few more old
+                    // results (each down to a stub) usually buys a detailed one.
+                    if level <= 1 || past_fit >= 8 {
+                        break;
+                    }
+                }
+                if fitted.is_some() {
+                    past_fit += 1;
+                    if past_fit > 8 {
+                        break;
+                    }
                 }
             }
+        }
+        if let Some((n, t, l)) = fitted {
+            // Back to the latest state that fit.
+            for &i in &cleared[n..] {
+                stubs[i] = None;
+                sizes[i] = cur.sizes[i];
+            }
+            cleared.truncate(n);
+            total = t;
+            ledger = Some(l);
         }
         if cleared.is_empty() {
             return Ok(None);
@@ -742,7 +812,9 @@ impl Compactor {
         let ledger_size = ledger.as_ref().map_or(0, |(_, n)| *n);
         if ledger.is_none() || total + ledger_size > limit {
             // Not fitting yet: later tiers need room, so the ledger takes at most a fifth.
-            ledger = self.ledger(cur.messages, &cleared, &read, &calls, limit / 5);
+            ledger = self
+                .ledger(cur.messages, &cleared, &read, &calls, limit / 5)
+                .map(|(m, size, _)| (m, size));
         }
         let changed = cleared.len();
         let mut messages: Vec<Message> = cur
@@ -767,8 +839,9 @@ impl Compactor {
         }))
     }
 
-    /// The ledger message of the facts in the cleared results, at the most detailed level
-    /// that fits `room` (the least detailed one when none does); `None` when there are none.
+    /// The ledger message of the facts in the cleared results, its size and level: the most
+    /// detailed level that fits `room` (the least detailed one when none does); `None` when
+    /// there are no facts.
     fn ledger(
         &self,
         original: &[Message],
@@ -776,7 +849,7 @@ impl Compactor {
         read: &HashMap<usize, Arc<session::ResultFacts>>,
         calls: &std::collections::HashMap<&str, &crate::model::ToolCall>,
         room: usize,
-    ) -> Option<(Message, usize)> {
+    ) -> Option<(Message, usize, usize)> {
         // The facts microcompact already read, found again by the text's address.
         let known: HashMap<usize, &Arc<session::ResultFacts>> = cleared
             .iter()
@@ -809,7 +882,7 @@ impl Compactor {
             );
             let size = self.size_of(&m);
             let fits = size <= room;
-            best = Some((m, size));
+            best = Some((m, size, level));
             if fits {
                 break;
             }
@@ -893,12 +966,18 @@ impl Compactor {
                     max_size: reserve,
                 };
                 let text = s.summarize(&request).map_err(Rejection::SummarizerFailed)?;
+                let mut body = text.trim().to_string();
+                // The last error is appended from the facts: a model may paraphrase it.
+                let last_error = facts.render_last_error();
+                if !last_error.is_empty() {
+                    body.push('\n');
+                    body.push_str(&last_error);
+                }
                 let m = Message::text(
                     Role::User,
                     format!(
-                        "{SUMMARY_MARKER} of {} earlier messages, written by the summary model]\n{}",
+                        "{SUMMARY_MARKER} of {} earlier messages, written by the summary model]\n{body}",
                         removed_msgs.len(),
-                        text.trim()
                     ),
                 );
                 let size = self.size_of(&m);
@@ -908,13 +987,16 @@ impl Compactor {
                 }
                 Some((m, size))
             } else {
+                let n = removed_msgs.len();
+                // With no recent context left to give up, the last resort is the summary
+                // of the last error alone.
+                let minimal = tail.is_empty().then(|| facts.render_minimal_summary(n));
                 [None, Some(2000), Some(400), Some(80)]
                     .into_iter()
-                    .find_map(|cap| {
-                        let m = Message::text(
-                            Role::User,
-                            facts.render_summary(removed_msgs.len(), cap),
-                        );
+                    .map(|cap| facts.render_summary(n, cap))
+                    .chain(minimal)
+                    .find_map(|text| {
+                        let m = Message::text(Role::User, text);
                         let size = self.size_of(&m);
                         (size <= budget).then_some((m, size))
                     })
@@ -1061,8 +1143,9 @@ impl Compactor {
         None
     }
 
-    /// Tier 4: removes the oldest unprotected groups (earlier summaries last) until the total
-    /// is at most `limit`, recounting after each.
+    /// Tier 4: removes the oldest unprotected groups (earlier summaries last; never the
+    /// system prompt, the pinned task, the latest user turn or pinned messages) until the
+    /// total is at most `limit`, recounting after each.
     fn peel(
         &self,
         cur: View<'_>,
@@ -1071,11 +1154,16 @@ impl Compactor {
         let msgs = cur.messages;
         let gs = groups(msgs);
         let latest = latest_user(msgs);
+        let task = self.task(msgs);
         let hard: Vec<bool> = gs
             .iter()
             .map(|g| {
-                g.clone()
-                    .any(|i| msgs[i].role.is_system() || Some(i) == latest || msgs[i].pinned)
+                g.clone().any(|i| {
+                    msgs[i].role.is_system()
+                        || Some(i) == latest
+                        || Some(i) == task
+                        || msgs[i].pinned
+                })
             })
             .collect();
         let summary: Vec<bool> = gs

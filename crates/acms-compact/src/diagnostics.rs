@@ -79,6 +79,10 @@ pub enum Stage {
     LlmSummary,
     /// Tier 4: oldest rounds peeled.
     Peel,
+    /// The task shortened, with a marker, because the required content (system prompt,
+    /// task, latest user turn, pinned messages) was over the limit with the task whole. Counted
+    /// as tier 4: required content lost its verbatim form.
+    ShortenTask,
 }
 
 impl Stage {
@@ -88,7 +92,7 @@ impl Stage {
             Stage::Offload | Stage::CodeCompaction | Stage::Microcompact => 1,
             Stage::SessionSummary => 2,
             Stage::LlmSummary => 3,
-            Stage::Peel => 4,
+            Stage::Peel | Stage::ShortenTask => 4,
         }
     }
 }
@@ -101,7 +105,8 @@ pub enum Rejection {
     NotSmaller,
     /// A tool call lost its result or a result its call.
     ToolPairBroken,
-    /// A system message, the latest user turn or pinned content changed or went missing.
+    /// A system message, the latest user turn, the task or pinned content changed or went
+    /// missing.
     RequiredMessageChanged,
     /// The summarizer failed; tier 2 runs instead.
     SummarizerFailed(SummarizerError),

@@ -72,6 +72,9 @@ pub enum AssemblyStage {
     EvictRehydrated { evicted: usize },
     /// Large tool results moved to the artifact store.
     Offload { offloaded: usize, size_after: usize },
+    /// The task shortened, with a marker, because the required content was over the
+    /// threshold with the task whole.
+    ShortenTask { size_after: usize },
     /// One reducer proposal and its verdict.
     Reducer {
         attempt: usize,

@@ -19,6 +19,8 @@
 //! - [`events`]: per-assembly diagnostics and progress events with one [`AssemblyId`].
 //! - [`lease`]: outer runs, per-digest leases (non-retransmission) and explicit rehydration.
 //! - [`retention`]: the fact-retention measure and the baselines it is compared with.
+//! - [`task`]: the task (first user request), pinned like the system prompt, and its marked
+//!   shortening when the required content alone is over the limit.
 //!
 //! **Architecture Invariant:** every size is in the unit its [`Meter`] declares, measured on
 //! [`Message::render`] and summed per message; no step is accepted unless strictly smaller
@@ -40,6 +42,7 @@ pub mod retention;
 pub mod seam;
 pub mod session;
 pub mod summarize;
+pub mod task;
 pub mod verify;
 
 pub use artifact::{

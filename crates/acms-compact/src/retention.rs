@@ -13,9 +13,13 @@
 //!   defined by commands that write files.
 //!
 //! A probe is present when the compacted conversation's text contains it verbatim,
-//! anywhere (a summary or ledger counts). The module also has the two baselines the
-//! measure is reported beside — truncate-oldest and observation masking — and a reader for
-//! public agent-trajectory files (mini-swe-agent `.traj.json`; OpenAI-format message lists).
+//! anywhere (a summary or ledger counts). Two facts are checked whole on every result, not
+//! only when removed: the task (the first user request, [`task_kept`]) and the last error
+//! the agent saw ([`last_error`], by rules of its own). The module also has the two
+//! baselines the measure is reported beside — truncate-oldest and observation masking —
+//! and readers for public agent-trajectory files (mini-swe-agent `.traj.json`, SWE-agent
+//! `.traj`, OpenAI-format message lists): [`read_trajectory`] turns a text-only agent's
+//! commands into tool calls, [`read_as_sent`] keeps the messages as the agent sent them.
 //! It is measurement code: nothing on the compaction path calls it.
 
 use std::collections::{BTreeSet, HashMap};
@@ -221,6 +225,130 @@ pub fn retention(original: &[Message], compacted: &[Message]) -> Retention {
     }
 }
 
+/// Whether `compacted` still holds the task — the first user request of `original`, the
+/// issue an agent was given — whole and verbatim (as a message or inside one). `None` when
+/// `original` has no user request.
+pub fn task_kept(original: &[Message], compacted: &[Message]) -> Option<bool> {
+    let task = original.iter().find(|m| m.is_user_request())?;
+    Some(compacted.iter().any(|m| m.content.contains(&task.content)))
+}
+
+/// Whether `compacted` holds the task of `original` as its marked shortening
+/// ([`crate::task::shorten`]) rather than whole.
+pub fn task_shortened(original: &[Message], compacted: &[Message]) -> bool {
+    original
+        .iter()
+        .find(|m| m.is_user_request())
+        .is_some_and(|t| {
+            compacted
+                .iter()
+                .any(|m| crate::task::is_shortened_from(&m.content, &t.content))
+        })
+}
+
+static LAST_ERROR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:(?:[A-Za-z_][A-Za-z0-9_.]*)?(?:Error|Exception)(?::.*)?|E\s{2,}[A-Za-z_][A-Za-z0-9_.]*(?:Error|Exception)\b.*|error(?:\[\w+\])?: .*|.*panicked at .*)$")
+        .expect("valid regex")
+});
+
+/// Commands that print files (or find things in them) rather than run anything: what they
+/// print is file content, not a failure the agent saw.
+const PRINTERS: &[&str] = &[
+    "cat",
+    "head",
+    "tail",
+    "nl",
+    "less",
+    "more",
+    "grep",
+    "rg",
+    "ls",
+    "find",
+    "wc",
+    "cd",
+    "open",
+    "goto",
+    "scroll_up",
+    "scroll_down",
+    "search_file",
+    "search_dir",
+    "find_file",
+    "view",
+];
+
+/// True when a call only prints files: a read-like tool `name`, or a `command` each of
+/// whose simple commands is a file printer (`sed` only without `-i`) redirecting nothing
+/// into a file.
+fn prints_files(name: &str, command: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    if [
+        "read", "view", "cat", "open", "goto", "scroll", "search", "find",
+    ]
+    .iter()
+    .any(|k| name.contains(k))
+    {
+        return true;
+    }
+    let segments = crate::session::command_segments(command);
+    !segments.is_empty()
+        && segments.iter().all(|seg| {
+            let word = seg.split_whitespace().next().unwrap_or("");
+            let printer = (word == "sed" && !seg.contains(" -i")) || PRINTERS.contains(&word);
+            // `cat <<EOF > f` writes a file; `2>&1` redirects nothing into one.
+            printer
+                && !seg
+                    .replace("2>&1", "")
+                    .replace(">/dev/null", "")
+                    .contains('>')
+        })
+}
+
+/// The last error the agent saw: the last line that states an error from its first column
+/// (`FooError: …` or a bare `FooException`, pytest's `E   FooError…`, `error: …`, a panic)
+/// in the most recent tool result that has one — or, for a text-only agent, the most recent
+/// environment reply (a user message right after an assistant turn). Outputs of calls that
+/// only print files (`cat`, `sed -n`, a read tool) do not count: a line there is file
+/// content, and an indented line is a quote or code, not what a command reported. First 160
+/// characters, as the error-line probes.
+pub fn last_error(messages: &[Message]) -> Option<String> {
+    let calls = crate::model::calls_by_id(messages);
+    let task = messages.iter().position(Message::is_user_request);
+    (0..messages.len()).rev().find_map(|i| {
+        let m = &messages[i];
+        let printed = match m.role {
+            Role::Tool => m
+                .tool_call_id
+                .as_deref()
+                .and_then(|id| calls.get(id))
+                .is_some_and(|c| prints_files(&c.name, &call_text(c))),
+            Role::User if Some(i) != task && i > 0 && m.is_user_request() => {
+                let prev = &messages[i - 1];
+                if prev.role != Role::Assistant {
+                    return None;
+                }
+                crate::session::text_command(&prev.content).is_some_and(|c| prints_files("", c))
+            }
+            _ => return None,
+        };
+        if printed {
+            return None;
+        }
+        m.content
+            .lines()
+            .rev()
+            .map(|l| l.trim_end())
+            .find(|l| LAST_ERROR.is_match(l))
+            .map(|l| cap_chars(l, 160))
+    })
+}
+
+/// Whether `compacted` still holds [`last_error`] of `original` verbatim; `None` when
+/// `original` has none.
+pub fn last_error_kept(original: &[Message], compacted: &[Message]) -> Option<bool> {
+    let line = last_error(original)?;
+    Some(compacted.iter().any(|m| m.content.contains(&line)))
+}
+
 /// Whether a group holds content no baseline may drop (system, pinned, latest request).
 fn required_groups(messages: &[Message]) -> Vec<bool> {
     let latest = latest_user(messages);
@@ -314,6 +442,14 @@ pub fn read_trajectory(json: &str) -> Result<Conversation> {
             });
         }
     };
+    // SWE-agent `.traj` histories: an assistant turn names its command in `action` (and,
+    // in function-calling runs, `tool_calls` answered by `tool_call_ids`).
+    if messages
+        .iter()
+        .any(|m| m.get("action").is_some() || m.get("tool_call_ids").is_some())
+    {
+        return Ok(read_swe_agent(&messages));
+    }
     let has_tools = messages.iter().any(|m| {
         m.get("tool_calls").is_some_and(|c| !c.is_null())
             || m.get("role") == Some(&Value::from("tool"))
@@ -325,21 +461,10 @@ pub fn read_trajectory(json: &str) -> Result<Conversation> {
         )
         .map(|d| d.conversation);
     }
-    let text = |m: &Value| -> String {
-        match m.get("content") {
-            Some(Value::String(s)) => s.clone(),
-            Some(Value::Array(parts)) => parts
-                .iter()
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join("\n"),
-            _ => String::new(),
-        }
-    };
     let mut out = Vec::new();
     let mut pending: Option<String> = None;
     for (i, m) in messages.iter().enumerate() {
-        let content = text(m);
+        let content = text(m, "content");
         match m.get("role").and_then(Value::as_str) {
             Some("system") => out.push(Message::text(Role::System, content)),
             Some("assistant") => {
@@ -367,6 +492,153 @@ pub fn read_trajectory(json: &str) -> Result<Conversation> {
         }
     }
     Ok(Conversation::new(out))
+}
+
+/// Reads a public agent trajectory as its agent sent it to the model: the messages of a
+/// mini-swe-agent `.traj.json`, a SWE-agent `.traj` `history` or an OpenAI-format list,
+/// with only the fields a chat request carries (`role`, `content`, `tool_calls`,
+/// `tool_call_id`). A text-only agent's observations stay user messages, as a proxy in front
+/// of the model sees them; [`read_trajectory`] instead turns them into tool results.
+pub fn read_as_sent(json: &str) -> Result<Conversation> {
+    let v: Value =
+        serde_json::from_str(json.trim_start_matches('\u{feff}')).map_err(|e| Error::Json {
+            line: e.line(),
+            column: e.column(),
+        })?;
+    let messages = match &v {
+        Value::Array(a) => a.clone(),
+        Value::Object(o) => match o.get("messages").or_else(|| o.get("history")) {
+            Some(Value::Array(a)) => a.clone(),
+            _ => {
+                return Err(Error::Format {
+                    index: 0,
+                    reason: "no `messages` array".into(),
+                });
+            }
+        },
+        _ => {
+            return Err(Error::Format {
+                index: 0,
+                reason: "expected a trajectory object or a message array".into(),
+            });
+        }
+    };
+    let sent: Vec<Value> = messages
+        .iter()
+        .map(|m| {
+            let mut o = serde_json::Map::new();
+            for key in ["role", "content", "tool_calls", "tool_call_id"] {
+                if let Some(x) = m.get(key).filter(|x| !x.is_null()) {
+                    o.insert(key.into(), x.clone());
+                }
+            }
+            if let Some(id) = m
+                .get("tool_call_ids")
+                .and_then(Value::as_array)
+                .and_then(|ids| ids.first())
+            {
+                o.insert("tool_call_id".into(), id.clone());
+            }
+            o.entry("content").or_insert(Value::String(String::new()));
+            Value::Object(o)
+        })
+        .collect();
+    crate::format::read(
+        &Value::Array(sent).to_string(),
+        Some(crate::format::Format::OpenAi),
+    )
+    .map(|d| d.conversation)
+}
+
+/// A message field's text: a string, or the text parts of a content array joined.
+fn text(m: &Value, key: &str) -> String {
+    match m.get(key) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// A SWE-agent history: an assistant turn with `tool_calls` keeps them (its results name
+/// them in `tool_call_ids`); one with only an `action` becomes a `bash` call running it,
+/// with its `thought` as the text; the observation that follows is the call's result.
+fn read_swe_agent(messages: &[Value]) -> Conversation {
+    let mut out = Vec::new();
+    let mut pending: Option<String> = None;
+    for (i, m) in messages.iter().enumerate() {
+        let content = text(m, "content");
+        match m.get("role").and_then(Value::as_str) {
+            Some("system") => out.push(Message::text(Role::System, content)),
+            Some("assistant") => {
+                pending = None;
+                let calls: Vec<ToolCall> = m
+                    .get("tool_calls")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .enumerate()
+                    .map(|(k, c)| ToolCall {
+                        id: c
+                            .get("id")
+                            .and_then(Value::as_str)
+                            .map_or_else(|| format!("call_{i}_{k}"), str::to_string),
+                        name: c
+                            .pointer("/function/name")
+                            .and_then(Value::as_str)
+                            .unwrap_or("tool")
+                            .to_string(),
+                        arguments: match c.pointer("/function/arguments") {
+                            Some(Value::String(s)) => s.clone(),
+                            Some(v) => v.to_string(),
+                            None => "{}".into(),
+                        },
+                    })
+                    .collect();
+                let action = text(m, "action");
+                let thought = m
+                    .get("thought")
+                    .map_or_else(|| content.clone(), |_| text(m, "thought"));
+                if !calls.is_empty() {
+                    pending = Some(calls[0].id.clone());
+                    out.push(Message::calls(thought.trim_end().to_string(), calls));
+                } else if !action.trim().is_empty() {
+                    let id = format!("call_{i}");
+                    out.push(Message::calls(
+                        thought.trim_end().to_string(),
+                        vec![ToolCall {
+                            id: id.clone(),
+                            name: "bash".into(),
+                            arguments: serde_json::json!({ "command": action.trim_end() })
+                                .to_string(),
+                        }],
+                    ));
+                    pending = Some(id);
+                } else {
+                    out.push(Message::text(Role::Assistant, content));
+                }
+            }
+            _ => {
+                let id = m
+                    .get("tool_call_ids")
+                    .and_then(Value::as_array)
+                    .and_then(|ids| ids.first())
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+                match (pending.take(), id) {
+                    (Some(p), Some(id)) if p != id => {
+                        out.push(Message::text(Role::User, content));
+                    }
+                    (Some(p), _) => out.push(Message::tool_result(p, content)),
+                    (None, _) => out.push(Message::text(Role::User, content)),
+                }
+            }
+        }
+    }
+    Conversation::new(out)
 }
 
 /// The text before the last ```bash (or ```sh) block and the block's command.

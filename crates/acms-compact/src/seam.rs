@@ -308,6 +308,7 @@ impl CompactionProfile {
         // Outlining old file reads with tree-sitter costs tens of milliseconds per call on a
         // long session; at the seam, clearing with a ledger reaches the target first.
         config.code_compaction = false;
+        config.pin_task = policy.pin_task;
         let compactor = Compactor::new(config, meter.clone())?;
         Ok(CompactionProfile::new(
             policy,

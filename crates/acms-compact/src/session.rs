@@ -1,10 +1,19 @@
 //! Session facts extracted from the conversation itself, with no model call: user requests,
-//! files touched, errors and what followed them, tool usage counts, the current state, and
-//! the files read most recently. Tier 2 renders them as its summary, the deterministic
-//! summarizer as nine sections, and restoration re-injects the recent files.
+//! files touched, errors and what followed them (the most recent one verbatim), tool usage
+//! counts, the current state, and the files read most recently. Tier 2 renders them as its
+//! summary, the deterministic summarizer as nine sections, and restoration re-injects the
+//! recent files.
 //!
 //! Tool semantics are inferred from names and argument keys (`path`, `file_path`, ...), since
-//! transcripts carry no schema; an unrecognized tool is still counted.
+//! transcripts carry no schema; an unrecognized tool is still counted. A text-only agent
+//! (mini-swe-agent, SWE-agent without function calling) writes its command in a fenced block
+//! or a `<command>` element and gets the output back as a user message: such a reply is read
+//! for errors as a tool result would be.
+//!
+//! An error is what a command reported — a traceback, a line stating an error from its first
+//! column, a failing test, a non-zero exit, a result the transcript flags — never a line of a
+//! file a call printed (`cat`, `sed -n`, a read tool): source code names exceptions all the
+//! time.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, RwLock};
@@ -25,12 +34,17 @@ pub enum Access {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorFact {
     pub tool: String,
+    /// The command that failed (its first line, at most 100 characters), when known.
+    pub command: Option<String>,
     pub first_line: String,
     pub followed_by: Option<String>,
     /// The result's error lines, verbatim (trimmed, at most 200 characters each).
     pub lines: Vec<String>,
     /// Traceback frames as `path:line in function`.
     pub frames: Vec<String>,
+    /// How it failed (the last exception line, else the last test status line), verbatim
+    /// up to 1000 characters (a longer one ends in ` […]`).
+    pub last_line: Option<String>,
 }
 
 /// What the summary tiers know about a span of conversation.
@@ -194,25 +208,52 @@ fn definitions(text: &str) -> Vec<String> {
     out
 }
 
-/// True for a line that states an error: `FooError: …` (or a bare `FooError`), pytest's
-/// `E   …`, `error: …` / `error[E0…]`, `FAILED …`, `FAIL: …`, `ERROR: …`, a panic.
-pub fn is_error_line(line: &str) -> bool {
-    let t = line.trim();
-    if t.is_empty() {
-        return false;
+/// What an error line states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum ErrorKind {
+    /// `FooWarning: …`: reported, but not a failure.
+    Warning,
+    /// A test's status (`FAILED …`, `FAIL: …`, `ERROR: …`, `test result: FAILED`, pytest's
+    /// `E   assert …`).
+    Status,
+    /// The failure itself: `FooError: …` / `FooException`, `error: …` / `error[E0…]`, a
+    /// panic, pytest's `E   FooError…`.
+    Exception,
+}
+
+/// What a line states from its first column, if it states an error. An indented line is
+/// code or a quote (a docstring's `Raises:` list, a diff's context), not what a command
+/// reported.
+fn error_kind(line: &str) -> Option<ErrorKind> {
+    if line.starts_with(char::is_whitespace) {
+        return None;
     }
-    if t.starts_with("E  ")
-        || t.starts_with("FAILED ")
-        || t.starts_with("FAIL: ")
-        || t.starts_with("ERROR: ")
-        || t.contains("panicked at ")
-    {
-        return true;
+    let t = line.trim_end();
+    if t.is_empty() {
+        return None;
+    }
+    if t.contains("panicked at ") {
+        return Some(ErrorKind::Exception);
     }
     // Case-insensitive `error:` / `error[` without lowercasing the line.
     let b = t.as_bytes();
     if b.len() >= 6 && b[..5].eq_ignore_ascii_case(b"error") && matches!(b[5], b':' | b'[') {
-        return true;
+        return Some(ErrorKind::Exception);
+    }
+    if let Some(rest) = t.strip_prefix("E  ") {
+        let exception = rest.contains("Error") || rest.contains("Exception");
+        return Some(if exception {
+            ErrorKind::Exception
+        } else {
+            ErrorKind::Status
+        });
+    }
+    if t.starts_with("FAILED ")
+        || t.starts_with("FAIL: ")
+        || t.starts_with("ERROR: ")
+        || t.starts_with("test result: FAILED")
+    {
+        return Some(ErrorKind::Status);
     }
     // An identifier (dotted) ending in Error/Exception/Warning, then `:` or the end.
     let ident_end = t
@@ -221,10 +262,65 @@ pub fn is_error_line(line: &str) -> bool {
         .map_or(t.len(), |(i, _)| i);
     let ident = &t[..ident_end];
     let rest = &t[ident_end..];
-    ["Error", "Exception", "Warning"]
-        .iter()
-        .any(|k| ident.ends_with(k))
-        && (rest.is_empty() || rest.starts_with(':'))
+    if !(rest.is_empty() || rest.starts_with(':')) {
+        return None;
+    }
+    if ident.ends_with("Error") || ident.ends_with("Exception") {
+        Some(ErrorKind::Exception)
+    } else if ident.ends_with("Warning") {
+        Some(ErrorKind::Warning)
+    } else {
+        None
+    }
+}
+
+/// True for a line that states an error from its first column: `FooError: …` (or a bare
+/// `FooError`), `FooWarning: …`, pytest's `E   …`, `error: …` / `error[E0…]`, `FAILED …`,
+/// `FAIL: …`, `ERROR: …`, a panic, a failed test summary. An indented line is code or a
+/// quote (a docstring's `Raises:` list, a diff's context), not what a command reported.
+pub fn is_error_line(line: &str) -> bool {
+    error_kind(line).is_some()
+}
+
+/// What each line of `text` states, if it states an error ([`error_kind`]); the line that
+/// ends a Python traceback (the first one at the first column after the frames) states an
+/// exception whatever its name (`httpx.ReadTimeout: timed out`, `KeyboardInterrupt`).
+fn error_kinds(text: &str) -> impl Iterator<Item = (&str, Option<ErrorKind>)> {
+    let mut in_traceback = false;
+    text.lines().map(move |line| {
+        let t = line.trim_end();
+        if t.starts_with("Traceback (most recent call last):") {
+            in_traceback = true;
+            return (line, None);
+        }
+        if in_traceback && !t.is_empty() && !t.starts_with(char::is_whitespace) {
+            in_traceback = false;
+            let name_end = t
+                .char_indices()
+                .find(|(_, c)| !(c.is_alphanumeric() || *c == '_' || *c == '.'))
+                .map_or(t.len(), |(i, _)| i);
+            let rest = &t[name_end..];
+            if name_end > 0 && (rest.is_empty() || rest.starts_with(':')) {
+                return (line, Some(ErrorKind::Exception));
+            }
+        }
+        (line, error_kind(line))
+    })
+}
+
+/// The line that says how a result failed: its last exception line, else its last test
+/// status line (a warning is not a failure).
+fn failure_line(text: &str) -> Option<&str> {
+    let mut exception = None;
+    let mut status = None;
+    for (l, kind) in error_kinds(text) {
+        match kind {
+            Some(ErrorKind::Exception) => exception = Some(l),
+            Some(ErrorKind::Status) => status = Some(l),
+            _ => {}
+        }
+    }
+    exception.or(status)
 }
 
 /// A traceback frame line `File "p", line n, in f` as `p:n in f`.
@@ -298,16 +394,160 @@ pub fn call_access(call: &ToolCall) -> Access {
 }
 
 /// True when a tool result reports a failure: flagged by the transcript, or its opening text
-/// reads like an error, a failed test run or a stack trace. The result of a file read (`call`
-/// is read-like) only counts when flagged: source code mentions errors all the time.
+/// reads like an error, a failed test run or a stack trace. The output of a call that prints
+/// files ([`prints_files`]) only counts when flagged: source code mentions errors all the
+/// time.
 pub fn looks_like_error(m: &Message, call: Option<&ToolCall>) -> bool {
     if m.is_error {
         return true;
     }
-    if call.is_some_and(|c| call_access(c) == Access::Read) {
+    if call.is_some_and(prints_files) {
         return false;
     }
     error_words(&m.content)
+}
+
+/// Shell commands (and SWE-agent tools) that print files or find things in them: their
+/// output is file content.
+const PRINTERS: &[&str] = &[
+    "cat",
+    "head",
+    "tail",
+    "nl",
+    "less",
+    "more",
+    "bat",
+    "grep",
+    "egrep",
+    "rg",
+    "ls",
+    "find",
+    "wc",
+    "cd",
+    "pwd",
+    "echo",
+    "open",
+    "goto",
+    "scroll_up",
+    "scroll_down",
+    "search_file",
+    "search_dir",
+    "find_file",
+    "view",
+];
+
+/// The simple commands of a shell script: its lines outside heredoc bodies, split at `|`,
+/// `&&`, `||` and `;`, trimmed (quoting is not parsed: a split inside quotes only adds
+/// segments).
+pub fn command_segments(script: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut heredoc: Option<String> = None;
+    for line in script.lines() {
+        if let Some(end) = &heredoc {
+            if line.trim() == end {
+                heredoc = None;
+            }
+            continue;
+        }
+        if let Some((_, rest)) = line.split_once("<<") {
+            let word: String = rest
+                .trim_start_matches('-')
+                .trim_start()
+                .chars()
+                .filter(|c| !matches!(c, '\'' | '"'))
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if !word.is_empty() {
+                heredoc = Some(word);
+            }
+        }
+        out.extend(
+            line.split("&&")
+                .flat_map(|s| s.split("||"))
+                .flat_map(|s| s.split([';', '|']))
+                .map(str::trim)
+                .filter(|s| !s.is_empty()),
+        );
+    }
+    out
+}
+
+/// True when a simple command writes a file through a redirection (`> f`, `>> f`, a
+/// heredoc into a file); `2>&1` and `>/dev/null` do not count.
+fn redirects(segment: &str) -> bool {
+    let s = segment
+        .replace("2>&1", "")
+        .replace("&>/dev/null", "")
+        .replace("2>/dev/null", "")
+        .replace(">/dev/null", "")
+        .replace("> /dev/null", "");
+    s.contains('>')
+}
+
+/// True when `command` only prints files: every simple command of it
+/// ([`command_segments`]) is a file printer (`sed` only without `-i`) that redirects
+/// nothing into a file.
+pub fn command_prints_files(command: &str) -> bool {
+    let segments = command_segments(command);
+    !segments.is_empty()
+        && segments.iter().all(|seg| {
+            let word = seg.split_whitespace().next().unwrap_or("");
+            let word = word.rsplit('/').next().unwrap_or(word);
+            let prints = match word {
+                "sed" => !seg.contains(" -i"),
+                "awk" => true,
+                w => PRINTERS.contains(&w),
+            };
+            prints && !redirects(seg)
+        })
+}
+
+/// True when `call` prints files: a read-like tool (by name), or a command that only
+/// prints files ([`command_prints_files`]; `str_replace_editor view` included).
+pub fn prints_files(call: &ToolCall) -> bool {
+    let n = call.name.to_ascii_lowercase();
+    if call_access(call) == Access::Read
+        || ["goto", "scroll", "search", "find_file"]
+            .iter()
+            .any(|k| n.contains(k))
+    {
+        return true;
+    }
+    call_command(call).is_some_and(|c| command_prints_files(&c))
+}
+
+/// The command of a text-only agent's turn: the body of its last fenced block (the
+/// language tag skipped) or `<command>` element.
+pub fn text_command(text: &str) -> Option<&str> {
+    if let Some(end) = text.rfind("</command>") {
+        let start = text[..end].rfind("<command>")? + "<command>".len();
+        return Some(text[start..end].trim());
+    }
+    let close = text.rfind("```")?;
+    let open = text[..close].rfind("```")?;
+    let body = text[open + 3..close]
+        .split_once('\n')
+        .map_or("", |(_, b)| b);
+    Some(body.trim()).filter(|b| !b.is_empty())
+}
+
+/// The exit status a result reports (mini-swe-agent's `<returncode>N</returncode>`).
+fn exit_code(text: &str) -> Option<i64> {
+    let rest = text.trim_start().strip_prefix("<returncode>")?;
+    let (n, _) = rest.split_once("</returncode>")?;
+    n.trim().parse().ok()
+}
+
+/// How a failing command is named: its first line, at most 100 characters.
+fn command_label(command: &str) -> String {
+    command
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim()
+        .chars()
+        .take(100)
+        .collect()
 }
 
 /// True when the opening text (first 2000 characters) mentions an error, a failure, a
@@ -328,12 +568,20 @@ fn error_words(text: &str) -> bool {
     .any(|k| head.contains(k))
 }
 
+/// True for a blank line or one of mini-swe-agent's wrapper tags.
+fn is_wrapper(l: &str) -> bool {
+    let returncode = l.starts_with("<returncode>") && l.ends_with("</returncode>");
+    l.is_empty() || returncode || matches!(l, "<output>" | "</output>" | "<warning>" | "</warning>")
+}
+
+/// The first line with content: blank lines and mini-swe-agent's wrapper tags
+/// (`<returncode>0</returncode>`, `<output>`) say nothing.
 fn first_line(text: &str, max_chars: usize) -> String {
     let line = text
         .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
+        .map(str::trim)
+        .find(|l| !is_wrapper(l))
+        .unwrap_or("");
     let mut s: String = line.chars().take(max_chars).collect();
     if line.chars().count() > max_chars {
         s.push('…');
@@ -355,11 +603,24 @@ pub struct ResultFacts {
     /// The first non-empty line (200 characters).
     pub first_line: String,
     pub line_count: usize,
+    /// How it failed (the last exception line, else the last test status line), verbatim
+    /// up to 1000 characters (a longer one ends in ` […]`).
+    pub last_line: Option<String>,
+    /// The exit status the text reports, if any.
+    pub exit_code: Option<i64>,
 }
 
 /// The facts of one tool result's `text`.
 pub fn result_facts(text: &str) -> ResultFacts {
     let (lines, frames) = error_lines(text);
+    let last_line = failure_line(text).map(|l| {
+        let l = l.trim();
+        if l.chars().count() > 1000 {
+            format!("{} […]", l.chars().take(1000).collect::<String>())
+        } else {
+            l.to_string()
+        }
+    });
     let failing_tests = lines
         .iter()
         .filter(|l| {
@@ -374,6 +635,8 @@ pub fn result_facts(text: &str) -> ResultFacts {
         error_words: error_words(text),
         first_line: first_line(text, 200),
         line_count: text.lines().count(),
+        last_line,
+        exit_code: exit_code(text),
     }
 }
 
@@ -436,10 +699,29 @@ pub fn extract_with<'m>(
     let mut facts = SessionFacts::default();
     let mut files: Vec<(String, Access)> = Vec::new();
     let mut pending_error: Option<usize> = None;
+    // The command of the assistant text turn just before (a text-only agent's action).
+    let mut text_action: Option<String> = None;
     for m in messages {
+        let action = text_action.take();
         match m.role {
-            Role::User if m.is_user_request() => facts.user_requests.push(m.content.clone()),
+            Role::User if m.is_user_request() => {
+                facts.user_requests.push(m.content.clone());
+                // The environment's reply to a text-only agent's command: what it printed
+                // is read for errors unless the command only prints files.
+                if let Some(cmd) = action.filter(|c| !command_prints_files(c)) {
+                    let rf = result(m);
+                    let failed = rf.exit_code.is_some_and(|c| c != 0);
+                    if failed || !rf.lines.is_empty() || !rf.frames.is_empty() {
+                        let tool = cmd.split_whitespace().next().unwrap_or("command");
+                        facts.errors.push(error_fact(tool, Some(&cmd), &rf));
+                        pending_error = Some(facts.errors.len() - 1);
+                    }
+                }
+            }
             Role::Assistant => {
+                if m.tool_calls.is_empty() {
+                    text_action = text_command(&m.content).map(str::to_string);
+                }
                 for c in &m.tool_calls {
                     *facts.tool_counts.entry(c.name.clone()).or_default() += 1;
                     let mut touched: Vec<(String, Access)> = Vec::new();
@@ -500,24 +782,21 @@ pub fn extract_with<'m>(
                     .as_deref()
                     .and_then(|id| calls.get(id))
                     .copied();
+                // What a call that prints files returned is file content: an error only
+                // when the transcript flags it.
+                if call.is_some_and(prints_files) && !m.is_error {
+                    continue;
+                }
                 let rf = result(m);
                 for t in &rf.failing_tests {
                     push_unique(&mut facts.failing_tests, t.clone());
                 }
                 // `looks_like_error`, with the text part from the facts.
-                let looks = m.is_error
-                    || (call.is_none_or(|c| call_access(c) != Access::Read) && rf.error_words);
+                let looks = m.is_error || rf.error_words || rf.exit_code.is_some_and(|c| c != 0);
                 if looks || !rf.lines.is_empty() {
-                    let tool = call
-                        .map(|c| c.name.clone())
-                        .unwrap_or_else(|| "tool".into());
-                    facts.errors.push(ErrorFact {
-                        tool,
-                        first_line: rf.first_line.clone(),
-                        followed_by: None,
-                        lines: rf.lines.clone(),
-                        frames: rf.frames.clone(),
-                    });
+                    let tool = call.map_or("tool", |c| c.name.as_str());
+                    let command = call.and_then(|c| call_command(c).or_else(|| call_path(c)));
+                    facts.errors.push(error_fact(tool, command.as_deref(), &rf));
                     pending_error = Some(facts.errors.len() - 1);
                 }
             }
@@ -528,12 +807,25 @@ pub fn extract_with<'m>(
     facts
 }
 
+fn error_fact(tool: &str, command: Option<&str>, rf: &ResultFacts) -> ErrorFact {
+    ErrorFact {
+        tool: tool.to_string(),
+        command: command.map(command_label).filter(|c| !c.is_empty()),
+        first_line: rf.first_line.clone(),
+        followed_by: None,
+        lines: rf.lines.clone(),
+        frames: rf.frames.clone(),
+        last_line: rf.last_line.clone(),
+    }
+}
+
 /// The error lines (verbatim, deduplicated, at most 12) and traceback frames (at most 40,
-/// the innermost last) of a tool result.
+/// the innermost last) of a tool result. How the result ended is kept apart
+/// ([`ResultFacts::last_line`]), so the cap never hides it.
 pub fn error_lines(text: &str) -> (Vec<String>, Vec<String>) {
     let mut lines: Vec<String> = Vec::new();
     let mut frames: Vec<String> = Vec::new();
-    for line in text.lines() {
+    for (line, kind) in error_kinds(text) {
         // Most lines of a result are neither: skip them on their first bytes.
         let t = line.trim_start();
         if t.is_empty() {
@@ -541,7 +833,7 @@ pub fn error_lines(text: &str) -> (Vec<String>, Vec<String>) {
         }
         if let Some(f) = frame(t) {
             push_unique(&mut frames, f);
-        } else if is_error_line(line) {
+        } else if kind.is_some() {
             let l = cap200(line.trim());
             if !lines.contains(&l) && lines.len() < 12 {
                 lines.push(l);
@@ -695,12 +987,41 @@ impl SessionFacts {
                 .all(|e| e.lines.is_empty() && e.frames.is_empty())
     }
 
-    /// The structured ledger: files touched, edits made, tests run and failing, errors seen
-    /// (verbatim lines with their traceback frames). `level` (0 = everything, up to
-    /// [`LEDGER_LEVEL_COUNT`]` - 1`) keeps fewer, most recent first.
+    /// The most recent failure that stated an error line.
+    pub fn last_error(&self) -> Option<&ErrorFact> {
+        self.errors.iter().rev().find(|e| e.last_line.is_some())
+    }
+
+    /// The `## Last error` section: the most recent failure's last error line verbatim, the
+    /// command that failed and its innermost frame; empty when there is none. Every ledger
+    /// and summary level carries it whole: it is what the agent was working on.
+    pub fn render_last_error(&self) -> String {
+        let Some(e) = self.last_error() else {
+            return String::new();
+        };
+        let Some(line) = &e.last_line else {
+            return String::new();
+        };
+        let what = match &e.command {
+            // A text-only agent's command is named by its first word: no need to repeat it.
+            Some(c) if c.starts_with(&e.tool) => format!("`{c}`"),
+            Some(c) => format!("{} `{c}`", e.tool),
+            None => e.tool.clone(),
+        };
+        let mut s = format!("\n## Last error\n- [{what}] {line}\n");
+        if let Some(f) = e.frames.last() {
+            s.push_str(&format!("  at {f}\n"));
+        }
+        s
+    }
+
+    /// The structured ledger: the last error, files touched, edits made, tests run and
+    /// failing, errors seen (error lines with their traceback frames). `level` (0 =
+    /// everything, up to [`LEDGER_LEVEL_COUNT`]` - 1`) keeps fewer, most recent first; the
+    /// last error is kept at every level.
     pub fn render_ledger(&self, level: usize) -> String {
         let caps = LEDGER_LEVELS[level.min(LEDGER_LEVELS.len() - 1)];
-        let mut s = String::new();
+        let mut s = self.render_last_error();
         if !self.files.is_empty() {
             s.push_str("\n## Files touched\n");
             for (f, a) in last(&self.files, caps.files) {
@@ -769,14 +1090,26 @@ impl SessionFacts {
         s
     }
 
-    /// Renders the tier 2 summary; `item_cap` bounds each quoted item when the verbatim form
-    /// does not fit.
+    /// The tier 2 summary when no other form fits: the header, how much was compacted and
+    /// the last error.
+    pub fn render_minimal_summary(&self, compacted_messages: usize) -> String {
+        format!(
+            "{} of {compacted_messages} earlier messages, built from the session without a model call; only the last error fits the limit]\n{}",
+            crate::model::SUMMARY_MARKER,
+            self.render_last_error()
+        )
+    }
+
+    /// Renders the tier 2 summary; `item_cap` bounds each quoted item when the whole form
+    /// does not fit (a cut item ends in ` […]`). The user requests are quoted as the span
+    /// holds them, which tier 1 may already have shortened (code outlines say so), so the
+    /// section does not claim they are verbatim.
     pub fn render_summary(&self, compacted_messages: usize, item_cap: Option<usize>) -> String {
         let mut s = format!(
             "{} of {compacted_messages} earlier messages, built from the session without a model call]\n",
             crate::model::SUMMARY_MARKER
         );
-        s.push_str("\n## User requests (verbatim)\n");
+        s.push_str("\n## User requests (oldest first; ` […]` marks a cut)\n");
         if self.user_requests.is_empty() {
             s.push_str("- (none in the compacted span)\n");
         }
@@ -840,6 +1173,56 @@ mod tests {
             name: name.into(),
             arguments: format!(r#"{{"path":"{path}"}}"#),
         }
+    }
+
+    #[test]
+    fn commands_that_print_files() {
+        for (command, prints) in [
+            ("cat httpx/_exceptions.py", true),
+            ("sed -n '1,40p' a.py | nl -ba", true),
+            ("cd /repo && grep -rn TimeoutException . | head -20", true),
+            ("cat a.py 2>&1", true),
+            ("sed -i 's/a/b/' a.py", false),
+            (
+                "cat <<'EOF' > t.py\nraise ValueError('x')\nEOF\npython t.py",
+                false,
+            ),
+            ("python t.py 2>&1 | tail -20", false),
+            ("ls && python -m pytest", false),
+        ] {
+            assert_eq!(command_prints_files(command), prints, "{command}");
+        }
+    }
+
+    #[test]
+    fn text_agent_replies_are_read_for_errors() {
+        let msgs = vec![
+            Message::text(Role::User, "fix t.py"),
+            Message::text(
+                Role::Assistant,
+                "THOUGHT: run it\n\n```bash\npython t.py\n```",
+            ),
+            Message::text(
+                Role::User,
+                "<returncode>1</returncode>\n<output>\nTraceback (most recent call last):\n  File \"t.py\", line 1, in <module>\nKeyboardInterrupt\n</output>",
+            ),
+            Message::text(Role::Assistant, "THOUGHT: look\n\n```bash\ncat t.py\n```"),
+            Message::text(
+                Role::User,
+                "<returncode>0</returncode>\n<output>\nValueError: in a file\n</output>",
+            ),
+        ];
+        let f = extract(&msgs, &calls_by_id(&msgs));
+        assert_eq!(f.errors.len(), 1, "{:?}", f.errors);
+        let e = &f.errors[0];
+        assert_eq!(e.tool, "python");
+        assert_eq!(e.first_line, "Traceback (most recent call last):");
+        assert_eq!(e.last_line.as_deref(), Some("KeyboardInterrupt"));
+        assert_eq!(e.followed_by.as_deref(), Some("THOUGHT: look"));
+        assert_eq!(
+            f.render_last_error(),
+            "\n## Last error\n- [`python t.py`] KeyboardInterrupt\n  at t.py:1 in <module>\n"
+        );
     }
 
     #[test]

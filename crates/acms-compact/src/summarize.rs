@@ -17,7 +17,7 @@ pub const SECTIONS: [&str; 9] = [
     "Files and artifacts",
     "Errors and fixes",
     "Gates and status",
-    "All user requests (verbatim)",
+    "All user requests",
     "Pending tasks",
     "Current state",
     "Suggested next action",
@@ -76,8 +76,9 @@ pub fn prompt() -> String {
     let mut p = String::from(
         "You compact the history of a tool-using coding agent so it can keep working. \
          Write a summary with exactly these nine sections, each as a `## ` heading, in order. \
-         Quote every user request verbatim in section 6. Name files, functions, commands and \
-         error messages exactly. Be concise; do not invent facts.\n",
+         Quote every user request in section 6 as written, marking any you shorten with […]. \
+         Name files, functions, commands and error messages exactly. Be concise; do not invent \
+         facts.\n",
     );
     for (i, s) in SECTIONS.iter().enumerate() {
         p.push_str(&format!("{}. {s}\n", i + 1));

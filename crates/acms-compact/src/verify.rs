@@ -1,7 +1,9 @@
 //! The verifier every compaction step's proposal must pass before it is accepted: strictly
-//! smaller than its input, system messages unchanged and in order, the latest user turn and
-//! pinned messages present verbatim, and every tool call still paired with exactly the
-//! results it had (and no result without its call). A proposal is advice, never trusted.
+//! smaller than its input, system messages unchanged and in order, the latest user turn,
+//! pinned messages and the task (the first user request, see `task`) present verbatim — or
+//! the task as exactly its marked shortening, where the caller found that necessary — and
+//! every tool call still paired with exactly the results it had (and no result without its
+//! call). A proposal is advice, never trusted.
 //!
 //! The verifier judges; it never repairs a proposal.
 
@@ -17,13 +19,19 @@ pub struct Reference {
     system: Vec<Message>,
     latest_user: Option<Message>,
     pinned: Vec<Message>,
+    /// The task, when it is pinned.
+    task: Option<Message>,
+    /// The task may be replaced by its marked shortening.
+    task_shortened: bool,
     results_per_call: HashMap<String, usize>,
 }
 
 impl Reference {
-    /// The requirements of `messages` (the normalized input).
+    /// The requirements of `messages` (the normalized input), the task pinned.
     pub fn of(messages: &[Message]) -> Reference {
         Reference {
+            task: crate::task::task_index(messages).map(|i| messages[i].clone()),
+            task_shortened: false,
             system: messages
                 .iter()
                 .filter(|m| m.role.is_system())
@@ -33,6 +41,23 @@ impl Reference {
             pinned: messages.iter().filter(|m| m.pinned).cloned().collect(),
             results_per_call: results_per_call(messages),
         }
+    }
+}
+
+impl Reference {
+    /// Pins the task (`true`, the default of [`Reference::of`]) or leaves it to compaction.
+    pub fn pin_task(mut self, pin: bool) -> Reference {
+        if !pin {
+            self.task = None;
+        }
+        self
+    }
+
+    /// Accepts the task's marked shortening ([`crate::task::shorten`]) in its place: only
+    /// for a caller that found the required content over its limit with the task whole.
+    pub fn allow_shortened_task(mut self) -> Reference {
+        self.task_shortened = true;
+        self
     }
 }
 
@@ -139,6 +164,17 @@ pub fn structure(reference: &Reference, messages: &[Message]) -> Result<(), Reje
     if reference.pinned.iter().any(|p| !messages.contains(p)) {
         return Err(Rejection::RequiredMessageChanged);
     }
+    if let Some(t) = &reference.task {
+        let kept = messages.iter().any(|m| {
+            m == t
+                || (reference.task_shortened
+                    && m.role == t.role
+                    && crate::task::is_shortened_from(&m.content, &t.content))
+        });
+        if !kept {
+            return Err(Rejection::RequiredMessageChanged);
+        }
+    }
     for g in groups(messages) {
         let group = &messages[g];
         if group[0].role == Role::Tool {
@@ -180,29 +216,46 @@ mod tests {
         ]
     }
 
-    fn check(proposal: Vec<Message>, expected: Result<(), Rejection>) {
-        let input = conv();
-        let r = Reference::of(&input);
-        let before = Measured::from_messages(input, &Meter::bytes()).total;
+    fn check_with(r: &Reference, proposal: Vec<Message>, expected: Result<(), Rejection>) {
+        let before = Measured::from_messages(conv(), &Meter::bytes()).total;
         let p = Measured::from_messages(proposal, &Meter::bytes());
-        assert_eq!(verify(&r, before, &p), expected);
+        assert_eq!(verify(r, before, &p), expected);
+    }
+
+    fn check(proposal: Vec<Message>, expected: Result<(), Rejection>) {
+        check_with(&Reference::of(&conv()), proposal, expected);
     }
 
     #[test]
     fn accepts_and_rejects() {
         let c = conv();
         check(c.clone(), Err(Rejection::NotSmaller));
-        check(
-            vec![c[0].clone(), c[2].clone(), c[3].clone(), c[4].clone()],
-            Ok(()),
+        // The task (the first user request) is pinned unless the caller unpins it.
+        let without_task = vec![c[0].clone(), c[2].clone(), c[3].clone(), c[4].clone()];
+        check(without_task.clone(), Err(Rejection::RequiredMessageChanged));
+        check_with(&Reference::of(&c).pin_task(false), without_task, Ok(()));
+        // Its marked shortening passes only where the caller allowed it.
+        let mut shortened = c[1].clone();
+        shortened.content = crate::task::shorten(&c[1], 1000, &Meter::bytes())
+            .unwrap()
+            .0
+            .content;
+        let with_shortened = vec![c[0].clone(), shortened, c[4].clone()];
+        assert_eq!(
+            structure(&Reference::of(&c), &with_shortened),
+            Err(Rejection::RequiredMessageChanged)
+        );
+        assert_eq!(
+            structure(&Reference::of(&c).allow_shortened_task(), &with_shortened),
+            Ok(())
         );
         check(vec![c[0].clone(), c[1].clone(), c[4].clone()], Ok(()));
         check(
-            vec![c[0].clone(), c[2].clone(), c[4].clone()],
+            vec![c[0].clone(), c[1].clone(), c[2].clone(), c[4].clone()],
             Err(Rejection::ToolPairBroken),
         );
         check(
-            vec![c[0].clone(), c[3].clone(), c[4].clone()],
+            vec![c[0].clone(), c[1].clone(), c[3].clone(), c[4].clone()],
             Err(Rejection::ToolPairBroken),
         );
         check(

@@ -1,8 +1,10 @@
 //! Invariants over random conversations: within the limit on success, tool pairs intact,
-//! system and latest user messages verbatim, unchanged when already fitting, and
-//! irreducible only when the required content alone is over the limit.
+//! system and latest user messages verbatim, the task verbatim unless the required content
+//! with it whole is over the limit (then shortened with its marker), unchanged when already
+//! fitting, and irreducible only when the required content alone is over the limit.
 
 use acms_compact::model::{Message, Role, ToolCall, groups, latest_user};
+use acms_compact::task::{is_shortened_from, task_index};
 use acms_compact::{
     CompactConfig, Compactor, Conversation, DeterministicSummarizer, Error, Measured, Meter,
 };
@@ -80,19 +82,46 @@ fn conversation() -> impl Strategy<Value = Conversation> {
         })
 }
 
-/// Size of what no tier may remove: system messages, the latest user turn, pinned groups.
+/// Size of what no tier may remove: system messages, the task, the latest user turn,
+/// pinned groups.
 fn required_size(conv: &Conversation, meter: &Meter) -> usize {
     let m = Measured::new(conv, meter);
     let latest = latest_user(&conv.messages);
+    let task = task_index(&conv.messages);
     groups(&conv.messages)
         .into_iter()
         .filter(|g| {
             g.clone().any(|i| {
-                conv.messages[i].role.is_system() || Some(i) == latest || conv.messages[i].pinned
+                conv.messages[i].role.is_system()
+                    || Some(i) == latest
+                    || Some(i) == task
+                    || conv.messages[i].pinned
             })
         })
         .map(|g| m.sizes[g].iter().sum::<usize>())
         .sum()
+}
+
+/// The task is in `out` verbatim, or — only when the required content with it whole is
+/// over `limit` — as its marked shortening.
+fn check_task(conv: &Conversation, out: &[Message], limit: usize) -> Result<(), TestCaseError> {
+    let meter = Meter::tokens(Tokenizer::Cl100kBase);
+    let Some(t) = task_index(&conv.messages).map(|i| &conv.messages[i]) else {
+        return Ok(());
+    };
+    if out.contains(t) {
+        return Ok(());
+    }
+    prop_assert!(
+        required_size(conv, &meter) > limit,
+        "task lost while it fit"
+    );
+    prop_assert!(
+        out.iter()
+            .any(|m| is_shortened_from(&m.content, &t.content)),
+        "task neither verbatim nor marked as shortened"
+    );
+    Ok(())
 }
 
 fn run(conv: &Conversation, limit: usize, summarizer: bool) -> Result<(), TestCaseError> {
@@ -117,6 +146,7 @@ fn run(conv: &Conversation, limit: usize, summarizer: bool) -> Result<(), TestCa
             if let Some(u) = latest {
                 prop_assert!(out.conversation.messages.contains(u));
             }
+            check_task(conv, &out.conversation.messages, limit)?;
             // Idempotent: compacting the output again changes nothing.
             let again = c.compact(&out.conversation).unwrap();
             prop_assert_eq!(&again.conversation, &out.conversation);
@@ -171,13 +201,16 @@ fn run_seam(conv: &Conversation, hard: usize, margin_frac: f64) -> Result<(), Te
             }
             let mut normalized = conv.messages.clone();
             acms_compact::model::normalize(&mut normalized);
-            prop_assert!(
-                acms_compact::verify::structure(
-                    &acms_compact::verify::Reference::of(&normalized),
-                    &p.messages
-                )
-                .is_ok()
-            );
+            let mut reference = acms_compact::verify::Reference::of(&normalized);
+            if p.diagnostics
+                .stages
+                .iter()
+                .any(|s| matches!(s, acms_compact::AssemblyStage::ShortenTask { .. }))
+            {
+                reference = reference.allow_shortened_task();
+            }
+            prop_assert!(acms_compact::verify::structure(&reference, &p.messages).is_ok());
+            check_task(conv, &p.messages, policy.trigger_threshold())?;
         }
         Err(Error::Terminated(t)) => {
             prop_assert_eq!(t.outcome, acms_compact::Outcome::Irreducible);

@@ -48,8 +48,9 @@ impl ChatProvider for FakeProvider {
     }
 }
 
-/// A reducer that drops the oldest unprotected half of the rounds on attempt `works_from`
-/// and later, and proposes something invalid (drops the system prompt) before.
+/// A reducer that drops the oldest unprotected rounds (all but the system prompt, the task
+/// and the latest user turn) on attempt `works_from` and later, and proposes something
+/// invalid (drops the system prompt) before.
 struct StagedReducer {
     works_from: usize,
     calls: AtomicUsize,
@@ -63,13 +64,14 @@ impl Reducer for StagedReducer {
             return Ok(r.messages[1..].to_vec());
         }
         let latest = acms_compact::model::latest_user(r.messages);
+        let task = acms_compact::task::task_index(r.messages);
         let gs = acms_compact::model::groups(r.messages);
         let mut out = Vec::new();
         let mut total = r.total;
         for g in gs {
             let keep = g
                 .clone()
-                .any(|i| r.messages[i].role.is_system() || Some(i) == latest);
+                .any(|i| r.messages[i].role.is_system() || Some(i) == latest || Some(i) == task);
             let size: usize = r.sizes[g.clone()].iter().sum();
             if !keep && total > r.target {
                 total -= size;

@@ -112,6 +112,8 @@ fn tier1_clears_old_results_oldest_first_but_keeps_last_five() {
 #[test]
 fn tier1_ledger_keeps_the_facts_of_cleared_results() {
     let mut conv = session(10, 30, NOW);
+    // A command's report (a file read's text would be file content, not an error).
+    conv.messages[2] = call("c0", "bash", r#"{"command":"pytest -x tests/test_cfg.py"}"#);
     conv.messages[3].content = format!(
         "Traceback (most recent call last):\n  File \"src/mod0.py\", line 3, in load\nKeyError: 'db_url'\n{}FAILED tests/test_cfg.py::test_load - KeyError\n",
         crate::filler("log", 30)
@@ -229,14 +231,17 @@ fn tier2_summarizes_and_restores_files() {
         .find(|m| m.content.starts_with("[Session summary"))
         .unwrap();
     for section in [
-        "## User requests (verbatim)",
+        "## User requests (oldest first; ` […]` marks a cut)",
         "## Files touched",
         "## Tool usage",
         "## Current state",
     ] {
         assert!(summary.content.contains(section), "{section}");
     }
-    assert!(summary.content.contains("- request 0: look at module 0\n"));
+    // The task (the first request) stays verbatim in place; later requests are summarized.
+    assert_eq!(msgs[1], conv.messages[1]);
+    assert!(!summary.content.contains("request 0: look at module 0"));
+    assert!(summary.content.contains("- request 1: look at module 1\n"));
     assert!(summary.content.contains("- read_file: "));
     let restored = msgs
         .iter()
@@ -341,9 +346,10 @@ fn tier4_peels_oldest_rounds() {
     assert_eq!(accepted(&out.diagnostics), vec![Stage::Peel]);
     let msgs = &out.conversation.messages;
     assert_eq!(msgs[0], conv.messages[0]);
-    // The newest rounds survive, in order, and the oldest are gone.
+    // The newest rounds survive, in order, and the oldest are gone; the task stays.
     assert_eq!(msgs.last(), conv.messages.last());
-    assert!(!msgs.contains(&conv.messages[1]));
+    assert_eq!(msgs[1], conv.messages[1]);
+    assert!(!msgs.contains(&conv.messages[2]));
     assert_valid(&conv, &out, before * 3 / 4, &tokens());
 }
 
@@ -494,4 +500,138 @@ fn concurrent_mutation_restarts_then_gives_up() {
         c.compact_history(&busy(3), 3),
         Err(Error::ConcurrentMutationLimit { attempts: 3 })
     ));
+}
+
+/// Source code that names exceptions everywhere and reports none: before issue 39 (item 13)
+/// its lines went into the ledger's "Errors seen" (`[read_file] httpcore.TimeoutException…`).
+const HTTPX_SOURCE: &str = r#"import httpcore
+
+TimeoutException: TypeAlias = httpcore.TimeoutException
+
+HTTPCORE_EXC_MAP = {
+    httpcore.TimeoutException: TimeoutException,
+    httpcore.ConnectError: ConnectError,
+}
+
+
+def map_httpcore_exceptions():
+    """
+    Raises:
+        TimeoutException: when the pool times out.
+    """
+    raise TimeoutException("timed out")
+"#;
+
+/// What a test run reported: a real traceback.
+const TRACEBACK: &str = r#"Traceback (most recent call last):
+  File "/repo/httpx/_transports/default.py", line 101, in map_httpcore_exceptions
+    raise mapped_exc(message) from exc
+httpx.ReadTimeout: timed out
+"#;
+
+/// A session whose first four tool results print files (`read_file`, `cat`, `sed -n`, a
+/// text-only agent's `cat`) and, when `traceback`, a fifth runs the tests and fails; then
+/// six small rounds, so tier 1 clears the first ones into the ledger.
+fn printed_source_session(traceback: bool) -> acms_compact::Conversation {
+    let mut m = vec![
+        Message::text(Role::System, "You are a coding agent."),
+        Message::text(Role::User, "Fix the timeout mapping in httpx."),
+        call("r", "read_file", r#"{"path":"httpx/_exceptions.py"}"#),
+        Message::tool_result("r", HTTPX_SOURCE),
+        call("c", "bash", r#"{"command":"cat httpx/_exceptions.py"}"#),
+        Message::tool_result("c", HTTPX_SOURCE),
+        call(
+            "s",
+            "bash",
+            r#"{"command":"sed -n '1,40p' httpx/_exceptions.py | nl -ba"}"#,
+        ),
+        Message::tool_result("s", HTTPX_SOURCE),
+        // A text-only agent: the command in a fenced block, the output as a user message.
+        Message::text(
+            Role::Assistant,
+            "THOUGHT: read it again.\n\n```bash\ncat httpx/_exceptions.py\n```",
+        ),
+        Message::text(
+            Role::User,
+            format!("<returncode>0</returncode>\n<output>\n{HTTPX_SOURCE}</output>"),
+        ),
+    ];
+    if traceback {
+        m.push(call(
+            "t",
+            "bash",
+            r#"{"command":"python -m pytest tests/test_timeouts.py"}"#,
+        ));
+        m.push(Message::tool_result("t", TRACEBACK));
+    }
+    for r in 0..6 {
+        m.push(call(&format!("f{r}"), "bash", r#"{"command":"ls"}"#));
+        m.push(Message::tool_result(format!("f{r}"), "README.md"));
+    }
+    m.push(Message::text(Role::User, "Go on."));
+    acms_compact::Conversation::new(m)
+}
+
+#[test]
+fn ledger_errors_are_what_commands_reported() {
+    for traceback in [false, true] {
+        let conv = printed_source_session(traceback);
+        let before = acms_compact::Measured::new(&conv, &tokens()).total;
+        // Tier 2 summarizes every round before the last ones: the printed files and the
+        // test run are all in the summarized span.
+        let mut c = config(before * 2 / 3);
+        c.keep_recent = 60;
+        c.tiers = [false, true, false, false];
+        let out = compactor(c).compact(&conv).unwrap();
+        let summary = out
+            .conversation
+            .messages
+            .iter()
+            .find(|m| m.content.starts_with("[Session summary"))
+            .expect("a summary");
+        let errors = summary
+            .content
+            .split("\n## ")
+            .filter(|s| s.starts_with("Errors seen") || s.starts_with("Last error"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(!errors.contains("TimeoutException"), "{}", summary.content);
+        if traceback {
+            assert!(
+                errors.contains("- [bash] httpx.ReadTimeout: timed out"),
+                "{}",
+                summary.content
+            );
+            assert!(
+                summary.content.contains(
+                    "## Last error\n- [bash `python -m pytest tests/test_timeouts.py`] httpx.ReadTimeout: timed out\n  at /repo/httpx/_transports/default.py:101 in map_httpcore_exceptions\n"
+                ),
+                "{}",
+                summary.content
+            );
+        } else {
+            assert!(errors.is_empty(), "{}", summary.content);
+        }
+        assert_valid(&conv, &out, before * 2 / 3, &tokens());
+    }
+}
+
+#[test]
+fn tier1_ledger_has_no_errors_from_printed_files() {
+    let conv = printed_source_session(false);
+    let before = acms_compact::Measured::new(&conv, &tokens()).total;
+    let mut c = config(before * 17 / 20);
+    c.code_compaction = false;
+    c.tiers = [true, false, false, false];
+    let out = compactor(c).compact(&conv).unwrap();
+    assert_eq!(accepted(&out.diagnostics), vec![Stage::Microcompact]);
+    assert!(
+        out.conversation
+            .messages
+            .iter()
+            .all(|m| !m.content.contains("## Errors seen") && !m.content.contains("## Last error")),
+        "{:#?}",
+        out.conversation.messages
+    );
+    assert_valid(&conv, &out, before * 17 / 20, &tokens());
 }
