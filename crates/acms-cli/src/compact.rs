@@ -44,7 +44,10 @@ pub enum UnitArg {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum TokenizerArg {
+    /// Also spelled `cl100k_base`, as `query --tokenizer` and the configuration write it.
+    #[value(alias = "cl100k_base")]
     Cl100k,
+    #[value(alias = "o200k_base")]
     O200k,
 }
 

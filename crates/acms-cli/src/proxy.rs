@@ -86,8 +86,16 @@ pub fn run(args: &ProxyArgs) -> anyhow::Result<ExitCode> {
         let listener = acms_proxy::bind(&config).await?;
         let state = acms_proxy::ProxyState::new(&config)?;
         let addr = listener.local_addr()?;
+        // Which tokenizer counts is said up front: `query` and `compact` default to cl100k,
+        // the proxy to o200k (today's OpenAI models); `--tokenizer` sets each the same way.
+        let counted_with = config
+            .profile
+            .meter
+            .tokenizer()
+            .map(|t| format!(", counted with {t}"))
+            .unwrap_or_default();
         eprintln!(
-            "acms proxy: listening on http://{addr}/v1, forwarding to {} with a hard limit of {} {} (trigger {})",
+            "acms proxy: listening on http://{addr}/v1, forwarding to {} with a hard limit of {} {}{counted_with} (trigger {})",
             config.upstream_for_display(),
             policy.hard_limit,
             config.profile.meter.unit(),

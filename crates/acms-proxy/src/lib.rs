@@ -479,7 +479,13 @@ fn bound(state: &ProxyState, text: &str, body: &Bytes, format: Format) -> Prepar
     let read = |text: &str| format::read(text, Some(format));
     let mut doc = match read(text) {
         Ok(d) => d,
-        // Our errors name positions and kinds, never content.
+        // Our errors name positions and kinds, never content; a client has no `--format`
+        // to pass, so a body that is not JSON is said in its own words.
+        Err(acms_compact::Error::Json { line, column }) => {
+            return Prepared::Bad(format!(
+                "the request body is not valid JSON (line {line}, column {column})"
+            ));
+        }
         Err(e) => return Prepared::Bad(format!("acms could not read the request's messages: {e}")),
     };
     // The same document as a value, for counting (a body with lone surrogates parses only

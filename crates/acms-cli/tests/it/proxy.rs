@@ -187,4 +187,6 @@ fn the_banner_does_not_print_upstream_credentials() {
     assert!(line.contains("listening on"), "{line}");
     assert!(line.contains("upstream.invalid"), "{line}");
     assert!(!line.contains("hunter2-secret"), "{line}");
+    // Issue 39 item 15: the banner says which tokenizer counts the limit.
+    assert!(line.contains("counted with o200k_base"), "{line}");
 }

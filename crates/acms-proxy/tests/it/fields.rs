@@ -182,3 +182,29 @@ async fn other_completion_endpoints_are_bounded_or_refused() {
     assert_none_over(&up);
     let _ = stop.send(());
 }
+
+/// Issue 39 item 15: a body that is not JSON gets a 400 in an HTTP client's words (where it
+/// broke), not the CLI's "pass --format", and nothing is forwarded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_is_not_json_is_a_400_in_the_clients_words() {
+    let up = recorder(None).await;
+    let (addr, stop) = proxy(TOK, LIMIT, format!("http://{}/v1", up.addr)).await;
+    let r = reqwest::Client::new()
+        .post(format!("http://{addr}/v1/chat/completions"))
+        .header("content-type", "application/json")
+        .body("{\"model\": \"m\", \"messages\": [")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 400);
+    let v: Value = r.json().await.unwrap();
+    let message = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("not valid JSON")
+            && message.contains("line 1")
+            && !message.contains("--format"),
+        "{v}"
+    );
+    assert!(up.requests().is_empty(), "nothing is forwarded");
+    stop.send(()).ok();
+}
