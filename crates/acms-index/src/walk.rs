@@ -179,6 +179,7 @@ pub fn walk(repo: &Path, index_dir: &Path, deny: &Deny) -> Walked {
     walked.unreadable.sort();
     walked
 }
+
 /// Makes one [`Visitor`] per walking thread.
 struct Visitors<'a> {
     repo: &'a Path,

@@ -249,6 +249,20 @@ fn the_walk_is_the_same_every_time_and_never_enters_the_index_folder() {
         "{:?}",
         first.warnings
     );
+    // An index folder that is not hidden (`--index repo/idx`) is recognised by its inode.
+    write_repo(
+        &repo,
+        &[
+            ("idx/index.sqlite", b"not source"),
+            ("idx/keyword/a.py", b"x = 1\n"),
+        ],
+    );
+    let visible = acms_index::walk(&repo, &repo.join("idx"), &deny);
+    assert_eq!(
+        visible.entries, first.entries,
+        "nothing under idx/ is walked"
+    );
+    std::fs::remove_dir_all(repo.join("idx")).unwrap();
     for _ in 0..5 {
         let again = acms_index::walk(&repo, &index_dir, &deny);
         assert_eq!(again.entries, first.entries);
