@@ -109,8 +109,10 @@ pub fn report_usage(err: &clap::Error, json: bool) -> ExitCode {
             | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
     );
     if !json || informational {
+        // clap's own codes: 0 for help and version, 2 for a usage error (help shown because
+        // an argument or subcommand is missing counts as one).
         let _ = err.print();
-        return ExitCode::from(if informational { 0 } else { crate::EXIT_USAGE });
+        return ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(crate::EXIT_USAGE));
     }
     let text = err.to_string();
     let message = text
