@@ -313,6 +313,21 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
             let mut ws = common.ws.open()?;
             let (d, memory) =
                 lib(ws.decide(parse::<PlanId>(plan)?, phase, notes.as_deref(), fragments))?;
+            if d.notes.is_none() {
+                // Recorded all the same (a later phase may only need the fragments), but not
+                // silently: say what the decision holds.
+                eprintln!(
+                    "note: decision {} has no notes: it records {} fragments of phase `{}`{}; pass --notes to say what was decided and why",
+                    d.id,
+                    d.manifest.len(),
+                    d.phase,
+                    if fragments.is_empty() {
+                        " (its whole context)"
+                    } else {
+                        ""
+                    }
+                );
+            }
             match common.format {
                 Format::Json => print_json(&json!({ "decision": d, "memory": memory }))?,
                 Format::Text => {

@@ -410,3 +410,38 @@ fn a_garbled_plan_store_is_reported_damaged_and_left_in_place() {
         }
     }
 }
+
+/// Issue 39 item 10: a decision without notes is recorded, and the command says what it
+/// holds (the phase's whole context) and how to add the why; with notes it says nothing more.
+#[test]
+fn a_decision_without_notes_says_what_it_recorded() {
+    let repo = fixture();
+    let root = repo.path().to_str().unwrap();
+    let out = run(&["plan", "start", "--repo", root, "apply a discount"]);
+    let plan = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let out = run(&[
+        "plan", "phase", "--repo", root, &plan, "explore", "--budget", "1500",
+    ]);
+    assert!(out.status.success());
+    let out = run(&["plan", "decide", "--repo", root, &plan, "explore"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("has no notes")
+            && err.contains("fragments of phase `explore` (its whole context)")
+            && err.contains("--notes"),
+        "{err}"
+    );
+    let out = run(&[
+        "plan",
+        "decide",
+        "--repo",
+        root,
+        &plan,
+        "explore",
+        "--notes",
+        "cap at 90 %",
+    ]);
+    assert!(out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("has no notes"));
+}
