@@ -170,26 +170,13 @@ fn split_hint(line: &str) -> (String, Option<String>) {
         "run ", "use ", "retry", "start ", "list ", "pass ", "delete ", "call ", "raise ", "set ",
         "re-run ", "rebuild ", "index ", "give ", "check ", "remove ", "move ",
     ];
-    for (i, _) in line
-        .match_indices(": ")
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-    {
-        let tail = &line[i + 2..];
-        if VERBS.iter().any(|v| tail.starts_with(v)) {
-            return (line[..i].to_string(), Some(tail.to_string()));
-        }
-    }
-    for (i, _) in line
-        .match_indices("; ")
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-    {
-        let tail = &line[i + 2..];
-        if VERBS.iter().any(|v| tail.starts_with(v)) {
-            return (line[..i].to_string(), Some(tail.to_string()));
+    // `: ` first ("unknown plan p42: use …"), then `; ` ("…; offload it again …").
+    for sep in [": ", "; "] {
+        for (i, _) in line.rmatch_indices(sep) {
+            let tail = &line[i + sep.len()..];
+            if VERBS.iter().any(|v| tail.starts_with(v)) {
+                return (line[..i].to_string(), Some(tail.to_string()));
+            }
         }
     }
     (line.to_string(), None)

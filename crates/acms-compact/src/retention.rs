@@ -413,35 +413,37 @@ pub fn observation_masking(messages: &[Message], limit: usize, meter: &Meter) ->
     }
 }
 
+/// The message list of a trajectory file: a bare array, or the `messages` (or SWE-agent
+/// `history`) array of an object.
+fn trajectory_messages(json: &str) -> Result<Vec<Value>> {
+    let v: Value =
+        serde_json::from_str(json.trim_start_matches('\u{feff}')).map_err(|e| Error::Json {
+            line: e.line(),
+            column: e.column(),
+        })?;
+    match v {
+        Value::Array(a) => Ok(a),
+        Value::Object(mut o) => match o.remove("messages").or_else(|| o.remove("history")) {
+            Some(Value::Array(a)) => Ok(a),
+            _ => Err(Error::Format {
+                index: 0,
+                reason: "no `messages` array".into(),
+            }),
+        },
+        _ => Err(Error::Format {
+            index: 0,
+            reason: "expected a trajectory object or a message array".into(),
+        }),
+    }
+}
+
 /// Reads a public agent trajectory: an OpenAI-format message list (a bare array, or an
 /// object with `messages` whose messages carry `tool_calls`), or a mini-swe-agent
 /// `.traj.json` (plain-text messages where each assistant turn ends in one ```bash block and
 /// the environment's reply follows as a user message), which becomes `bash` tool calls and
 /// their results.
 pub fn read_trajectory(json: &str) -> Result<Conversation> {
-    let v: Value =
-        serde_json::from_str(json.trim_start_matches('\u{feff}')).map_err(|e| Error::Json {
-            line: e.line(),
-            column: e.column(),
-        })?;
-    let messages = match &v {
-        Value::Array(a) => a.clone(),
-        Value::Object(o) => match o.get("messages").or_else(|| o.get("history")) {
-            Some(Value::Array(a)) => a.clone(),
-            _ => {
-                return Err(Error::Format {
-                    index: 0,
-                    reason: "no `messages` array".into(),
-                });
-            }
-        },
-        _ => {
-            return Err(Error::Format {
-                index: 0,
-                reason: "expected a trajectory object or a message array".into(),
-            });
-        }
-    };
+    let messages = trajectory_messages(json)?;
     // SWE-agent `.traj` histories: an assistant turn names its command in `action` (and,
     // in function-calling runs, `tool_calls` answered by `tool_call_ids`).
     if messages
@@ -500,29 +502,7 @@ pub fn read_trajectory(json: &str) -> Result<Conversation> {
 /// `tool_call_id`). A text-only agent's observations stay user messages, as a proxy in front
 /// of the model sees them; [`read_trajectory`] instead turns them into tool results.
 pub fn read_as_sent(json: &str) -> Result<Conversation> {
-    let v: Value =
-        serde_json::from_str(json.trim_start_matches('\u{feff}')).map_err(|e| Error::Json {
-            line: e.line(),
-            column: e.column(),
-        })?;
-    let messages = match &v {
-        Value::Array(a) => a.clone(),
-        Value::Object(o) => match o.get("messages").or_else(|| o.get("history")) {
-            Some(Value::Array(a)) => a.clone(),
-            _ => {
-                return Err(Error::Format {
-                    index: 0,
-                    reason: "no `messages` array".into(),
-                });
-            }
-        },
-        _ => {
-            return Err(Error::Format {
-                index: 0,
-                reason: "expected a trajectory object or a message array".into(),
-            });
-        }
-    };
+    let messages = trajectory_messages(json)?;
     let sent: Vec<Value> = messages
         .iter()
         .map(|m| {
