@@ -168,18 +168,6 @@ enum PlanCommand {
     },
 }
 
-/// The manifest with node ids as the 16 hex digits `decide --fragment` and `expand` take.
-fn manifest(ctx: &acms::AssembledContext) -> serde_json::Value {
-    ctx.manifest
-        .iter()
-        .map(|m| {
-            let mut v = serde_json::to_value(m).unwrap_or_default();
-            v["node"] = json!(m.node.to_string());
-            v
-        })
-        .collect()
-}
-
 fn print_json(v: &serde_json::Value) -> anyhow::Result<()> {
     println!("{}", serde_json::to_string_pretty(v)?);
     Ok(())
@@ -278,13 +266,18 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
                     "tokens": r.context.tokens,
                     "budget": r.context.budget,
                     "tokenizer": r.context.tokenizer,
-                    "manifest": manifest(&r.context),
+                    "manifest": r.context.manifest,
                     "inherited_tokens": r.inherited_tokens,
                     "refresh": r.refresh,
                     "memory": r.memory,
+                    "seeded_by": r.phase.inputs.seeded_by,
+                    "changes": r.changes,
                     "diagnostics": r.context.diagnostics,
                 }))?,
                 Format::Text => {
+                    if let Some(c) = &r.changes {
+                        eprintln!("note: {}", c.line());
+                    }
                     for note in &r.context.diagnostics.notes {
                         eprintln!("note: {note}");
                     }

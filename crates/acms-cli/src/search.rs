@@ -80,10 +80,11 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<ExitCode> {
                         "hits": hits.iter().map(|h| {
                             let n = corpus.node(h.node);
                             serde_json::json!({
-                                "node": h.node.to_string(),
+                                "node": h.node,
                                 "path": n.map(|n| n.path.as_str()),
+                                "start_line": n.map(|n| n.start_line),
+                                "end_line": n.map(|n| n.end_line),
                                 "name": n.map(|n| n.qualified_name.as_str()),
-                                "lines": n.map(|n| [n.start_line, n.end_line]),
                                 "relevance": h.relevance,
                                 "reason": h.reason,
                             })

@@ -689,7 +689,7 @@ impl AcmsServer {
                 .hits
                 .iter()
                 .map(|h| HitOut {
-                    reference: reply::location(&h.path, h.start_line, h.end_line),
+                    place: reply::Place::new(&h.path, h.start_line, h.end_line),
                     node: h.node.to_string(),
                     name: h.name.clone(),
                     kind: h.kind.clone(),
@@ -765,7 +765,7 @@ impl AcmsServer {
                 }
             })?;
             let out = ExpandOut {
-                reference: reply::location(&e.path, e.start_line, e.end_line),
+                place: reply::Place::new(&e.path, e.start_line, e.end_line),
                 name: e.name.clone(),
                 node: e.node.map(|n| n.to_string()),
                 depth: e.depth.map(acms::Depth::value),
@@ -891,6 +891,8 @@ impl AcmsServer {
             let r = ws
                 .phase(plan, &phase, request)
                 .map_err(|e| error_text(&e))?;
+            let changes = r.changes.as_ref().map(acms::PhaseChanges::line);
+            notes.extend(changes.clone());
             notes.extend(env.notes(&r.context.diagnostics.notes));
             let mut context = ContextOut::new(&r.context, budget.caps, notes);
             context.refreshed = r.refresh.refreshed;
@@ -902,6 +904,8 @@ impl AcmsServer {
                 phase: r.phase.name.clone(),
                 seq: r.phase.seq,
                 inherited_tokens: r.inherited_tokens,
+                seeded_by: r.phase.inputs.seeded_by,
+                changes,
                 context,
                 memory: MemoryOut::from(&r.memory),
             };
@@ -1100,7 +1104,7 @@ impl AcmsServer {
                             .manifest
                             .iter()
                             .map(|f| RefOut {
-                                reference: reply::location(&f.path, f.start_line, f.end_line),
+                                place: reply::Place::new(&f.path, f.start_line, f.end_line),
                                 node: f.node.to_string(),
                                 name: f.name.clone(),
                                 depth: f.depth.value(),

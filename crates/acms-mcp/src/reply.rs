@@ -52,13 +52,36 @@ pub fn location(path: &str, start: u32, end: u32) -> String {
     format!("{path}:{start}-{end}")
 }
 
+/// Where something is, in the words the library and the CLI use too (`path`, `start_line`,
+/// `end_line`), plus `ref`: the `path:start-end` a block header shows, which `expand` and
+/// `plan_decide` accept.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Place {
+    #[serde(rename = "ref")]
+    pub reference: String,
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+}
+
+impl Place {
+    pub fn new(path: &str, start_line: u32, end_line: u32) -> Place {
+        Place {
+            reference: location(path, start_line, end_line),
+            path: path.to_string(),
+            start_line,
+            end_line,
+        }
+    }
+}
+
 /// One fragment of a context, as its text shows it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct FragmentOut {
-    /// `path:start-end` of the fragment: its block header shows it (a block may hold several
-    /// fragments of one file). Pass it to `expand` for the full text.
-    #[serde(rename = "ref")]
-    pub reference: String,
+    /// Where the fragment is; its block header shows `ref` (a block may hold several
+    /// fragments of one file). Pass `ref` to `expand` for the full text.
+    #[serde(flatten)]
+    pub place: Place,
     /// The node id (16 hex digits): `expand` and `plan_decide` accept it too.
     pub node: String,
     /// Qualified name of the symbol.
@@ -76,7 +99,7 @@ pub struct FragmentOut {
 impl FragmentOut {
     pub fn from_manifest(m: &acms::ManifestEntry) -> FragmentOut {
         FragmentOut {
-            reference: location(&m.path, m.start_line, m.end_line),
+            place: Place::new(&m.path, m.start_line, m.end_line),
             node: m.node.to_string(),
             name: m.name.clone(),
             kind: m.kind.clone(),
@@ -169,6 +192,11 @@ pub struct PhaseOut {
     pub seq: i64,
     /// Tokens of the parent plan's skeleton in the text (child plans).
     pub inherited_tokens: usize,
+    /// The phase run (`seq`) whose fragments seeded this one: the latest phase of another
+    /// name, so running a phase again gives the same context unless its inputs changed.
+    pub seeded_by: Option<i64>,
+    /// What changed since the previous run of this phase (none on its first run).
+    pub changes: Option<String>,
     #[serde(flatten)]
     pub context: ContextOut,
     pub memory: MemoryOut,
@@ -269,8 +297,8 @@ pub struct PhaseSummary {
 /// A fragment of a recorded phase.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct RefOut {
-    #[serde(rename = "ref")]
-    pub reference: String,
+    #[serde(flatten)]
+    pub place: Place,
     pub node: String,
     pub name: String,
     pub depth: u8,
@@ -309,8 +337,8 @@ pub struct HistoryOut {
 /// One retrieval hit.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct HitOut {
-    #[serde(rename = "ref")]
-    pub reference: String,
+    #[serde(flatten)]
+    pub place: Place,
     pub node: String,
     pub name: String,
     pub kind: String,
@@ -337,9 +365,9 @@ pub struct SearchOut {
 /// The figures of `expand` (the text is the first text block).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ExpandOut {
-    /// `path:start-end` of the text.
-    #[serde(rename = "ref")]
-    pub reference: String,
+    /// Where the text is.
+    #[serde(flatten)]
+    pub place: Place,
     pub name: Option<String>,
     pub node: Option<String>,
     /// The depth shown, for a symbol (it falls back 9 → 4 → 2 → 0 to fit).

@@ -14,6 +14,7 @@
 mod clock;
 mod error;
 mod model;
+mod rerun;
 mod store;
 mod tiers;
 mod warm;
@@ -23,6 +24,7 @@ pub use error::{Error, Result};
 pub use model::{
     Decision, DecisionId, FragmentRef, History, PhaseRecord, Plan, PlanId, Tier, TierReport, hex_id,
 };
+pub use rerun::{PhaseChanges, PhaseInputs, compare};
 pub use store::{
     DB_FILE, DEFAULT_BUSY_TIMEOUT, NewPhase, PlanStore, SCHEMA_VERSION, check_phase_name,
 };

@@ -113,28 +113,13 @@ impl FromStr for Tier {
     }
 }
 
-/// A node id written as 16 hex digits (as manifests and `acms search` print it), so JSON
-/// readers without 64-bit integers keep it intact.
+/// Node ids as users type them: 16 (or fewer) hex digits, as every JSON surface writes them.
 pub mod hex_id {
     use acms_core::NodeId;
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(id: &NodeId, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(id)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<NodeId, D::Error> {
-        let s = String::deserialize(d)?;
-        parse(&s).ok_or_else(|| serde::de::Error::custom(format!("`{s}` is not a node id")))
-    }
 
     /// Parses 16 (or fewer) hex digits.
     pub fn parse(s: &str) -> Option<NodeId> {
-        let t = s.trim();
-        if t.is_empty() || t.len() > 16 || !t.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return None;
-        }
-        u64::from_str_radix(t, 16).ok().map(NodeId)
+        s.parse().ok()
     }
 }
 
@@ -142,7 +127,6 @@ pub mod hex_id {
 /// No code text: the index holds that.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FragmentRef {
-    #[serde(with = "hex_id")]
     pub node: NodeId,
     pub path: String,
     pub start_line: u32,
@@ -171,6 +155,8 @@ pub struct PhaseRecord {
     pub plan: PlanId,
     /// 1 for the first phase run in the plan, then 2, 3, ...
     pub seq: i64,
+    /// The phase's name (`explore`, ...): `phase` on every surface.
+    #[serde(rename = "phase", alias = "name")]
     pub name: String,
     /// What this phase focuses on, beyond the plan's task (may be empty).
     pub focus: String,
@@ -180,6 +166,10 @@ pub struct PhaseRecord {
     pub refreshed: usize,
     pub manifest: Vec<FragmentRef>,
     pub created: i64,
+    /// What it was assembled from besides the task, focus and budget (empty for phases
+    /// recorded before inputs were).
+    #[serde(default)]
+    pub inputs: crate::PhaseInputs,
 }
 
 /// A recorded decision: what the agent decided in which phase, on which fragments.

@@ -20,12 +20,12 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 use crate::tiers::{TierInput, TierPolicy, assign};
 use crate::warm::{MemorySnapshot, WarmDecision, terms};
 use crate::{
-    Clock, Decision, DecisionId, Error, FragmentRef, History, PhaseRecord, Plan, PlanId, Result,
-    Tier, TierReport,
+    Clock, Decision, DecisionId, Error, FragmentRef, History, PhaseInputs, PhaseRecord, Plan,
+    PlanId, Result, Tier, TierReport,
 };
 
 /// Schema version this build writes; older databases are migrated, newer ones refused.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// File name of the database inside the index directory.
 pub const DB_FILE: &str = "plans.sqlite";
@@ -41,7 +41,8 @@ CREATE TABLE IF NOT EXISTS plans (
 CREATE TABLE IF NOT EXISTS phases (
     plan INTEGER NOT NULL, seq INTEGER NOT NULL, name TEXT NOT NULL, focus TEXT NOT NULL,
     budget INTEGER NOT NULL, tokens INTEGER NOT NULL, refreshed INTEGER NOT NULL,
-    manifest TEXT NOT NULL, created INTEGER NOT NULL, PRIMARY KEY (plan, seq));
+    manifest TEXT NOT NULL, created INTEGER NOT NULL, inputs TEXT NOT NULL DEFAULT '{}',
+    PRIMARY KEY (plan, seq));
 CREATE TABLE IF NOT EXISTS decisions (
     id INTEGER PRIMARY KEY AUTOINCREMENT, plan INTEGER NOT NULL, phase_seq INTEGER NOT NULL,
     phase TEXT NOT NULL, task TEXT NOT NULL, notes TEXT, tier TEXT NOT NULL,
@@ -68,6 +69,7 @@ pub struct NewPhase {
     pub tokens: usize,
     pub refreshed: usize,
     pub manifest: Vec<FragmentRef>,
+    pub inputs: PhaseInputs,
 }
 
 /// The plan and decision database of one index directory.
@@ -187,6 +189,14 @@ impl PlanStore {
                     supported: SCHEMA_VERSION,
                 });
             }
+            // Version 1 recorded phases without their inputs: they read as empty.
+            Some(1) => {
+                tx.execute_batch(
+                    "ALTER TABLE phases ADD COLUMN inputs TEXT NOT NULL DEFAULT '{}';
+                     UPDATE meta SET value = '2' WHERE key = 'schema_version';",
+                )
+                .map_err(|e| Error::db(&path, e))?;
+            }
             Some(_) => {}
             None => {
                 tx.execute_batch(SCHEMA).map_err(|e| Error::db(&path, e))?;
@@ -278,13 +288,36 @@ impl PlanStore {
 
     /// The latest phase of `plan`, if it ran one.
     pub fn last_phase(&self, plan: PlanId) -> Result<Option<PhaseRecord>> {
+        self.latest(
+            plan,
+            "SELECT MAX(seq) FROM phases WHERE plan = ?1 AND ?2 IS NULL",
+            None,
+        )
+    }
+
+    /// The latest run of the phase `name` of `plan`.
+    pub fn last_run(&self, plan: PlanId, name: &str) -> Result<Option<PhaseRecord>> {
+        self.latest(
+            plan,
+            "SELECT MAX(seq) FROM phases WHERE plan = ?1 AND name = ?2",
+            Some(name),
+        )
+    }
+
+    /// The latest phase of `plan` not named `name`: what a run of `name` is seeded by, so
+    /// running a phase again never feeds on its own previous selection.
+    pub fn last_phase_before(&self, plan: PlanId, name: &str) -> Result<Option<PhaseRecord>> {
+        self.latest(
+            plan,
+            "SELECT MAX(seq) FROM phases WHERE plan = ?1 AND name <> ?2",
+            Some(name),
+        )
+    }
+
+    fn latest(&self, plan: PlanId, sql: &str, name: Option<&str>) -> Result<Option<PhaseRecord>> {
         let seq: Option<i64> = self
             .conn
-            .query_row(
-                "SELECT MAX(seq) FROM phases WHERE plan = ?1",
-                params![plan.0],
-                |r| r.get(0),
-            )
+            .query_row(sql, params![plan.0, name], |r| r.get(0))
             .map_err(|e| self.err(e))?;
         match seq {
             Some(s) => phase_in(&self.conn, &self.path, plan, s).map(Some),
@@ -313,9 +346,13 @@ impl PlanStore {
                 path: path.clone(),
                 message: e.to_string(),
             })?;
+            let inputs = serde_json::to_string(&phase.inputs).map_err(|e| Error::Damaged {
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
             tx.execute(
-                "INSERT INTO phases(plan, seq, name, focus, budget, tokens, refreshed, manifest, created)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                "INSERT INTO phases(plan, seq, name, focus, budget, tokens, refreshed, manifest, created, inputs)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 params![
                     plan.id.0,
                     seq,
@@ -325,7 +362,8 @@ impl PlanStore {
                     phase.tokens as i64,
                     phase.refreshed as i64,
                     manifest,
-                    now
+                    now,
+                    inputs
                 ],
             )
             .map_err(|e| Error::db(&path, e))?;
@@ -340,6 +378,7 @@ impl PlanStore {
                 refreshed: phase.refreshed,
                 manifest: phase.manifest.clone(),
                 created: now,
+                inputs: phase.inputs.clone(),
             })
         })
     }
@@ -632,7 +671,7 @@ fn plan_in(conn: &Connection, path: &Path, id: PlanId) -> Result<Plan> {
 }
 
 fn phase_in(conn: &Connection, path: &Path, plan: PlanId, seq: i64) -> Result<PhaseRecord> {
-    let (name, focus, budget, tokens, refreshed, manifest, created): (
+    let (name, focus, budget, tokens, refreshed, manifest, created, inputs): (
         String,
         String,
         i64,
@@ -640,9 +679,10 @@ fn phase_in(conn: &Connection, path: &Path, plan: PlanId, seq: i64) -> Result<Ph
         i64,
         String,
         i64,
+        String,
     ) = conn
         .query_row(
-            "SELECT name, focus, budget, tokens, refreshed, manifest, created FROM phases
+            "SELECT name, focus, budget, tokens, refreshed, manifest, created, inputs FROM phases
              WHERE plan = ?1 AND seq = ?2",
             params![plan.0, seq],
             |r| {
@@ -654,15 +694,17 @@ fn phase_in(conn: &Connection, path: &Path, plan: PlanId, seq: i64) -> Result<Ph
                     r.get(4)?,
                     r.get(5)?,
                     r.get(6)?,
+                    r.get(7)?,
                 ))
             },
         )
         .map_err(|e| Error::db(path, e))?;
-    let manifest: Vec<FragmentRef> =
-        serde_json::from_str(&manifest).map_err(|e| Error::Damaged {
-            path: path.to_path_buf(),
-            message: format!("phase {seq} of plan {plan}: {e}"),
-        })?;
+    let damaged = |e: serde_json::Error| Error::Damaged {
+        path: path.to_path_buf(),
+        message: format!("phase {seq} of plan {plan}: {e}"),
+    };
+    let manifest: Vec<FragmentRef> = serde_json::from_str(&manifest).map_err(damaged)?;
+    let inputs: PhaseInputs = serde_json::from_str(&inputs).map_err(damaged)?;
     Ok(PhaseRecord {
         plan,
         seq,
@@ -673,6 +715,7 @@ fn phase_in(conn: &Connection, path: &Path, plan: PlanId, seq: i64) -> Result<Ph
         refreshed: refreshed.max(0) as usize,
         manifest,
         created,
+        inputs,
     })
 }
 

@@ -59,8 +59,8 @@ pub use acms_assemble::{
 };
 pub use acms_core::{Config, ContextConfig, Depth, NodeId, TokenCounter, Tokenizer};
 pub use acms_plan::{
-    Clock, Decision, DecisionId, FakeClock, FragmentRef, History, PhaseRecord, Plan, PlanId,
-    SystemClock, Tier, TierReport,
+    Clock, Decision, DecisionId, FakeClock, FragmentRef, History, PhaseChanges, PhaseInputs,
+    PhaseRecord, Plan, PlanId, SystemClock, Tier, TierReport,
 };
 pub use acms_retrieve::{Hit, Query, Reason, Retriever, Strategy, StrategyRegistry};
 pub use {

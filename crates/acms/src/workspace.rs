@@ -21,10 +21,10 @@ use acms_core::{ContextConfig, Depth, NodeId, TokenCounter};
 use acms_index::{IndexOptions, Store};
 use acms_llm::LlmClient;
 use acms_plan::{
-    Clock, Decision, DecisionId, FragmentRef, History, MemoryView, NewPhase, PhaseRecord, Plan,
-    PlanId, PlanStore, SystemClock, Tier, TierPolicy, TierReport,
+    Clock, Decision, DecisionId, FragmentRef, History, MemoryView, NewPhase, PhaseChanges,
+    PhaseInputs, PhaseRecord, Plan, PlanId, PlanStore, SystemClock, Tier, TierPolicy, TierReport,
 };
-use acms_retrieve::{Hit, Query, StrategyRegistry, StrategyRun};
+use acms_retrieve::{Hit, Query, RunStatus, StrategyRegistry, StrategyRun};
 use acms_vector::Embedder;
 use serde::Serialize;
 
@@ -143,6 +143,8 @@ pub struct PhaseContext {
     pub memory: TierReport,
     /// Tokens of the parent plan's skeleton handed to the assembly (child plans).
     pub inherited_tokens: usize,
+    /// How this run differs from the previous run of the same phase (none: the first run).
+    pub changes: Option<PhaseChanges>,
 }
 
 /// What a phase should look at beyond the plan's task.
@@ -161,7 +163,6 @@ pub struct PhaseRequest {
 /// One hit of a search, with where it is.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SearchHit {
-    #[serde(with = "acms_plan::hex_id")]
     pub node: NodeId,
     pub path: String,
     pub start_line: u32,
@@ -761,10 +762,16 @@ impl Workspace {
         self.plans()?.maintain()?;
         let refresh = self.refresh()?;
         self.sync_memory()?;
-        let previous = self.plans()?.last_phase(plan)?;
-        let parent = match p.parent {
-            Some(parent) => self.parent_skeleton(parent, tokens)?,
-            None => None,
+        // Seeds come from the latest phase of another name: a phase run again sees what it
+        // saw before, not its own previous selection (which made re-runs drift).
+        let seeds = self.plans()?.last_phase_before(plan, &name)?;
+        let before = self.plans()?.last_run(plan, &name)?;
+        let (parent, parent_phase) = match p.parent {
+            Some(parent) => (
+                self.parent_skeleton(parent, tokens)?,
+                self.plans()?.last_phase(parent)?.map(|ph| (parent, ph.seq)),
+            ),
+            None => (None, None),
         };
         let inherited_tokens = parent.as_ref().map_or(0, |s| s.tokens);
         let mut text = p.task.clone();
@@ -776,7 +783,8 @@ impl Workspace {
             text,
             mentioned_files: request.mentioned_files.clone(),
             mentioned_symbols: request.mentioned_symbols.clone(),
-            previous: previous
+            previous: seeds
+                .as_ref()
                 .map(|ph| ph.manifest.iter().map(|f| f.node).collect())
                 .unwrap_or_default(),
         };
@@ -802,6 +810,7 @@ impl Workspace {
                 score: m.score,
             })
             .collect();
+        let inputs = self.phase_inputs(&request, seeds.map(|ph| ph.seq), parent_phase, &context);
         let (phase, memory) = self.plans()?.record_phase(NewPhase {
             plan,
             name,
@@ -810,7 +819,9 @@ impl Workspace {
             tokens: context.tokens,
             refreshed: refresh.refreshed,
             manifest,
+            inputs,
         })?;
+        let changes = before.map(|b| acms_plan::compare(&b, &phase));
         Ok(PhaseContext {
             plan: p,
             phase,
@@ -818,7 +829,56 @@ impl Workspace {
             refresh,
             memory,
             inherited_tokens,
+            changes,
         })
+    }
+
+    /// What a phase is assembled from besides its task, focus and budget.
+    fn phase_inputs(
+        &self,
+        request: &PhaseRequest,
+        seeded_by: Option<i64>,
+        parent_phase: Option<(PlanId, i64)>,
+        context: &AssembledContext,
+    ) -> PhaseInputs {
+        let retriever = self.engine.retriever();
+        let corpus = retriever.corpus();
+        let warm_on = self
+            .config
+            .strategies
+            .enabled
+            .iter()
+            .any(|s| s == acms_plan::WARM_MEMORY);
+        let (corrections, warm) = self.memory.with(|m| {
+            let warm = if warm_on {
+                m.warm.iter().map(|d| d.id).collect()
+            } else {
+                Vec::new()
+            };
+            (m.demoted.values().sum(), warm)
+        });
+        PhaseInputs {
+            seeded_by,
+            mentioned_files: request.mentioned_files.clone(),
+            mentioned_symbols: request.mentioned_symbols.clone(),
+            parent_phase,
+            index: format!("{}:{}", corpus.store_id(), corpus.generation()),
+            strategy_notes: retriever.notes().to_vec(),
+            strategies_missing: context
+                .diagnostics
+                .strategies
+                .iter()
+                .filter_map(|r| match &r.status {
+                    RunStatus::Ok { .. } => None,
+                    RunStatus::Failed { .. } => Some(format!("{} failed", r.strategy)),
+                    RunStatus::Panicked => Some(format!("{} panicked", r.strategy)),
+                    RunStatus::TimedOut => Some(format!("{} timed out", r.strategy)),
+                    RunStatus::CircuitOpen => Some(format!("{} breaker open", r.strategy)),
+                })
+                .collect(),
+            corrections,
+            warm,
+        }
     }
 
     /// The skeleton of `parent`'s latest phase, recompressed from the current index for a

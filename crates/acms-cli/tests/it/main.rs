@@ -15,6 +15,7 @@ mod proxy;
 mod recovery;
 mod trust;
 mod untrusted_artifacts;
+mod vocabulary;
 
 use std::process::{Command, Output};
 

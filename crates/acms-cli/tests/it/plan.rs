@@ -239,7 +239,7 @@ fn bad_input_is_a_one_line_error_with_exit_1() {
     let db = repo.path().join(".acms/plans.sqlite");
     let conn = rusqlite::Connection::open(&db).unwrap();
     conn.execute(
-        "UPDATE meta SET value = '2' WHERE key = 'schema_version'",
+        "UPDATE meta SET value = '3' WHERE key = 'schema_version'",
         [],
     )
     .unwrap();
@@ -248,7 +248,7 @@ fn bad_input_is_a_one_line_error_with_exit_1() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("schema version 2, newer than this acms (1)"),
+        err.contains("schema version 3, newer than this acms (2)"),
         "{err}"
     );
 }

@@ -75,6 +75,7 @@ fn a_closed_plan_refuses_phases_decisions_and_children() {
             tokens: 10,
             refreshed: 0,
             manifest: Vec::new(),
+            inputs: acms_plan::PhaseInputs::default(),
         })
         .unwrap_err();
     assert!(matches!(e, Error::PlanClosed(_)), "{e}");
@@ -115,7 +116,7 @@ fn a_database_of_a_newer_schema_is_refused_and_left_untouched() {
             e,
             Error::NewerSchema {
                 found: 7,
-                supported: 1,
+                supported: 2,
                 ..
             }
         ),
@@ -131,6 +132,41 @@ fn a_database_of_a_newer_schema_is_refused_and_left_untouched() {
         )
         .unwrap();
     assert_eq!(v, "7");
+}
+
+#[test]
+fn a_database_of_schema_1_is_migrated_and_its_phases_read_without_inputs() {
+    let mut f = Fixture::new();
+    let (plan, _) = f.store.start("task", None).unwrap();
+    f.phase(plan.id, "explore", &[1, 2]);
+    let path = f.store.path().to_path_buf();
+    drop(f.store);
+    // What version 1 wrote: phases without their inputs.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "ALTER TABLE phases DROP COLUMN inputs;
+         UPDATE meta SET value = '1' WHERE key = 'schema_version';",
+    )
+    .unwrap();
+    drop(conn);
+    let store = acms_plan::PlanStore::open(
+        f.dir.path(),
+        acms_plan::TierPolicy::default(),
+        std::sync::Arc::new(f.clock.clone()),
+    )
+    .unwrap();
+    let old = store.last_run(plan.id, "explore").unwrap().unwrap();
+    assert_eq!(old.manifest.len(), 2);
+    assert_eq!(old.inputs, acms_plan::PhaseInputs::default());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let v: String = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(v, "2");
 }
 
 #[test]
@@ -202,6 +238,7 @@ fn two_writers_on_one_plan_serialize_without_losing_or_corrupting_anything() {
                             tokens: 10,
                             refreshed: 0,
                             manifest: crate::manifest(&[i]),
+                            inputs: acms_plan::PhaseInputs::default(),
                         })
                         .unwrap();
                     store.decide(plan.id, &format!("w{t}"), None, &[]).unwrap();

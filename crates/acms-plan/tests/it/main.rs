@@ -62,6 +62,7 @@ impl Fixture {
                 tokens: 100 * nodes.len(),
                 refreshed: 0,
                 manifest: manifest(nodes),
+                inputs: acms_plan::PhaseInputs::default(),
             })
             .unwrap()
             .0

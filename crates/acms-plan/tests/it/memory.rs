@@ -83,6 +83,7 @@ fn a_window_showing_a_cold_decisions_fragments_again_promotes_it() {
             tokens: 300,
             refreshed: 0,
             manifest: crate::manifest(&[12, 13, 50]),
+            inputs: acms_plan::PhaseInputs::default(),
         })
         .unwrap();
     assert_eq!(r.promoted, 1);

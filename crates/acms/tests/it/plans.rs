@@ -144,3 +144,72 @@ fn the_plan_database_holds_no_code_text() {
         "docs are not copied"
     );
 }
+
+fn fragments(p: &acms::PhaseContext) -> Vec<(acms::NodeId, acms::Depth)> {
+    p.context
+        .manifest
+        .iter()
+        .map(|m| (m.node, m.depth))
+        .collect()
+}
+
+#[test]
+fn a_phase_run_again_gives_the_same_context_and_says_what_changed() {
+    let mut s = Shop::new();
+    let (plan, _) =
+        s.ws.start_plan("charge the card for the cart total")
+            .unwrap();
+    let first = s.ws.phase(plan.id, "explore", tokens(2_000)).unwrap();
+    assert!(first.changes.is_none());
+    assert_eq!(first.phase.inputs.seeded_by, None);
+    // Run again on an unchanged tree: it never feeds on its own previous selection.
+    for seq in [2, 3] {
+        let again = s.ws.phase(plan.id, "explore", tokens(2_000)).unwrap();
+        assert_eq!(fragments(&again), fragments(&first), "run #{seq}");
+        let c = again.changes.unwrap();
+        assert_eq!(
+            (c.since, c.inputs.len(), c.same_context),
+            (seq - 1, 0, true)
+        );
+        assert_eq!(
+            c.line(),
+            format!("same inputs as phase #{}: the same context", seq - 1)
+        );
+    }
+
+    // Another phase in between seeds the next run, and the run says so.
+    s.ws.phase(
+        plan.id,
+        "design",
+        PhaseRequest {
+            mentioned_symbols: vec!["PaymentError".into()],
+            ..tokens(2_000)
+        },
+    )
+    .unwrap();
+    let after = s.ws.phase(plan.id, "explore", tokens(2_000)).unwrap();
+    assert_eq!(after.phase.inputs.seeded_by, Some(4));
+    let c = after.changes.unwrap();
+    assert_eq!(c.since, 3);
+    assert!(
+        c.inputs
+            .contains(&"seeded by phase #4 (was no earlier phase)".to_string()),
+        "{c:?}"
+    );
+
+    // An edit re-indexes a file: the index is named as what changed.
+    s.edit("shop/payment.py", |t| {
+        format!("{t}\n\ndef refund_card(amount):\n    return amount\n")
+    });
+    let edited = s.ws.phase(plan.id, "explore", tokens(4_000)).unwrap();
+    let c = edited.changes.unwrap();
+    assert_eq!(c.since, 5);
+    assert_eq!(
+        c.inputs,
+        [
+            "budget 2000 → 4000",
+            "the index changed (files re-indexed before this run: 1)"
+        ],
+        "{c:?}"
+    );
+}
