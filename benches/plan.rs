@@ -264,6 +264,7 @@ fn db_size() -> anyhow::Result<()> {
             tokens: 6_000,
             refreshed: 0,
             manifest,
+            inputs: acms::PhaseInputs::default(),
         })?;
         store.decide(
             plan,
