@@ -10,4 +10,4 @@ scripts/fetch-model.sh >/dev/null
 scripts/fetch-corpus.sh --smoke >/dev/null
 cargo test --workspace
 scripts/test-proxy-openai.sh
-scripts/test-mcp-python.sh
+scripts/test-install.sh
