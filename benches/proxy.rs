@@ -12,7 +12,8 @@
 //! - client latency direct and through the proxy, and through-proxy minus direct minus
 //!   assembly (the end-to-end overhead beyond the assembly, relay included).
 //!
-//! `cargo bench -p acms-benches --bench proxy` (`-- --waves N`).
+//! `cargo bench -p acms-benches --bench proxy` (`-- --waves N`; `-- --log json|text` writes
+//! the proxy's per-request log, to a sink, as `acms proxy` does to stderr by default).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -155,7 +156,14 @@ fn main() {
         };
         let listener = acms_proxy::bind(&config).await.unwrap();
         let proxy = format!("http://{}/v1/chat/completions", listener.local_addr().unwrap());
-        let state = acms_proxy::ProxyState::new(&config).unwrap();
+        let log = match std::env::args().skip_while(|a| a != "--log").nth(1).as_deref() {
+            Some("json") => acms_proxy::LogFormat::Json,
+            Some("text") => acms_proxy::LogFormat::Text,
+            _ => acms_proxy::LogFormat::Off,
+        };
+        println!("request log: {log:?}");
+        let log = acms_proxy::RequestLog::to(log, std::io::sink());
+        let state = acms_proxy::ProxyState::with_log(&config, log).unwrap();
         tokio::spawn(acms_proxy::serve(listener, state, std::future::pending()));
         let bodies: Arc<Vec<String>> =
             Arc::new((0..200).map(|i| conversation(i, 20 + i % 40).to_string()).collect());

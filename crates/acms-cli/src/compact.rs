@@ -2,7 +2,9 @@
 //! the provider seam of `acms-compact` (one bounded assembly: eviction, offload, the tiered
 //! reducer's proposals verified independently, preservation-only fallback), writes the
 //! result to stdout in the same format, and the diagnostics as JSON lines to stderr (or
-//! `--diagnostics FILE`), ending with one human line that states the outcome.
+//! `--diagnostics FILE`): the seam's events (started, completed or terminated, composed,
+//! each with its assembly id), one line per stage, then the `result`, ending with one human
+//! line that states the outcome.
 //!
 //! A conversation that needs no change is written back byte for byte; otherwise unchanged
 //! messages keep every field they had (see `acms_compact::format`).
@@ -19,8 +21,9 @@ use std::sync::Arc;
 
 use acms::compact::format::{self, Format};
 use acms::compact::{
-    ArtifactStore, AssemblyDiagnostics, AssemblyPolicy, CompactConfig, CompactionProfile,
-    Compactor, Conversation, Error, LlmSummarizer, Measured, Meter, Seam, TieredReducer,
+    ArtifactStore, AssemblyDiagnostics, AssemblyPolicy, CollectingSink, CompactConfig,
+    CompactionProfile, Compactor, Conversation, Error, LlmSummarizer, Measured, Meter,
+    ProgressSink, Seam, TieredReducer,
 };
 use anyhow::Context;
 use serde_json::{Value, json};
@@ -154,8 +157,12 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitCode> {
     // boundaries; the limit is checked again on the output as it reads back, and the
     // assembly is retried with the overshoot taken off (bounded: at most three attempts).
     let mut limit = args.limit;
+    // The seam's event stream (started, completed or terminated, composed, with the
+    // assembly id) goes to the diagnostics first; the `result` line stays the last JSON line.
+    let events = CollectingSink::new();
     for _ in 0..3 {
-        let seam = Seam::new(profile(args, meter.clone(), limit)?, None)?;
+        let observer: Arc<dyn ProgressSink> = events.clone();
+        let seam = Seam::new(profile(args, meter.clone(), limit)?, Some(observer))?;
         match seam.prepare(None, doc.conversation.messages.clone()) {
             Ok(p) => {
                 let out = if p.changed {
@@ -175,6 +182,7 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitCode> {
                     limit = limit.saturating_sub(sent - args.limit).max(1);
                     continue;
                 }
+                write_events(&mut sink, &events)?;
                 write_diagnostics(&mut sink, &p.diagnostics, args.limit)?;
                 writeln!(sink, "{}", summary_line(&p.diagnostics))?;
                 sink.flush()?;
@@ -186,6 +194,7 @@ pub fn run(args: &CompactArgs) -> anyhow::Result<ExitCode> {
             Err(Error::Terminated(t)) => {
                 // The terminated event's diagnostics are not part of the error on purpose;
                 // the numbers it carries are all that is reported.
+                write_events(&mut sink, &events)?;
                 line(
                     &mut sink,
                     "result",
@@ -271,6 +280,15 @@ fn write_diagnostics(
         o.insert("limit".into(), json!(limit));
     }
     line(sink, "result", result)
+}
+
+/// One JSON line per seam event (`"event"`: started, completed, terminated, composed), in
+/// order, with its assembly id and headline numbers.
+fn write_events(sink: &mut dyn Write, events: &CollectingSink) -> anyhow::Result<()> {
+    for e in events.take() {
+        writeln!(sink, "{}", serde_json::to_string(&e.summary())?)?;
+    }
+    Ok(())
 }
 
 /// The human line that closes the diagnostics.

@@ -5,7 +5,8 @@
 //! provider-style `context_length_exceeded` error and never forwarded.
 //!
 //! Prints one line when it listens (`acms proxy: listening on http://ADDR/v1 ...`, with the
-//! port actually bound when PORT is 0) and runs until interrupted.
+//! port actually bound when PORT is 0), then one line per request (`--log-format`), and
+//! runs until interrupted.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -53,6 +54,18 @@ pub struct ProxyArgs {
     /// Open connections at most; one more is answered 503 (`too_many_connections`).
     #[arg(long, default_value_t = acms_proxy::DEFAULT_MAX_CONNECTIONS)]
     pub max_connections: usize,
+    /// One line per request on stderr (method, path, outcome, sizes, attempts, ms and the
+    /// assembly events; never content): `text`, `json` (one object per line) or `off`.
+    #[arg(long, value_enum, default_value_t = LogFormatArg::Text)]
+    pub log_format: LogFormatArg,
+}
+
+/// How the proxy logs requests.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum LogFormatArg {
+    Text,
+    Json,
+    Off,
 }
 
 pub fn run(args: &ProxyArgs) -> anyhow::Result<ExitCode> {
@@ -84,7 +97,13 @@ pub fn run(args: &ProxyArgs) -> anyhow::Result<ExitCode> {
         .build()?;
     runtime.block_on(async {
         let listener = acms_proxy::bind(&config).await?;
-        let state = acms_proxy::ProxyState::new(&config)?;
+        let format = match args.log_format {
+            LogFormatArg::Text => acms_proxy::LogFormat::Text,
+            LogFormatArg::Json => acms_proxy::LogFormat::Json,
+            LogFormatArg::Off => acms_proxy::LogFormat::Off,
+        };
+        let state =
+            acms_proxy::ProxyState::with_log(&config, acms_proxy::RequestLog::stderr(format))?;
         let addr = listener.local_addr()?;
         // Which tokenizer counts is said up front: `query` and `compact` default to cl100k,
         // the proxy to o200k (today's OpenAI models); `--tokenizer` sets each the same way.

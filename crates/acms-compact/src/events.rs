@@ -233,6 +233,90 @@ impl std::fmt::Display for CompactionEvent {
     }
 }
 
+impl CompactionEvent {
+    /// The log-sized form of this event: its name, ids and headline numbers (the full
+    /// diagnostics stay on the event itself).
+    pub fn summary(&self) -> EventSummary {
+        let mut s = EventSummary {
+            event: self.name(),
+            sequence: 0,
+            assembly_id: self.assembly_id(),
+            outcome: None,
+            unit: None,
+            size_before: None,
+            size_after: None,
+            hard_limit: None,
+            attempts: None,
+        };
+        match self {
+            CompactionEvent::Started {
+                sequence,
+                unit,
+                hard_limit,
+                ..
+            } => {
+                s.sequence = *sequence;
+                s.unit = Some(*unit);
+                s.hard_limit = Some(*hard_limit);
+            }
+            CompactionEvent::Completed {
+                sequence,
+                diagnostics: d,
+                ..
+            }
+            | CompactionEvent::Terminated {
+                sequence,
+                diagnostics: d,
+                ..
+            }
+            | CompactionEvent::Composed {
+                sequence,
+                diagnostics: d,
+                ..
+            } => {
+                s.sequence = *sequence;
+                s.outcome = Some(d.outcome);
+                s.unit = Some(d.unit);
+                s.size_before = Some(d.original_size);
+                s.size_after = Some(d.final_size);
+                s.hard_limit = Some(d.hard_limit);
+                s.attempts = Some(d.attempts);
+            }
+            CompactionEvent::Artifact {
+                sequence,
+                attribution: a,
+            } => {
+                s.sequence = *sequence;
+                s.unit = Some(Unit::Utf8Bytes);
+                s.size_before = Some(a.input_bytes);
+                s.size_after = a.output_bytes;
+            }
+        }
+        s
+    }
+}
+
+/// A [`CompactionEvent`] in one log line: numbers, units and ids only, like the event.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct EventSummary {
+    pub event: &'static str,
+    pub sequence: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub assembly_id: Option<AssemblyId>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit: Option<Unit>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_before: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_after: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hard_limit: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attempts: Option<usize>,
+}
+
 /// Receives progress events. Installed per client stack; never global.
 pub trait ProgressSink: Send + Sync {
     fn report(&self, event: &CompactionEvent);

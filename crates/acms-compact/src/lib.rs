@@ -62,8 +62,8 @@ pub use diagnostics::{
 };
 pub use error::{Error, Result, Terminated};
 pub use events::{
-    AssemblyDiagnostics, AssemblyId, AssemblyStage, CollectingSink, CompactionEvent, ProgressSink,
-    Verdict,
+    AssemblyDiagnostics, AssemblyId, AssemblyStage, CollectingSink, CompactionEvent, EventSummary,
+    ProgressSink, Verdict,
 };
 pub use format::{Document, Format};
 pub use lease::{CallLeases, Rehydrated, RehydrationFailed, Run};

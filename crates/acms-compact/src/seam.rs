@@ -390,20 +390,43 @@ impl Seam {
         &self.assembler
     }
 
-    fn emit(&self, event: impl FnOnce(u64) -> CompactionEvent) {
+    /// Reports one event to the seam's sink and to the call's `observer`, if any.
+    fn emit(
+        &self,
+        observer: Option<&dyn ProgressSink>,
+        event: impl FnOnce(u64) -> CompactionEvent,
+    ) {
+        if self.progress.is_none() && observer.is_none() {
+            return;
+        }
+        let seq = self.sequence.fetch_add(1, Ordering::Relaxed);
+        let event = event(seq);
         if let Some(sink) = &self.progress {
-            let seq = self.sequence.fetch_add(1, Ordering::Relaxed);
-            sink.report(&event(seq));
+            sink.report(&event);
+        }
+        if let Some(o) = observer {
+            o.report(&event);
         }
     }
 
     /// Bounds one call's `messages` within `run` (`None`: a call outside any run, which may
     /// deliver no rehydrated body).
     pub fn prepare(&self, run: Option<&Arc<Run>>, messages: Vec<Message>) -> Result<Prepared> {
+        self.prepare_observed(run, messages, None)
+    }
+
+    /// [`Seam::prepare`], also reporting this call's events to `observer` (a seam shared by
+    /// concurrent callers, such as the proxy's, gives each request its own event stream).
+    pub fn prepare_observed(
+        &self,
+        run: Option<&Arc<Run>>,
+        messages: Vec<Message>,
+        observer: Option<&dyn ProgressSink>,
+    ) -> Result<Prepared> {
         let mut leases = run.map(Run::call);
-        let id = self.started();
+        let id = self.started(observer);
         let result = self.assembler.assemble(messages, leases.as_mut());
-        self.finish(id, result, leases)
+        self.finish(id, result, leases, observer)
     }
 
     /// Bounds a snapshot of `history`, restarting when it changes under an attempt.
@@ -413,16 +436,16 @@ impl Seam {
         history: &dyn History,
     ) -> Result<Prepared> {
         let mut leases = run.map(Run::call);
-        let id = self.started();
+        let id = self.started(None);
         let result = self.assembler.assemble_history(history, leases.as_mut());
-        self.finish(id, result, leases)
+        self.finish(id, result, leases, None)
     }
 
-    fn started(&self) -> AssemblyId {
+    fn started(&self, observer: Option<&dyn ProgressSink>) -> AssemblyId {
         // One id per attempt, generated at the gate right before the started event.
         let id = AssemblyId::new();
         let p = self.assembler.policy();
-        self.emit(|sequence| CompactionEvent::Started {
+        self.emit(observer, |sequence| CompactionEvent::Started {
             assembly_id: id,
             sequence,
             unit: self.assembler.meter().unit(),
@@ -437,10 +460,11 @@ impl Seam {
         id: AssemblyId,
         result: std::result::Result<Bounded, TerminatedAssembly>,
         leases: Option<CallLeases>,
+        observer: Option<&dyn ProgressSink>,
     ) -> Result<Prepared> {
         match result {
             Ok(b) => {
-                self.emit(|sequence| CompactionEvent::Completed {
+                self.emit(observer, |sequence| CompactionEvent::Completed {
                     assembly_id: id,
                     sequence,
                     diagnostics: Arc::clone(&b.diagnostics),
@@ -461,7 +485,7 @@ impl Seam {
                         unit: self.assembler.meter().unit(),
                     }));
                 }
-                self.emit(|sequence| CompactionEvent::Composed {
+                self.emit(observer, |sequence| CompactionEvent::Composed {
                     assembly_id: id,
                     sequence,
                     diagnostics: Arc::clone(&b.diagnostics),
@@ -475,7 +499,7 @@ impl Seam {
                 })
             }
             Err(t) => {
-                self.emit(|sequence| CompactionEvent::Terminated {
+                self.emit(observer, |sequence| CompactionEvent::Terminated {
                     assembly_id: id,
                     sequence,
                     diagnostics: Arc::clone(&t.diagnostics),
@@ -499,7 +523,7 @@ impl Seam {
             Ok(r) => Arc::clone(&r.attribution),
             Err(f) => Arc::clone(&f.attribution),
         };
-        self.emit(|sequence| CompactionEvent::Artifact {
+        self.emit(None, |sequence| CompactionEvent::Artifact {
             sequence,
             attribution,
         });

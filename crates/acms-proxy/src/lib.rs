@@ -31,6 +31,10 @@
 //!   assembly), `x-acms-queue-us` (time waiting for a CPU permit) and `x-acms-overhead-us`
 //!   (the rest of the proxy's own time before forwarding: body read and write, hand-offs).
 //!
+//! - One privacy-safe line per request goes to the [`RequestLog`] (off unless set, text or
+//!   JSON): method, path, status, outcome, sizes before and after, assemblies, attempts,
+//!   milliseconds, and the seam's event stream for that request with its assembly ids.
+//!
 //! It listens on loopback unless told otherwise ([`ProxyConfig::allow_remote`]). It holds
 //! no conversation state between requests and logs no content.
 
@@ -54,9 +58,12 @@ use futures_util::TryStreamExt;
 use serde_json::Value;
 
 pub mod count;
+pub mod log;
 pub mod path;
 
 use count::Counter;
+use log::EventLog;
+pub use log::{LogFormat, RequestLog, RequestRecord};
 use path::Endpoint;
 
 /// The largest request body accepted (long conversations are large).
@@ -170,6 +177,7 @@ pub struct ProxyState {
     upstream: String,
     /// One permit per core for the CPU-bound part of a request.
     cpu: tokio::sync::Semaphore,
+    log: RequestLog,
     pub stats: Stats,
 }
 
@@ -189,8 +197,13 @@ const BUDGET_STEPS: usize = 64;
 const BUDGET_RETRIES: usize = 3;
 
 impl ProxyState {
-    /// State for `config` (the HTTP client, the seam).
+    /// State for `config` (the HTTP client, the seam), logging nothing.
     pub fn new(config: &ProxyConfig) -> Result<Arc<ProxyState>, Error> {
+        ProxyState::with_log(config, RequestLog::off())
+    }
+
+    /// State for `config` that writes one line per request to `log`.
+    pub fn with_log(config: &ProxyConfig, log: RequestLog) -> Result<Arc<ProxyState>, Error> {
         if !(config.upstream.starts_with("http://") || config.upstream.starts_with("https://")) {
             return Err(Error::Upstream);
         }
@@ -213,6 +226,7 @@ impl ProxyState {
             cpu: tokio::sync::Semaphore::new(
                 std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
             ),
+            log,
             stats: Stats::default(),
         }))
     }
@@ -421,13 +435,61 @@ pub enum Prepared {
 /// Reads, counts and bounds one request body for `endpoint` (CPU work: runs on the
 /// blocking pool). The fuzz target's entry point.
 pub fn prepare(state: &ProxyState, endpoint: Endpoint, body: Bytes) -> Prepared {
+    prepare_traced(state, endpoint, body, &mut Trace::default())
+}
+
+/// What a request's preparation measured, for its log line.
+#[derive(Debug, Default)]
+struct Trace {
+    /// Counted outside the messages: fields, names, the reply priming.
+    reserved: usize,
+    /// Sizes counted whole (requests acms does not reduce); bounded requests take theirs
+    /// from the seam's events, measured as the seam measures messages, plus `reserved`:
+    /// counting the whole request once more only for the log would triple the proxy's
+    /// overhead.
+    size_before: Option<usize>,
+    size_after: Option<usize>,
+    /// The request's seam events (collected only when the log is on).
+    events: Option<EventLog>,
+}
+
+impl Trace {
+    fn observer(&self) -> Option<&dyn acms_compact::ProgressSink> {
+        self.events
+            .as_ref()
+            .map(|e| e as &dyn acms_compact::ProgressSink)
+    }
+
+    /// Fills `record` with the sizes, assemblies and events.
+    fn fill(self, record: &mut RequestRecord) {
+        let events = self.events.map(|e| e.take()).unwrap_or_default();
+        let terminal = events
+            .iter()
+            .filter(|e| matches!(e.event, "completed" | "terminated"));
+        record.assemblies = events.iter().filter(|e| e.event == "started").count();
+        record.attempts = terminal.clone().filter_map(|e| e.attempts).sum();
+        let mut terminal = terminal.peekable();
+        let first = terminal.peek().and_then(|e| e.size_before);
+        let last = terminal.last().and_then(|e| e.size_after);
+        record.size_before = self.size_before.or(first.map(|n| n + self.reserved));
+        record.size_after = self.size_after.or(last.map(|n| n + self.reserved));
+        record.events = events;
+    }
+}
+
+fn prepare_traced(
+    state: &ProxyState,
+    endpoint: Endpoint,
+    body: Bytes,
+    trace: &mut Trace,
+) -> Prepared {
     let Ok(text) = std::str::from_utf8(&body) else {
         return Prepared::Bad("the request body is not UTF-8 JSON".into());
     };
     match endpoint {
-        Endpoint::Chat => bound(state, text, &body, Format::OpenAi),
-        Endpoint::Messages => bound(state, text, &body, Format::Anthropic),
-        Endpoint::Responses | Endpoint::Legacy => count_only(state, text, &body, endpoint),
+        Endpoint::Chat => bound(state, text, &body, Format::OpenAi, trace),
+        Endpoint::Messages => bound(state, text, &body, Format::Anthropic, trace),
+        Endpoint::Responses | Endpoint::Legacy => count_only(state, text, &body, endpoint, trace),
         Endpoint::Other => Prepared::Bad("not a completion endpoint".into()),
     }
 }
@@ -437,7 +499,13 @@ fn unit(state: &ProxyState) -> &'static str {
 }
 
 /// Counts a request acms does not reduce: forwarded unchanged when within the limit.
-fn count_only(state: &ProxyState, text: &str, body: &Bytes, endpoint: Endpoint) -> Prepared {
+fn count_only(
+    state: &ProxyState,
+    text: &str,
+    body: &Bytes,
+    endpoint: Endpoint,
+    trace: &mut Trace,
+) -> Prepared {
     let (name, needs) = match endpoint {
         Endpoint::Responses => ("/responses", "input"),
         _ => ("/completions", "prompt"),
@@ -459,6 +527,7 @@ fn count_only(state: &ProxyState, text: &str, body: &Bytes, endpoint: Endpoint) 
         }
     }
     let n = Counter::new(&state.profile.meter).request(&v);
+    trace.size_before = Some(n);
     if n > state.limit() {
         return Prepared::TooLong(format!(
             "acms proxy: this {name} request is {n} {u}, over the hard limit of {l} {u}; acms bounds /chat/completions and /messages but does not reduce {name} input: shorten it or use /chat/completions",
@@ -466,6 +535,7 @@ fn count_only(state: &ProxyState, text: &str, body: &Bytes, endpoint: Endpoint) 
             l = state.limit()
         ));
     }
+    trace.size_after = Some(n);
     Prepared::Forward {
         body: body.clone(),
         changed: false,
@@ -475,7 +545,13 @@ fn count_only(state: &ProxyState, text: &str, body: &Bytes, endpoint: Endpoint) 
 }
 
 /// Bounds a chat (`format`) request: its messages get the limit less the other fields.
-fn bound(state: &ProxyState, text: &str, body: &Bytes, format: Format) -> Prepared {
+fn bound(
+    state: &ProxyState,
+    text: &str,
+    body: &Bytes,
+    format: Format,
+    trace: &mut Trace,
+) -> Prepared {
     let read = |text: &str| format::read(text, Some(format));
     let mut doc = match read(text) {
         Ok(d) => d,
@@ -512,6 +588,7 @@ fn bound(state: &ProxyState, text: &str, body: &Bytes, format: Format) -> Prepar
         fixed.push(("name", names));
     }
     let reserved: usize = fixed.iter().map(|(_, n)| n).sum::<usize>() + count::REPLY_PRIMING;
+    trace.reserved = reserved;
     if reserved >= limit {
         let list: Vec<String> = fixed
             .iter()
@@ -537,7 +614,7 @@ fn bound(state: &ProxyState, text: &str, body: &Bytes, format: Format) -> Prepar
         let start = Instant::now();
         // The writer needs the document's sources, not its conversation: move the messages.
         let messages = std::mem::take(&mut doc.conversation.messages);
-        let result = seam.prepare(None, messages);
+        let result = seam.prepare_observed(None, messages, trace.observer());
         assembly_us += start.elapsed().as_micros() as u64;
         let (out, changed, outcome) = match result {
             Ok(p) if !p.changed => (body.clone(), false, p.diagnostics.outcome.name()),
@@ -600,7 +677,9 @@ async fn forward(
     target: String,
     headers: &HeaderMap,
     body: Bytes,
+    record: &mut RequestRecord,
 ) -> Response {
+    record.bytes_out = Some(body.len());
     let mut req = state.client.request(method, target);
     for (name, value) in headers {
         if !hop_by_hop(name) {
@@ -611,6 +690,7 @@ async fn forward(
         Ok(r) => r,
         Err(_) => {
             state.stats.upstream_errors.fetch_add(1, Ordering::Relaxed);
+            record.outcome = "upstream_error".into();
             return openai_error(
                 StatusCode::BAD_GATEWAY,
                 "acms proxy: the upstream could not be reached",
@@ -628,6 +708,7 @@ async fn forward(
     // Relayed chunk by chunk: server-sent events reach the client as they arrive.
     let stream = resp.bytes_stream().map_err(std::io::Error::other);
     out.body(Body::from_stream(stream)).unwrap_or_else(|_| {
+        record.outcome = "upstream_error".into();
         openai_error(
             StatusCode::BAD_GATEWAY,
             "acms proxy: the upstream answer could not be relayed",
@@ -637,8 +718,9 @@ async fn forward(
     })
 }
 
-fn bad_request(state: &ProxyState, message: &str) -> Response {
+fn bad_request(state: &ProxyState, message: &str, record: &mut RequestRecord) -> Response {
     state.stats.bad_requests.fetch_add(1, Ordering::Relaxed);
+    record.outcome = "bad_request".into();
     openai_error(
         StatusCode::BAD_REQUEST,
         message,
@@ -654,23 +736,53 @@ async fn handle(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    let received = Instant::now();
+    let mut record = RequestRecord {
+        method: method.to_string(),
+        bytes_in: body.len(),
+        ..RequestRecord::default()
+    };
+    let response = route(&state, method, &uri, headers, body, &mut record).await;
+    if state.log.enabled() {
+        record.status = response.status().as_u16();
+        record.ms = received.elapsed().as_secs_f64() * 1e3;
+        state.log.write(&record);
+    }
+    response
+}
+
+async fn route(
+    state: &Arc<ProxyState>,
+    method: Method,
+    uri: &Uri,
+    headers: HeaderMap,
+    body: Bytes,
+    record: &mut RequestRecord,
+) -> Response {
     let path = match path::normalize(uri.path()) {
         Ok(p) => p,
-        Err(e) => return bad_request(&state, &format!("acms proxy: {e}")),
+        Err(e) => {
+            // The raw path is what an attacker chose: it is not logged.
+            record.path = "(invalid)".into();
+            return bad_request(state, &format!("acms proxy: {e}"), record);
+        }
     };
+    record.path.clone_from(&path);
     let target = state.target(&path, uri.query());
+    record.outcome = "passed_through".into();
     match path::endpoint(&path) {
-        Endpoint::Other => forward(&state, method, target, &headers, body).await,
+        Endpoint::Other => forward(state, method, target, &headers, body, record).await,
         endpoint if method == Method::POST => {
-            complete(state, endpoint, target, headers, body).await
+            complete(Arc::clone(state), endpoint, target, headers, body, record).await
         }
         // Reading stored completions and the like carries no prompt.
-        _ if body.is_empty() => forward(&state, method, target, &headers, body).await,
+        _ if body.is_empty() => forward(state, method, target, &headers, body, record).await,
         _ => bad_request(
-            &state,
+            state,
             &format!(
                 "acms proxy: a {method} with a body to a completion endpoint is not forwarded"
             ),
+            record,
         ),
     }
 }
@@ -681,29 +793,47 @@ async fn complete(
     target: String,
     headers: HeaderMap,
     body: Bytes,
+    record: &mut RequestRecord,
 ) -> Response {
     let received = Instant::now();
     state.stats.requests.fetch_add(1, Ordering::Relaxed);
     let s = Arc::clone(&state);
+    let logging = state.log.enabled();
     // Wait for a core before handing the work to the blocking pool: at most one request per
     // core is being read, bounded and written at a time; the rest queue here, in order.
     let permit = state.cpu.acquire().await;
     let queue_us = received.elapsed().as_micros() as u64;
-    let prepared = match tokio::task::spawn_blocking(move || prepare(&s, endpoint, body)).await {
+    let work = move || {
+        let mut trace = Trace {
+            events: logging.then(EventLog::default),
+            ..Trace::default()
+        };
+        let prepared = prepare_traced(&s, endpoint, body, &mut trace);
+        (prepared, trace)
+    };
+    let (prepared, trace) = match tokio::task::spawn_blocking(work).await {
         Ok(p) => p,
-        Err(_) => Prepared::Bad("acms could not bound the request".into()),
+        Err(_) => (
+            Prepared::Bad("acms could not bound the request".into()),
+            Trace::default(),
+        ),
     };
     drop(permit);
+    trace.fill(record);
+    record.unit = Some(unit(&state));
+    record.hard_limit = Some(state.limit());
     match prepared {
-        Prepared::Bad(message) => bad_request(&state, &message),
+        Prepared::Bad(message) => bad_request(&state, &message, record),
         Prepared::TooLong(message) => {
             state.stats.terminated.fetch_add(1, Ordering::Relaxed);
+            record.outcome = "context_length_exceeded".into();
             let mut r = too_long(&message);
             set(&mut r, "x-acms-queue-us", &queue_us.to_string());
             r
         }
         Prepared::Terminated(t, assembly_us) => {
             state.stats.terminated.fetch_add(1, Ordering::Relaxed);
+            record.outcome = t.outcome.name().into();
             let mut r = context_length_error(&t);
             set(&mut r, "x-acms-assembly-us", &assembly_us.to_string());
             set(&mut r, "x-acms-queue-us", &queue_us.to_string());
@@ -722,10 +852,11 @@ async fn complete(
                     .forwarded_unchanged
                     .fetch_add(1, Ordering::Relaxed);
             }
+            record.outcome = outcome.into();
             let overhead_us = (received.elapsed().as_micros() as u64)
                 .saturating_sub(assembly_us)
                 .saturating_sub(queue_us);
-            let mut r = forward(&state, Method::POST, target, &headers, body).await;
+            let mut r = forward(&state, Method::POST, target, &headers, body, record).await;
             set(&mut r, "x-acms-outcome", outcome);
             set(&mut r, "x-acms-assembly-us", &assembly_us.to_string());
             set(&mut r, "x-acms-queue-us", &queue_us.to_string());

@@ -175,6 +175,23 @@ fn new_flags_and_outcome_line() {
     assert!(result["final_size"].as_u64().unwrap() <= 5000);
     assert_eq!(result["unit"], "exact_tokens");
     assert_eq!(result["max_attempts"], 2);
+    // Issue 39 item 14: the seam's events follow, with one assembly id.
+    let events: Vec<serde_json::Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["assembly_id"].is_string())
+        .collect();
+    let names: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["started", "completed", "composed"], "{text}");
+    assert!(
+        events
+            .iter()
+            .all(|e| e["assembly_id"] == events[0]["assembly_id"])
+    );
+    assert_eq!(events[2]["size_after"], result["final_size"]);
     // Estimated tokens are labelled as such.
     let est = compact(
         &[

@@ -64,6 +64,16 @@ impl Drop for Proxy {
 
 /// Starts `acms proxy` on a free port; returns it and its base URL.
 fn start(upstream: &str, limit: &str) -> (Proxy, String) {
+    let (proxy, base, _) = start_with(upstream, limit, &[]);
+    (proxy, base)
+}
+
+/// [`start`] with more arguments; also returns the rest of its stderr.
+fn start_with(
+    upstream: &str,
+    limit: &str,
+    more: &[&str],
+) -> (Proxy, String, BufReader<std::process::ChildStderr>) {
     let mut child = acms()
         .args([
             "proxy",
@@ -76,6 +86,7 @@ fn start(upstream: &str, limit: &str) -> (Proxy, String) {
             "--unit",
             "estimated",
         ])
+        .args(more)
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()
@@ -89,7 +100,7 @@ fn start(upstream: &str, limit: &str) -> (Proxy, String) {
         .unwrap_or_else(|| panic!("no address in {line:?}"))
         .trim_end_matches(',')
         .to_string();
-    (Proxy(child), base)
+    (Proxy(child), base, err)
 }
 
 fn post(url: &str, body: &str) -> (u16, String) {
@@ -104,6 +115,53 @@ fn post(url: &str, body: &str) -> (u16, String) {
         .unwrap();
     let status = r.status().as_u16();
     (status, r.body_mut().read_to_string().unwrap())
+}
+
+/// Issue 39 item 14: one privacy-safe line per request on stderr, in text by default and in
+/// JSON with `--log-format json`, with the assembly's events.
+#[test]
+fn the_proxy_logs_each_request_on_stderr() {
+    let (upstream, _, _) = fake_upstream();
+    let secret = "sk-NEVER-LOGGED-77";
+    let mut messages = vec![
+        serde_json::json!({"role":"system","content":"be brief"}),
+        serde_json::json!({"role":"user","content":format!("task {secret}")}),
+    ];
+    for i in 0..20 {
+        messages.push(serde_json::json!({"role":"assistant","content":null,"tool_calls":[{"id":format!("c{i}"),"type":"function","function":{"name":"bash","arguments":"{}"}}]}));
+        messages.push(serde_json::json!({"role":"tool","tool_call_id":format!("c{i}"),"content":"FAILED tests/t.py::test_x - KeyError\n".repeat(40)}));
+    }
+    messages.push(serde_json::json!({"role":"user","content":"go on"}));
+    let body = serde_json::json!({"model":"m","messages":messages}).to_string();
+
+    let (proxy, base, mut err) = start_with(&upstream, "2000", &[]);
+    let (status, _) = post(&format!("{base}/chat/completions"), &body);
+    assert_eq!(status, 200);
+    let mut head = String::new();
+    err.read_line(&mut head).unwrap();
+    assert!(
+        head.starts_with("acms proxy: POST /v1/chat/completions 200 reduced, "),
+        "{head}"
+    );
+    assert!(head.contains("estimated tokens (limit 2000)"), "{head}");
+    let mut event = String::new();
+    err.read_line(&mut event).unwrap();
+    assert!(event.starts_with("  #0 started "), "{event}");
+    drop(proxy);
+
+    let (proxy, base, mut err) = start_with(&upstream, "2000", &["--log-format", "json"]);
+    let (status, _) = post(&format!("{base}/chat/completions"), &body);
+    assert_eq!(status, 200);
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    assert!(!line.contains(secret), "{line}");
+    let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(v["outcome"], "reduced");
+    assert!(v["size_after"].as_u64().unwrap() <= 2000, "{v}");
+    let events = v["events"].as_array().unwrap();
+    assert_eq!(events[0]["event"], "started");
+    assert_eq!(events[0]["assembly_id"], events[1]["assembly_id"]);
+    drop(proxy);
 }
 
 #[test]

@@ -4,6 +4,7 @@
 mod conn;
 mod e2e;
 mod fields;
+mod log;
 mod paths;
 mod prop;
 pub mod support;
