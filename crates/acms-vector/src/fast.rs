@@ -20,7 +20,7 @@
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, TryLockError};
+use std::sync::{Mutex, OnceLock, TryLockError};
 
 use acms_core::{EmbedderKind, SemanticConfig};
 use fastembed::{
@@ -212,7 +212,12 @@ pub struct FastEmbedder {
     // intra-op thread per core spends most of its CPU synchronising (and spinning) on the
     // small matrices of one text: two single-threaded sessions embed 2.3x the texts per
     // CPU-second on 2 cores (docs/BENCHMARKS.md, "Embedding models").
-    sessions: Vec<Mutex<TextEmbedding>>,
+    // Created on first use: a one-shot query embeds one text and needs one session, and
+    // each session costs its own load of the model.
+    sessions: Vec<OnceLock<Mutex<TextEmbedding>>>,
+    /// What a further session is made from.
+    model: UserDefinedEmbeddingModel,
+    max_tokens: usize,
     id: String,
     dim: usize,
     batch_size: usize,
@@ -334,25 +339,13 @@ impl FastEmbedder {
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
             .max(1);
         let onnx_path = dir.join("model.onnx");
-        let mut sessions = Vec::with_capacity(workers);
-        for _ in 0..workers {
-            // A single-threaded session has no intra-op pool; spinning off keeps an idle
-            // worker from burning the core another one needs.
-            let init = InitOptionsUserDefined::new()
-                .with_max_length(options.max_tokens)
-                .with_intra_threads(1)
-                .with_session_config("session.intra_op.allow_spinning", "0");
-            let session =
-                TextEmbedding::try_new_from_user_defined(model.clone(), init).map_err(|e| {
-                    model_err(
-                        dir,
-                        Some(&onnx_path),
-                        format!("ONNX Runtime cannot load it: {e}"),
-                    )
-                })?;
-            sessions.push(session);
-        }
-        let session = &mut sessions[0];
+        let mut session = new_session(&model, options.max_tokens).map_err(|e| {
+            model_err(
+                dir,
+                Some(&onnx_path),
+                format!("ONNX Runtime cannot load it: {e}"),
+            )
+        })?;
         // The dimension is whatever the model produces; probing once also proves the output
         // name and pooling work before anyone relies on this embedder.
         let probe = session.embed(["probe"], None).map_err(|e| {
@@ -370,8 +363,13 @@ impl FastEmbedder {
                 "the model produced an empty embedding",
             ));
         }
+        let sessions: Vec<OnceLock<Mutex<TextEmbedding>>> =
+            (0..workers).map(|_| OnceLock::new()).collect();
+        let _ = sessions[0].set(Mutex::new(session));
         Ok(FastEmbedder {
-            sessions: sessions.into_iter().map(Mutex::new).collect(),
+            sessions,
+            model,
+            max_tokens: options.max_tokens,
             id,
             dim,
             // Alone, a text's vector never depends on which texts it was embedded with (the
@@ -392,25 +390,59 @@ impl FastEmbedder {
     }
 }
 
+/// One single-threaded session of `model`.
+fn new_session(
+    model: &UserDefinedEmbeddingModel,
+    max_tokens: usize,
+) -> std::result::Result<TextEmbedding, String> {
+    // A single-threaded session has no intra-op pool; spinning off keeps an idle worker from
+    // burning the core another one needs.
+    let init = InitOptionsUserDefined::new()
+        .with_max_length(max_tokens)
+        .with_intra_threads(1)
+        .with_session_config("session.intra_op.allow_spinning", "0");
+    TextEmbedding::try_new_from_user_defined(model.clone(), init).map_err(|e| e.to_string())
+}
+
 impl FastEmbedder {
+    /// Session `k`, created on first use.
+    fn session(&self, k: usize) -> Result<&Mutex<TextEmbedding>> {
+        let cell = &self.sessions[k];
+        if let Some(s) = cell.get() {
+            return Ok(s);
+        }
+        let made = new_session(&self.model, self.max_tokens)
+            .map_err(|e| Error::Embed(format!("cannot start another model session: {e}")))?;
+        // Two callers may race to make it: one session wins, the other is dropped.
+        Ok(cell.get_or_init(|| Mutex::new(made)))
+    }
+
     /// Embeds `texts` on session `k`, waiting for it if another call holds it.
     fn embed_on(&self, k: usize, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         // A panic inside another embed call poisons the mutex but leaves the session usable:
         // ONNX Runtime runs are independent.
-        let mut model = self.sessions[k].lock().unwrap_or_else(|p| p.into_inner());
+        let mut model = self.session(k)?.lock().unwrap_or_else(|p| p.into_inner());
         self.run(&mut model, texts)
     }
 
-    /// Embeds `texts` on the first session no other call holds (the first one if all are
-    /// busy): concurrent queries need not queue on one session.
+    /// Embeds `texts` on the first session no other call holds, starting another one when
+    /// every started session is busy (up to one per core): concurrent queries need not queue
+    /// on one session, and a lone query never starts a second.
     fn embed_on_free(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        let free = self.sessions.iter().find_map(|s| match s.try_lock() {
-            Ok(model) => Some(model),
-            Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
-            Err(TryLockError::WouldBlock) => None,
-        });
-        match free {
-            Some(mut model) => self.run(&mut model, texts),
+        let free = self
+            .sessions
+            .iter()
+            .filter_map(OnceLock::get)
+            .find_map(|s| match s.try_lock() {
+                Ok(model) => Some(model),
+                Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
+                Err(TryLockError::WouldBlock) => None,
+            });
+        if let Some(mut model) = free {
+            return self.run(&mut model, texts);
+        }
+        match self.sessions.iter().position(|s| s.get().is_none()) {
+            Some(k) => self.embed_on(k, texts),
             None => self.embed_on(0, texts),
         }
     }
