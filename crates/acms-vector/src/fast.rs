@@ -215,8 +215,11 @@ pub struct FastEmbedder {
     // Created on first use: a one-shot query embeds one text and needs one session, and
     // each session costs its own load of the model.
     sessions: Vec<OnceLock<Mutex<TextEmbedding>>>,
-    /// What a further session is made from.
+    /// What a further session is made from: the model without its bytes, which are read
+    /// again from `onnx_path` and must hash to `onnx_hash`.
     model: UserDefinedEmbeddingModel,
+    onnx_path: PathBuf,
+    onnx_hash: blake3::Hash,
     max_tokens: usize,
     id: String,
     dim: usize,
@@ -310,12 +313,13 @@ impl FastEmbedder {
             .map_err(|e| model_err(dir, Some(&lib), format!("cannot load ONNX Runtime: {e}")))?;
 
         let onnx = read("model.onnx")?;
+        let onnx_hash = blake3::hash(&onnx);
         // The id names the model by content and the token limit, so replacing model.onnx or
         // changing max-tokens invalidates stored vectors even when the name stays the same.
         let id = format!(
             "fastembed-{}-{}-t{}",
             manifest.name,
-            &blake3::hash(&onnx).to_hex()[..16],
+            &onnx_hash.to_hex()[..16],
             options.max_tokens
         );
         let mut json = json.into_iter();
@@ -326,7 +330,9 @@ impl FastEmbedder {
             special_tokens_map_file: next(),
             tokenizer_config_file: next(),
         };
-        let mut model = UserDefinedEmbeddingModel::new(onnx, tokenizer_files).with_pooling(
+        // The template keeps everything but the model's bytes: a later session reads them
+        // again (checked against the hash) instead of this process holding a spare copy.
+        let mut model = UserDefinedEmbeddingModel::new(Vec::new(), tokenizer_files).with_pooling(
             if manifest.pooling == "cls" {
                 Pooling::Cls
             } else {
@@ -339,7 +345,9 @@ impl FastEmbedder {
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
             .max(1);
         let onnx_path = dir.join("model.onnx");
-        let mut session = new_session(&model, options.max_tokens).map_err(|e| {
+        let mut first = model.clone();
+        first.onnx_file = onnx;
+        let mut session = new_session(first, options.max_tokens).map_err(|e| {
             model_err(
                 dir,
                 Some(&onnx_path),
@@ -369,6 +377,8 @@ impl FastEmbedder {
         Ok(FastEmbedder {
             sessions,
             model,
+            onnx_path,
+            onnx_hash,
             max_tokens: options.max_tokens,
             id,
             dim,
@@ -392,7 +402,7 @@ impl FastEmbedder {
 
 /// One single-threaded session of `model`.
 fn new_session(
-    model: &UserDefinedEmbeddingModel,
+    model: UserDefinedEmbeddingModel,
     max_tokens: usize,
 ) -> std::result::Result<TextEmbedding, String> {
     // A single-threaded session has no intra-op pool; spinning off keeps an idle worker from
@@ -401,7 +411,7 @@ fn new_session(
         .with_max_length(max_tokens)
         .with_intra_threads(1)
         .with_session_config("session.intra_op.allow_spinning", "0");
-    TextEmbedding::try_new_from_user_defined(model.clone(), init).map_err(|e| e.to_string())
+    TextEmbedding::try_new_from_user_defined(model, init).map_err(|e| e.to_string())
 }
 
 impl FastEmbedder {
@@ -411,8 +421,17 @@ impl FastEmbedder {
         if let Some(s) = cell.get() {
             return Ok(s);
         }
-        let made = new_session(&self.model, self.max_tokens)
-            .map_err(|e| Error::Embed(format!("cannot start another model session: {e}")))?;
+        let fail = |e: String| Error::Embed(format!("cannot start another model session: {e}"));
+        let onnx = std::fs::read(&self.onnx_path).map_err(|e| Error::io(&self.onnx_path, e))?;
+        if blake3::hash(&onnx) != self.onnx_hash {
+            return Err(fail(format!(
+                "{} changed since the model was loaded",
+                self.onnx_path.display()
+            )));
+        }
+        let mut model = self.model.clone();
+        model.onnx_file = onnx;
+        let made = new_session(model, self.max_tokens).map_err(fail)?;
         // Two callers may race to make it: one session wins, the other is dropped.
         Ok(cell.get_or_init(|| Mutex::new(made)))
     }

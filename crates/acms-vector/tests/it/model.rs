@@ -156,6 +156,51 @@ fn the_token_limit_is_part_of_the_embedder_identity() {
     );
 }
 
+/// Sessions start on first use; a later one reads the model again and refuses a file that
+/// changed since the load (its vectors would not be the ones the id names).
+#[test]
+fn later_sessions_start_on_demand_from_the_same_model() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_model(dir.path());
+    let model = FastEmbedder::with_options(
+        dir.path(),
+        ModelOptions {
+            threads: Some(2),
+            ..ModelOptions::default()
+        },
+    )
+    .unwrap();
+    let texts = [
+        "parse the config file",
+        "draw a circle",
+        "sort users by age",
+    ];
+    let alone: Vec<Vec<f32>> = texts
+        .iter()
+        .map(|t| model.embed(&[t]).unwrap().remove(0))
+        .collect();
+    // Two workers: the second session starts now, from the file, and agrees with the first.
+    assert_eq!(model.embed(&texts).unwrap(), alone);
+
+    let fresh = FastEmbedder::with_options(
+        dir.path(),
+        ModelOptions {
+            threads: Some(2),
+            ..ModelOptions::default()
+        },
+    )
+    .unwrap();
+    let onnx = dir.path().join("model.onnx");
+    let mut bytes = std::fs::read(&onnx).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x5a;
+    std::fs::write(&onnx, bytes).unwrap();
+    let err = fresh.embed(&texts).unwrap_err().to_string();
+    assert!(err.contains("changed since the model was loaded"), "{err}");
+    // The session that was loaded still answers.
+    assert_eq!(fresh.embed(&texts[..1]).unwrap()[0], alone[0]);
+}
+
 /// A copy of the real model directory to break.
 fn copy_model(to: &Path) {
     std::fs::create_dir_all(to).unwrap();
