@@ -336,3 +336,47 @@ def test_the_readme_python_example_runs_verbatim(shop):
         run = subprocess.run([sys.executable, "-c", code], cwd=shop, capture_output=True, text=True, timeout=600)
         assert run.returncode == 0, run.stderr
         assert run.stdout.strip()
+
+
+def test_console_script_serves_mcp(shared_shop):
+    """`pip install` alone gives a working MCP server: initialize, then one tool call."""
+    repo, _ = shared_shop
+    server = subprocess.Popen(
+        [acms_command(), "mcp", "--repo", str(repo)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        def call(message):
+            server.stdin.write(json.dumps(message) + "\n")
+            server.stdin.flush()
+            while "id" in message:  # notifications (log messages, progress) come first
+                reply = json.loads(server.stdout.readline())
+                if reply.get("id") == message["id"]:
+                    return reply
+
+        init = call(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "pytest", "version": "0"}},
+            }
+        )
+        assert init["result"]["serverInfo"]["name"] == "acms"
+        call({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        result = call(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "context", "arguments": {"task": "how is a refund made?", "budget": 800}},
+            }
+        )
+        assert "result" in result and not result["result"].get("isError"), result
+        assert "shop/payment.py" in json.dumps(result["result"])
+    finally:
+        server.stdin.close()
+        assert server.wait(timeout=60) == 0
