@@ -309,7 +309,8 @@ struct Context {
     dropped: Py<PyAny>,
     /// Notes on the assembly (refresh, budget caps, missing vectors, ...).
     notes: Py<PyAny>,
-    /// The whole result as the CLI's `--format json` writes it.
+    /// The whole result in its serde form (`context`, `refresh`; a phase adds `plan`,
+    /// `phase`, `memory`, `inherited_tokens`, `changes`).
     data: Py<PyAny>,
 }
 

@@ -150,10 +150,14 @@ def test_compact_openai_messages():
     messages = conversation(6, 3000)
     small = acms.compact(messages[:2], hard_limit=1000)
     assert small.outcome == "within_limit" and small.messages == messages[:2]
+    # Key order survives too: a prompt cache compares the bytes of the request.
+    ordered = [{"role": "user", "name": "dev", "content": "hi"}, {"content": "yes?", "role": "assistant"}]
+    assert [list(m) for m in acms.compact(ordered, hard_limit=100).messages] == [list(m) for m in ordered]
     out = acms.compact(messages, hard_limit=2000)
     assert out.outcome != "within_limit"
     assert out.size <= 2000 < out.original_size
     assert out.messages[0] == messages[0] and out.messages[1] == messages[1]
+    assert json.dumps(out.messages[:2]) == json.dumps(messages[:2])
     assert out.diagnostics["outcome"] == out.outcome
     # Every tool call still has its result.
     calls = {c["id"] for m in out.messages for c in m.get("tool_calls") or []}

@@ -22,8 +22,9 @@ class Context:
     notes: List[str]
     """Notes on the assembly (refresh, budget caps, missing vectors, ...)."""
     data: Dict[str, Any]
-    """The whole result as ``acms query --format json`` writes it (for a phase: with
-    ``plan``, ``phase``, ``memory``, ``changes``)."""
+    """The whole result in its serde form: ``context`` (with ``skeleton`` and
+    ``diagnostics``) and ``refresh``; a phase adds ``plan``, ``phase``, ``memory``,
+    ``inherited_tokens`` and ``changes``."""
 
 class Plan:
     """A plan: phases with their contexts, decisions, child plans."""
