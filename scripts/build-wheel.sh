@@ -4,8 +4,10 @@
 # (CLI and MCP server) as acms/bin/acms, run by the `acms` console script: the release binary
 # is built first (nothing to do when `cargo install --path crates/acms-cli` or an earlier
 # build left it fresh in the same target directory), copied into the package for the build,
-# and removed again. maturin builds the extension module in the same target directory, so
-# the dependencies compiled for the binary are reused.
+# and removed again. maturin builds the extension module in the same target directory; its
+# dependency graph (no MCP server, no proxy) resolves features differently from the binary's,
+# so on a fresh target most dependencies compile once more for it (3-6 min on 2 cores), and
+# later builds take seconds.
 #   MATURIN: the maturin to run (default: `maturin` on PATH; `pip install maturin`).
 set -euo pipefail
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -20,9 +20,9 @@ pip_install() { "$1/bin/python" -m pip install --quiet --disable-pip-version-che
 
 "$PYTHON" -m venv "$WORK/build"
 pip_install "$WORK/build" "maturin==$MATURIN_VERSION"
-start=$(date +%s.%N)
+start=$SECONDS
 WHEEL="$(MATURIN="$WORK/build/bin/maturin" "$REPO_ROOT/scripts/build-wheel.sh")"
-build_s=$(echo "$(date +%s.%N) - $start" | bc)
+build_s=$((SECONDS - start))
 
 "$PYTHON" -m venv "$WORK/venv"
 pip_install "$WORK/venv" "pytest==$PYTEST_VERSION"
@@ -48,6 +48,6 @@ print(f"import acms {1000 * (t1 - t0):.0f} ms, first context (indexing included)
 PY
 )"
 size=$(du -k "$WHEEL" | cut -f1)
-echo "test-python.sh: wheel $(basename "$WHEEL"): $((size / 1024)) MiB ($size KiB), built in ${build_s%.*} s" >&2
+echo "test-python.sh: wheel $(basename "$WHEEL"): $((size / 1024)) MiB ($size KiB), built in ${build_s} s" >&2
 echo "test-python.sh: cold start on $(basename "$SRC"): $cold" >&2
 echo "test-python.sh: ok" >&2
