@@ -11,3 +11,6 @@ scripts/fetch-corpus.sh --smoke >/dev/null
 cargo test --workspace
 scripts/test-proxy-openai.sh
 scripts/test-install.sh
+# After the install test: the wheel's `acms` binary is the release build `cargo install --path`
+# just left in the shared target directory, and the extension module reuses its dependencies.
+scripts/test-python.sh

@@ -543,13 +543,20 @@ impl Workspace {
     }
 
     /// Raw strategy hits for `query` (all configured strategies when `strategies` is empty),
-    /// best first, at most `limit`.
+    /// best first, at most `limit`. A name that is not a configured strategy is an error.
     pub fn search(
         &mut self,
         query: &Query,
         strategies: &[String],
         limit: usize,
     ) -> Result<SearchResult> {
+        let configured = self.engine.retriever().strategies();
+        if let Some(unknown) = strategies
+            .iter()
+            .find(|s| !configured.iter().any(|c| c.name() == s.as_str()))
+        {
+            return Err(acms_retrieve::Error::UnknownStrategy(unknown.clone()).into());
+        }
         let refresh = self.refresh()?;
         self.sync_memory()?;
         let budget = self.config.hot.max_tokens as u32;
