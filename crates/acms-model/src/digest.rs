@@ -74,9 +74,11 @@ pub(crate) fn sync_dir(path: &Path) {
     }
 }
 
-/// The stamp file next to a verified library: `<lib>.sha256-stamp`.
+/// The stamp file next to a verified library: `.<lib>.sha256-stamp` (hidden, so nothing that
+/// looks for `libonnxruntime.so*` takes it for a library).
 pub fn stamp_path(lib: &Path) -> PathBuf {
-    let mut name = lib.file_name().unwrap_or_default().to_os_string();
+    let mut name = std::ffi::OsString::from(".");
+    name.push(lib.file_name().unwrap_or_default());
     name.push(".sha256-stamp");
     lib.with_file_name(name)
 }

@@ -93,8 +93,8 @@ fn fetch_from_an_empty_cache_installs_a_model_that_verifies() {
             "models/minilm-l6-q8/special_tokens_map.json",
             "models/minilm-l6-q8/tokenizer.json",
             "models/minilm-l6-q8/tokenizer_config.json",
+            "runtime/.libonnxruntime.so.1.24.4.sha256-stamp",
             "runtime/libonnxruntime.so.1.24.4",
-            "runtime/libonnxruntime.so.1.24.4.sha256-stamp",
         ]
     );
     // Again: nothing to do.

@@ -214,6 +214,30 @@ fn load_err(dir: &Path) -> String {
 }
 
 #[test]
+fn a_runtime_library_that_is_not_the_pinned_build_is_not_loaded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("m");
+    copy_model(&dir);
+    // The model directory's library comes before the cache's: a copy with one byte changed
+    // (same name, same size) is refused before anything loads it.
+    let real = locate_onnxruntime(model_dir()).unwrap();
+    let mut bytes = std::fs::read(&real).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 1;
+    let fake = dir.join(real.file_name().unwrap());
+    std::fs::write(&fake, &bytes).unwrap();
+    let e = load_err(&dir);
+    assert!(
+        e.contains("not the pinned ONNX Runtime") && e.contains(&fake.display().to_string()),
+        "{e}"
+    );
+    assert!(e.contains(acms_model::RUNTIME.sha256), "{e}");
+    // The real one, put there instead, loads.
+    std::fs::copy(&real, &fake).unwrap();
+    assert!(load_embedder(&config_for(&dir)).is_ok());
+}
+
+#[test]
 fn a_missing_model_is_one_clear_error_with_the_fix() {
     let tmp = tempfile::tempdir().unwrap();
     let e = load_err(&tmp.path().join("nope"));
