@@ -31,7 +31,8 @@ pub use fetch::{
 /// (digests are enforced all the same).
 pub const MIRROR_ENV: &str = "ACMS_MODEL_MIRROR";
 
-/// Environment variable that turns automatic fetching off when `0`, `false`, `no` or `off`.
+/// Environment variable that, when set, decides automatic fetching over the configuration:
+/// `0`, `false`, `no` or `off` turn it off, any other value on.
 pub const AUTO_FETCH_ENV: &str = "ACMS_MODEL_FETCH";
 
 /// `<user cache>/models/<name>`.
@@ -61,7 +62,7 @@ pub fn mirror(configured: Option<&str>) -> Option<String> {
         })
 }
 
-/// Whether automatic fetching is allowed: `configured` unless `ACMS_MODEL_FETCH` says no.
+/// Whether automatic fetching is allowed: `ACMS_MODEL_FETCH` when set, else `configured`.
 pub fn auto_fetch(configured: bool) -> bool {
     match std::env::var(AUTO_FETCH_ENV) {
         Ok(v) => !matches!(
