@@ -228,7 +228,7 @@ pub fn fetch(model: &Model, places: &Places, opts: &FetchOptions<'_>) -> Result<
     for dir in [&places.model_dir, &places.runtime_dir, &places.downloads] {
         remove_stale_partials(dir);
     }
-    if !needed.is_empty() && places.model_dir.join(MANIFEST_FILE).exists() {
+    if !needed.is_empty() && manifest_path.exists() {
         // The manifest marks a complete install: gone until the install is again.
         std::fs::remove_file(&manifest_path).map_err(|e| Error::io(&manifest_path, e))?;
     }
