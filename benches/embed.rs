@@ -2,7 +2,7 @@
 //! embedding model, and what a query's embedding costs.
 //!
 //! `cargo bench -p acms-benches --bench embed [-- MODEL...]` — one row per model (default: every
-//! model `scripts/fetch-model.sh` knows that is installed in the user cache). Each model runs in
+//! catalog model (`acms model list`) installed in the user cache). Each model runs in
 //! its own child process, so the peak resident memory (VmHWM) is that model's alone. The corpus
 //! is docutils (`scripts/fetch-corpus.sh`), or `ACMS_BENCH_REPO=/path` for any directory (e.g.
 //! sympy); `ACMS_BENCH_MAX_TOKENS` overrides `max-tokens`.
@@ -174,15 +174,11 @@ fn calibration(
     Ok((median(&mut unrelated), median(&mut related)))
 }
 
-/// Model names `scripts/fetch-model.sh --list` knows that are installed.
+/// Catalog models (`acms model list`) that are installed.
 fn installed_models() -> anyhow::Result<Vec<String>> {
-    let out = Command::new(acms_benches::workspace_root().join("scripts/fetch-model.sh"))
-        .arg("--list")
-        .output()?;
-    let list = String::from_utf8_lossy(&out.stdout);
-    Ok(list
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
+    Ok(acms::model::MODELS
+        .iter()
+        .map(|m| m.name)
         .filter(|name| {
             acms::vector::cached_model_dir(name)
                 .is_some_and(|d| d.join(acms::vector::MANIFEST_FILE).is_file())
@@ -206,7 +202,7 @@ fn main() -> anyhow::Result<()> {
     };
     anyhow::ensure!(
         !models.is_empty(),
-        "no model installed: run scripts/fetch-model.sh [NAME]"
+        "no model installed: run `acms model fetch [NAME]`"
     );
     let src = repo()?;
     let (bytes, lines) = acms_benches::source_size(&src);

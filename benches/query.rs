@@ -2,7 +2,7 @@
 //! latency (p50/p95), all three default strategies together, and end-to-end assembly
 //! (`Engine::assemble`, the call behind `acms query`) at an 8k budget. Queries are the first
 //! sentences of docstrings in the corpus. Vectors use the default model installed by
-//! `scripts/fetch-model.sh` (without it the semantic strategy is unavailable); the table says
+//! `acms model fetch` (without it the semantic strategy is unavailable); the table says
 //! which.
 //!
 //! `cargo bench -p acms-benches --bench query`

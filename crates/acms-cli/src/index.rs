@@ -39,10 +39,10 @@ pub struct IndexArgs {
 #[derive(clap::Args, Default)]
 pub struct ModelArgs {
     /// Embedding model directory (default: the user's model cache, ~/.cache/acms/models/NAME,
-    /// filled by scripts/fetch-model.sh).
+    /// filled by `acms model fetch` or on first use).
     #[arg(long, value_name = "DIR")]
     model_dir: Option<PathBuf>,
-    /// Model name in the user's model cache (see scripts/fetch-model.sh --list).
+    /// Model name in the user's model cache (see `acms model list`).
     #[arg(long, value_name = "NAME")]
     model: Option<String>,
     /// `model` (a local ONNX model) or `hash` (the built-in lexical embedder, for tests).
@@ -60,9 +60,7 @@ impl ModelArgs {
         }
         if let Some(name) = &self.model {
             if !acms::core::valid_model_name(name) {
-                anyhow::bail!(
-                    "--model {name}: not a model name (see scripts/fetch-model.sh --list)"
-                );
+                anyhow::bail!("--model {name}: not a model name (see `acms model list`)");
             }
             s.model = name.clone();
         }
@@ -92,24 +90,56 @@ pub fn run(args: &IndexArgs) -> anyhow::Result<ExitCode> {
         );
         bar
     });
+    // The bar shows files, then (first use) the model's download, then symbols embedded.
+    let downloading = std::sync::atomic::AtomicBool::new(false);
+    let embedding_style = || {
+        ProgressStyle::with_template(
+            "{spinner} embedding {pos}/{len} symbols {wide_bar} {per_sec} ETA {eta} \
+             (keyword and graph queries already work)",
+        )
+        .expect("static template")
+    };
     let progress = |done: usize, total: usize| {
         if let Some(bar) = &bar {
+            if downloading.swap(false, std::sync::atomic::Ordering::Relaxed) {
+                bar.set_style(embedding_style());
+                bar.reset_eta();
+            }
             bar.set_length(total as u64);
             bar.set_position(done as u64);
         }
     };
     let searchable = || {
         if let Some(bar) = &bar {
-            bar.set_style(
-                ProgressStyle::with_template(
-                    "{spinner} embedding {pos}/{len} symbols {wide_bar} {per_sec} ETA {eta} \
-                     (keyword and graph queries already work)",
-                )
-                .expect("static template"),
-            );
+            bar.set_style(embedding_style());
             bar.set_position(0);
             bar.set_length(0);
             bar.reset_eta();
+        }
+    };
+    let fetch_progress = |e: acms::model::Event<'_>| {
+        let Some(bar) = &bar else { return };
+        match e {
+            acms::model::Event::Download { file, done, total } => {
+                if done == 0 {
+                    downloading.store(true, std::sync::atomic::Ordering::Relaxed);
+                    bar.set_style(
+                        ProgressStyle::with_template(
+                            "{spinner} {msg} {wide_bar} {bytes}/{total_bytes} {bytes_per_sec} \
+                             ETA {eta}",
+                        )
+                        .expect("static template"),
+                    );
+                    bar.set_message(format!("first use: downloading {file}"));
+                    bar.set_length(total);
+                    bar.reset_eta();
+                }
+                bar.set_position(done);
+            }
+            acms::model::Event::Write { path, what } => {
+                bar.set_message(format!("first use: {what} {}", path.display()));
+            }
+            acms::model::Event::Downloaded { .. } => {}
         }
     };
     let mut opts = IndexOptions::new(&args.repo);
@@ -117,11 +147,15 @@ pub fn run(args: &IndexArgs) -> anyhow::Result<ExitCode> {
     opts.config = config.context;
     opts.rebuild = args.rebuild;
     opts.progress = Some(&progress);
+    // First use: a missing model is fetched after the keyword index is committed (queries
+    // already work), then embedding goes on.
     let embedding = EmbeddingOptions {
         enabled: !args.no_vectors,
         on_searchable: Some(&searchable),
         progress: Some(&progress),
         embedder: None,
+        fetch_model: true,
+        fetch_progress: Some(&fetch_progress),
     };
     let report = acms::index_repository_with(&args.repo, &opts, &embedding)?;
     if let Some(bar) = &bar {

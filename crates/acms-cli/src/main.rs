@@ -10,6 +10,7 @@ mod compact;
 mod failure;
 mod index;
 mod mcp;
+mod model;
 mod plan;
 mod proxy;
 mod query;
@@ -50,6 +51,8 @@ enum Command {
     Plan(plan::PlanArgs),
     /// Serve acms to agent hosts over the Model Context Protocol (stdio).
     Mcp(mcp::McpArgs),
+    /// The embedding models: list, fetch (pinned by URL and sha256), verify.
+    Model(model::ModelArgs),
 }
 
 /// Output format shared by the commands.
@@ -163,6 +166,7 @@ fn main() -> ExitCode {
         Command::Artifact(args) => artifact::run(args),
         Command::Plan(args) => plan::run(args),
         Command::Mcp(args) => mcp::run(args),
+        Command::Model(args) => model::run(args),
     };
     match result {
         Ok(code) => code,

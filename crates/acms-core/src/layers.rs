@@ -7,7 +7,8 @@
 //! user's rights. So a repository file
 //!
 //! - may not set the keys in [`USER_ONLY_KEYS`]: the embedder and its model directory (which
-//!   holds the ONNX Runtime library acms loads: native code) and the whole `context.llm`
+//!   holds the ONNX Runtime library acms loads: native code), whether and from which mirror a
+//!   missing model is downloaded (`auto-fetch`, `model-mirror`), and the whole `context.llm`
 //!   table (an endpoint URL and the name of the environment variable whose value is sent to it
 //!   as the API key). Such a key is ignored with a warning, so indexing still works;
 //! - may lower but never raise the limits in [`CAPPED_KEYS`] (file sizes, timeouts, worker
@@ -28,10 +29,12 @@ use crate::{Config, Error, Result};
 
 /// Keys a repository's `acms.toml` may not set (a prefix ending in a table name covers the
 /// whole table).
-pub const USER_ONLY_KEYS: [&str; 4] = [
+pub const USER_ONLY_KEYS: [&str; 6] = [
     "context.strategies.semantic-embedding.embedder",
     "context.strategies.semantic-embedding.model",
     "context.strategies.semantic-embedding.model-dir",
+    "context.strategies.semantic-embedding.auto-fetch",
+    "context.strategies.semantic-embedding.model-mirror",
     "context.llm",
 ];
 

@@ -4,8 +4,8 @@
 //!
 //! It owns orchestration and metrics (recall, mean tokens, exact-recount violations, latency
 //! percentiles). It does not own task rules (`tasks`, `text`), hit decisions (`score`) or the
-//! markdown (`report`). Scripts it calls: `scripts/fetch-corpus.sh`, `scripts/fetch-model.sh`,
-//! `eval/make_tasks.py`, `eval/peers/setup.sh` and the peer scripts.
+//! markdown (`report`). Scripts it calls: `scripts/fetch-corpus.sh`, `eval/make_tasks.py`,
+//! `eval/peers/setup.sh` and the peer scripts; the model comes from `acms::model::install`.
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
@@ -45,10 +45,10 @@ pub struct RunOptions {
     pub sets: Vec<u8>,
     pub peers: Vec<String>,
     pub ablations: bool,
-    /// Use a real embedding model (installed by `scripts/fetch-model.sh`); `false` = acms'
+    /// Use a real embedding model (installed by `acms::model::install`); `false` = acms'
     /// built-in hashing embedder, chosen explicitly (fast in debug builds).
     pub model: bool,
-    /// Which model (`scripts/fetch-model.sh --list`); `None` = acms' default.
+    /// Which model (`acms model list`); `None` = acms' default.
     pub model_name: Option<String>,
     /// The model's token limit per text (`max-tokens`); `None` = acms' default.
     pub max_tokens: Option<usize>,
@@ -232,17 +232,18 @@ pub fn ensure_corpus(opts: &RunOptions, name: &str) -> Result<(String, String)> 
     Ok((registry, source))
 }
 
-/// The model directory from `scripts/fetch-model.sh`, or `None` (built-in embedder) when the
+/// The model directory from `acms::model::install` (the model), or `None` (built-in embedder) when the
 /// script fails.
 pub fn ensure_model(opts: &RunOptions) -> Option<PathBuf> {
     if !opts.model {
         return None;
     }
-    let script = opts.repo_root.join("scripts/fetch-model.sh");
-    let mut cmd = Command::new(&script);
-    cmd.args(opts.model_name.iter());
-    match run_script(&mut cmd, "scripts/fetch-model.sh") {
-        Ok(out) => out.lines().last().map(|l| PathBuf::from(l.trim())),
+    let name = opts
+        .model_name
+        .as_deref()
+        .unwrap_or(acms::model::DEFAULT_MODEL);
+    match acms::model::install(name, None) {
+        Ok(dir) => Some(dir),
         Err(e) => {
             eprintln!("acms-eval: {e}; using the built-in embedder");
             None

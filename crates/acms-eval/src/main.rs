@@ -43,7 +43,7 @@ enum Cmd {
         /// Use the built-in hashing embedder instead of a model.
         #[arg(long)]
         no_model: bool,
-        /// The embedding model (scripts/fetch-model.sh --list; default: acms' default).
+        /// The embedding model (`acms model list`; default: acms' default).
         #[arg(long)]
         model: Option<String>,
         /// The model's token limit per text (default: acms' `max-tokens`).
@@ -86,7 +86,7 @@ enum Cmd {
         /// Use acms without the embedding model.
         #[arg(long)]
         no_model: bool,
-        /// The embedding model (scripts/fetch-model.sh --list; default: acms' default).
+        /// The embedding model (`acms model list`; default: acms' default).
         #[arg(long)]
         model: Option<String>,
         /// Re-index the task trees even when an index exists.

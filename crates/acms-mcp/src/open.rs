@@ -362,6 +362,9 @@ fn open_staged(spec: &OpenSpec, opening: &Opening) {
         on_searchable: Some(&searchable),
         progress: Some(&embedded),
         embedder: None,
+        // A missing model is fetched here, after queries already work (keyword and graph).
+        fetch_model: true,
+        fetch_progress: None,
     };
     match acms::index_repository_with(&work.repo, &index, &embedding) {
         // A fresh engine sees the vectors (or says why there are none).

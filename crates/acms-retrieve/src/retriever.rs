@@ -195,7 +195,7 @@ fn semantic(
     if !dir.join(acms_vector::VECTORS_FILE).exists() {
         return unavailable(
             "the index has no vectors: run `acms index` with an embedding model installed \
-             (scripts/fetch-model.sh)"
+             (`acms model fetch`, or on first use)"
                 .into(),
         );
     }

@@ -38,13 +38,14 @@ pub enum Error {
     /// is, the other strategies work.
     #[error(
         "no embedding model in {dir}: semantic search is off (keyword and graph retrieval work); \
-         run scripts/fetch-model.sh to install the default model there"
+         run `acms model fetch` to install the default model there (`acms index` does on \
+         first use)"
     )]
     NoModel { dir: PathBuf },
     /// A model directory that is incomplete or holds a file that cannot be loaded; `file` is
     /// the one at fault when it is known.
     #[error(
-        "embedding model in {dir}: {}{message}; fix: re-run scripts/fetch-model.sh to restore \
+        "embedding model in {dir}: {}{message}; fix: run `acms model fetch` to restore \
          the model (semantic search is off until then, keyword and graph retrieval work)",
         file.as_ref().map(|f| format!("{}: ", f.display())).unwrap_or_default()
     )]

@@ -2,11 +2,13 @@
 //! a local directory), where that directory is found, and `load_embedder`, which builds the
 //! embedder the configuration asks for or says precisely why it cannot.
 //!
-//! A model directory is what `scripts/fetch-model.sh NAME` installs: `model.onnx`, the four
-//! tokenizer files and `acms-model.json` (which ONNX output to pool, how, and the model's
+//! A model directory is what `acms model fetch NAME` installs (`acms-model`): `model.onnx`, the
+//! four tokenizer files and `acms-model.json` (which ONNX output to pool, how, and the model's
 //! typical cosines). ONNX Runtime itself is `libonnxruntime.so.*`, found through
 //! `ORT_DYLIB_PATH`, else in the model directory, else in the per-user runtime directory the
-//! script fills.
+//! fetch fills. Only a library the user names in `ORT_DYLIB_PATH` is loaded as it is; any
+//! other is loaded only after its sha256 matched the pinned one (`acms_model::check_runtime`:
+//! a `stat` and a stamp read when nothing changed since the last check).
 //!
 //! **Where a model comes from** (first that applies): the configuration's `model-dir` (only a
 //! user's own config file or a command-line flag can set it: see `acms_core::Config::load`),
@@ -14,8 +16,9 @@
 //! `~/.cache/acms/models/<model>`). Never the indexed repository, never a path relative to the
 //! current directory: the directory holds native code that acms loads.
 //!
-//! Nothing here downloads anything, and nothing falls back to the hashing embedder: a missing
-//! model is `Error::NoModel`, a broken one `Error::Model` naming the file and the fix.
+//! Nothing here downloads anything (`acms-model` does, called by the facade), and nothing falls
+//! back to the hashing embedder: a missing model is `Error::NoModel`, a broken one
+//! `Error::Model` naming the file and the fix.
 
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -31,8 +34,8 @@ use fastembed::{
 use crate::embed::{Embedder, HashEmbedder};
 use crate::error::{Error, Result};
 
-/// The model's description, written by `scripts/fetch-model.sh`.
-pub const MANIFEST_FILE: &str = "acms-model.json";
+/// The model's description, written last by `acms model fetch`.
+pub use acms_model::MANIFEST_FILE;
 
 /// Files a model directory must hold (ONNX Runtime is looked up separately).
 pub const MODEL_FILES: [&str; 6] = [
@@ -52,11 +55,8 @@ pub const MODEL_DIR_ENV: &str = "ACMS_MODEL_DIR";
 pub const DEFAULT_BATCH_SIZE: usize = 32;
 
 pub use acms_core::user_cache_dir;
-
 /// Where the model cache keeps model `name`: `<user cache>/models/<name>`.
-pub fn cached_model_dir(name: &str) -> Option<PathBuf> {
-    user_cache_dir().map(|c| c.join("models").join(name))
-}
+pub use acms_model::cached_model_dir;
 
 /// Why a model directory was chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,11 +132,17 @@ pub fn find_onnxruntime(dir: &Path) -> Option<PathBuf> {
 /// The ONNX Runtime library for a model in `dir`: `$ORT_DYLIB_PATH`, else one in `dir`, else
 /// one in `<user cache>/runtime`.
 pub fn locate_onnxruntime(dir: &Path) -> Option<PathBuf> {
-    std::env::var_os("ORT_DYLIB_PATH")
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| find_onnxruntime(dir))
-        .or_else(|| user_cache_dir().and_then(|c| find_onnxruntime(&c.join("runtime"))))
+    runtime_for(dir).map(|(lib, _)| lib)
+}
+
+/// [`locate_onnxruntime`], and whether the user named the library (`ORT_DYLIB_PATH`).
+fn runtime_for(dir: &Path) -> Option<(PathBuf, bool)> {
+    if let Some(p) = std::env::var_os("ORT_DYLIB_PATH").filter(|p| !p.is_empty()) {
+        return Some((PathBuf::from(p), true));
+    }
+    find_onnxruntime(dir)
+        .or_else(|| acms_model::runtime_dir().and_then(|d| find_onnxruntime(&d)))
+        .map(|lib| (lib, false))
 }
 
 /// The files `dir` lacks to be a model directory (empty when complete).
@@ -305,7 +311,22 @@ impl FastEmbedder {
             }
             json.push(bytes);
         }
-        let lib = locate_onnxruntime(dir).expect("checked by missing_model_files");
+        let Some((lib, named_by_user)) = runtime_for(dir) else {
+            return Err(model_err(dir, None, "missing libonnxruntime.so.*"));
+        };
+        // Native code: loaded only when it is the pinned build (the user's own
+        // ORT_DYLIB_PATH excepted).
+        if !named_by_user && let Err(e) = acms_model::check_runtime(&lib) {
+            return Err(model_err(
+                dir,
+                Some(&lib),
+                format!(
+                    "not the pinned ONNX Runtime {} ({e}): run `acms model fetch` to \
+                     install it, or name another build in ORT_DYLIB_PATH",
+                    acms_model::catalog::ORT_VERSION
+                ),
+            ));
+        }
         // Without this call `ort` would look for the library on its own and panic when it is
         // absent; `init_from` reports the failure instead. The returned environment builder is
         // not needed: sessions use the default environment.

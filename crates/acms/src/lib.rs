@@ -47,6 +47,8 @@ use std::path::Path;
 mod refresh;
 mod workspace;
 
+pub mod model;
+
 pub use refresh::{ChangeTracker, Scan};
 pub use workspace::{
     BudgetSpec, Context, Expanded, PhaseContext, PhaseRequest, RefreshReport, SearchHit,
@@ -83,6 +85,10 @@ pub enum Error {
     Plan(#[from] acms_plan::Error),
     #[error(transparent)]
     Config(#[from] acms_core::Error),
+    #[error(transparent)]
+    Model(#[from] acms_model::Error),
+    #[error(transparent)]
+    Vector(#[from] acms_vector::Error),
     /// A budget that can never be met (0, larger than the window, too small for the text).
     #[error("{0}")]
     Budget(String),
@@ -138,6 +144,11 @@ pub struct EmbeddingOptions<'a> {
     /// An embedder already loaded (a long-lived caller keeps one instead of loading the
     /// model on every run); `None` loads the one the configuration names.
     pub embedder: Option<&'a dyn acms_vector::Embedder>,
+    /// Before loading the model, fetch it when it is missing and the configuration allows it
+    /// ([`model::ensure_model`]); a failed fetch is the run's one note on semantic retrieval.
+    pub fetch_model: bool,
+    /// Sees the model's download, when there is one.
+    pub fetch_progress: Option<&'a (dyn Fn(model::Event<'_>) + Sync)>,
 }
 
 /// Indexes `repo` (incrementally), then refreshes the keyword index and, when `vectors`,
@@ -177,6 +188,14 @@ pub fn index_repository_with(
         index,
         ..RepositoryIndex::default()
     };
+    let mut fetch_failed = None;
+    if embedding.enabled && embedding.embedder.is_none() && embedding.fetch_model {
+        let semantic = &opts.config.strategies.semantic_embedding;
+        if let model::Ensured::Failed(why) = model::ensure_model(semantic, embedding.fetch_progress)
+        {
+            fetch_failed = Some(why);
+        }
+    }
     if embedding.enabled {
         let loaded;
         let embedder: Result<&dyn acms_vector::Embedder, String> = match embedding.embedder {
@@ -208,7 +227,7 @@ pub fn index_repository_with(
                     report.embedder = Some(embedder.id().to_string());
                 }
             }
-            Err(why) => report.semantic_unavailable = Some(why),
+            Err(why) => report.semantic_unavailable = Some(fetch_failed.unwrap_or(why)),
         }
     }
     report.derived = derived;

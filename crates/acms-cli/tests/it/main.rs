@@ -21,9 +21,13 @@ use std::process::{Command, Output};
 
 /// The binary, isolated from the developer's own acms configuration and model variables (the
 /// user model cache stays: tests that need another cache set `XDG_CACHE_HOME` themselves).
+/// It never fetches a model (`ACMS_MODEL_FETCH=0`): a test with an empty cache stays off the
+/// network, and the one test of fetching serves the wheels itself.
 pub fn acms() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_acms"));
     c.env("XDG_CONFIG_HOME", config_home())
+        .env("ACMS_MODEL_FETCH", "0")
+        .env_remove("ACMS_MODEL_MIRROR")
         .env_remove("ACMS_MODEL_DIR")
         .env_remove("ORT_DYLIB_PATH");
     c

