@@ -38,7 +38,8 @@ pub struct WorkspaceOptions {
     pub index_dir: Option<PathBuf>,
     /// Configuration (default `<repo>/acms.toml`, else the spec defaults).
     pub config: Option<ContextConfig>,
-    /// Build vectors when the repository has to be indexed from scratch.
+    /// Build vectors when the repository has to be indexed from scratch (fetching the
+    /// configured model first when it is missing, as `acms index` does).
     pub vectors: bool,
     /// The clock of decision memory (tests pass a [`acms_plan::FakeClock`]).
     pub clock: Arc<dyn Clock>,
@@ -315,7 +316,17 @@ impl Workspace {
             let mut o = IndexOptions::new(repo);
             o.index_dir = index_dir.clone();
             o.config = index_config.clone();
-            crate::index_repository(repo, &o, opts.vectors)?;
+            // As `acms index` does: a missing model is fetched first (unless `auto-fetch`
+            // or ACMS_MODEL_FETCH says not to), and a failed fetch is the run's one note.
+            crate::index_repository_with(
+                repo,
+                &o,
+                &crate::EmbeddingOptions {
+                    enabled: opts.vectors,
+                    fetch_model: opts.vectors,
+                    ..crate::EmbeddingOptions::default()
+                },
+            )?;
         }
         let engine = open_engine(&index_dir, &config, &components, &memory, llm.clone(), None)?;
         let tracker = match &repo {

@@ -2,6 +2,7 @@
 //! phases and child plans, decision memory in scoring and retrieval, budgets, expansion.
 
 mod budget;
+mod first_use;
 mod memory;
 mod plans;
 mod refresh;
