@@ -12,8 +12,9 @@ use crate::{acms, fixture};
 /// The real model directory (installed by scripts/test.sh: `scripts/fetch-model.sh`); the
 /// binary checks it (`acms model verify`), without the network.
 fn real_model() -> PathBuf {
+    // The cache this test process has (XDG_CACHE_HOME when set, as on a fresh machine's
+    // CI, else ~/.cache), the same one `cached_model_dir` below reads.
     let out = acms()
-        .env_remove("XDG_CACHE_HOME")
         .args(["model", "verify"])
         .output()
         .unwrap();
