@@ -14,10 +14,7 @@ use crate::{acms, fixture};
 fn real_model() -> PathBuf {
     // The cache this test process has (XDG_CACHE_HOME when set, as on a fresh machine's
     // CI, else ~/.cache), the same one `cached_model_dir` below reads.
-    let out = acms()
-        .args(["model", "verify"])
-        .output()
-        .unwrap();
+    let out = acms().args(["model", "verify"]).output().unwrap();
     assert!(
         out.status.success(),
         "the default model is not installed: run scripts/fetch-model.sh\n{}",
