@@ -215,6 +215,9 @@ fn text_report(report: &RepositoryIndex, index_dir: &std::path::Path, all_places
         d.keyword_docs,
         if d.keyword_rebuilt { " (rebuilt)" } else { "" }
     );
+    if let Some(fetched) = &report.model_fetched {
+        eprintln!("note: {fetched}");
+    }
     if let Some(why) = &report.semantic_unavailable {
         eprintln!("note: {why}");
     }

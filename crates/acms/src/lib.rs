@@ -128,6 +128,9 @@ pub struct RepositoryIndex {
     /// Why no vectors were computed although they were asked for: no model installed, or
     /// which file of it is broken, with the fix (one line). Keyword and graph retrieval work.
     pub semantic_unavailable: Option<String>,
+    /// The model fetched on first use by this run, if one was (one line: what, how much,
+    /// where).
+    pub model_fetched: Option<String>,
 }
 
 /// How [`index_repository_with`] treats embeddings.
@@ -191,9 +194,17 @@ pub fn index_repository_with(
     let mut fetch_failed = None;
     if embedding.enabled && embedding.embedder.is_none() && embedding.fetch_model {
         let semantic = &opts.config.strategies.semantic_embedding;
-        if let model::Ensured::Failed(why) = model::ensure_model(semantic, embedding.fetch_progress)
-        {
-            fetch_failed = Some(why);
+        match model::ensure_model(semantic, embedding.fetch_progress) {
+            model::Ensured::Failed(why) => fetch_failed = Some(why),
+            model::Ensured::Fetched(f) => {
+                report.model_fetched = Some(format!(
+                    "model {} fetched on first use: {:.1} MB downloaded, {} files written,                      digests checked (`acms model verify` checks them again)",
+                    semantic.model,
+                    f.downloaded_bytes as f64 / 1e6,
+                    f.written.len()
+                ));
+            }
+            model::Ensured::Present | model::Ensured::Disabled => {}
         }
     }
     if embedding.enabled {

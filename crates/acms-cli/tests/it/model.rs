@@ -262,6 +262,19 @@ fn the_first_index_fetches_the_model_then_embeds_and_verify_checks_every_file() 
         "{stdout}\n{}",
         text(&out.stderr)
     );
+    // Not on a terminal there is no progress bar: the fetch is still said, once.
+    let stderr = text(&out.stderr);
+    assert_eq!(
+        stderr
+            .lines()
+            .filter(
+                |l| l.starts_with("note: model minilm-l6-q8 fetched on first use: ")
+                    && l.contains("7 files written")
+            )
+            .count(),
+        1,
+        "{stderr}"
+    );
 
     let out = run_in(cache.path(), &["model", "verify"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
