@@ -462,7 +462,12 @@ impl Trace {
 
     /// Fills `record` with the sizes, assemblies and events.
     fn fill(self, record: &mut RequestRecord) {
-        let events = self.events.map(|e| e.take()).unwrap_or_default();
+        let (events, lines): (Vec<_>, Vec<_>) = self
+            .events
+            .map(|e| e.take())
+            .unwrap_or_default()
+            .into_iter()
+            .unzip();
         let terminal = events
             .iter()
             .filter(|e| matches!(e.event, "completed" | "terminated"));
@@ -474,6 +479,7 @@ impl Trace {
         record.size_before = self.size_before.or(first.map(|n| n + self.reserved));
         record.size_after = self.size_after.or(last.map(|n| n + self.reserved));
         record.events = events;
+        record.event_lines = lines;
     }
 }
 

@@ -53,6 +53,9 @@ pub struct RequestRecord {
     /// proxy's own answer).
     pub ms: f64,
     pub events: Vec<EventSummary>,
+    /// The same events as the seam words them (`CompactionEvent`'s one-line form), for text.
+    #[serde(skip)]
+    pub event_lines: Vec<String>,
 }
 
 impl RequestRecord {
@@ -84,35 +87,12 @@ impl RequestRecord {
             ));
         }
         line.push_str(&format!(", {:.1} ms", self.ms));
-        for e in &self.events {
+        for e in &self.event_lines {
             line.push_str("\n  ");
-            line.push_str(&event_text(e));
+            line.push_str(e);
         }
         line
     }
-}
-
-fn event_text(e: &EventSummary) -> String {
-    let mut s = format!("#{} {}", e.sequence, e.event);
-    if let Some(id) = e.assembly_id {
-        s.push_str(&format!(" {id}"));
-    }
-    if let Some(o) = e.outcome {
-        s.push_str(&format!(": {o}"));
-    }
-    let unit = e.unit.map(|u| u.to_string()).unwrap_or_default();
-    match (e.size_before, e.size_after) {
-        (Some(b), Some(a)) => s.push_str(&format!(", {b} -> {a} {unit}")),
-        (Some(b), None) => s.push_str(&format!(", {b} {unit}")),
-        _ => {}
-    }
-    if let Some(l) = e.hard_limit {
-        s.push_str(&format!(" (limit {l})"));
-    }
-    if let Some(a) = e.attempts {
-        s.push_str(&format!(", {a} attempts"));
-    }
-    s
 }
 
 /// Where request lines go. Cloning shares the writer; lines from concurrent requests never
@@ -177,12 +157,12 @@ impl RequestLog {
     }
 }
 
-/// Collects one request's events, in their log-sized form.
+/// Collects one request's events: their log-sized form and their one-line wording.
 #[derive(Debug, Default)]
-pub(crate) struct EventLog(Mutex<Vec<EventSummary>>);
+pub(crate) struct EventLog(Mutex<Vec<(EventSummary, String)>>);
 
 impl EventLog {
-    pub(crate) fn take(&self) -> Vec<EventSummary> {
+    pub(crate) fn take(&self) -> Vec<(EventSummary, String)> {
         std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
@@ -192,6 +172,6 @@ impl ProgressSink for EventLog {
         self.0
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push(event.summary());
+            .push((event.summary(), event.to_string()));
     }
 }
