@@ -512,7 +512,7 @@ pub fn run_set(opts: &IssueOptions, set: &str, model_dir: Option<&Path>) -> Resu
 
     Ok(SetReport {
         set: set.to_string(),
-        language: realtasks::set_language(set).to_string(),
+        language: realtasks::set_language(set, &tasks),
         tasks: prepared.len(),
         repos: git_dirs.keys().cloned().collect(),
         symbols_unresolved: unresolved,

@@ -107,9 +107,12 @@ enum Cmd {
         /// `owner/name` of the repository.
         #[arg(long)]
         slug: String,
-        /// ts, rust or python.
+        /// ts, rust, python, js, java, go, c, cpp, csharp, ruby, php, kotlin, swift, scala, bash.
         #[arg(long)]
         lang: String,
+        /// The newest commit mined (a commit id pins a set; default the mirror's HEAD).
+        #[arg(long, default_value = "HEAD")]
+        rev: String,
         #[arg(long, default_value_t = 60)]
         count: usize,
         /// Commits scanned at most (newest first).
@@ -281,12 +284,13 @@ fn main() -> Result<()> {
         Cmd::Mine {
             git_dir,
             slug,
+            rev,
             lang,
             count,
             scan,
         } => {
             let lang = acms_eval::mine::Lang::parse(&lang)?;
-            let tasks = acms_eval::mine::mine(&git_dir, &slug, lang, count, scan)?;
+            let tasks = acms_eval::mine::mine(&git_dir, &slug, &rev, lang, count, scan)?;
             for t in &tasks {
                 println!("{}", serde_json::to_string(t)?);
             }

@@ -27,59 +27,252 @@ pub enum Lang {
     TypeScript,
     Rust,
     Python,
+    /// Plain JavaScript (`.js`, `.mjs`, `.cjs`, `.jsx`).
+    JavaScript,
+    Java,
+    Go,
+    C,
+    Cpp,
+    CSharp,
+    Ruby,
+    Php,
+    Kotlin,
+    Swift,
+    Scala,
+    Bash,
+}
+
+/// Every language, in the order `parse`'s error message names them.
+pub const LANGS: &[Lang] = &[
+    Lang::TypeScript,
+    Lang::Rust,
+    Lang::Python,
+    Lang::JavaScript,
+    Lang::Java,
+    Lang::Go,
+    Lang::C,
+    Lang::Cpp,
+    Lang::CSharp,
+    Lang::Ruby,
+    Lang::Php,
+    Lang::Kotlin,
+    Lang::Swift,
+    Lang::Scala,
+    Lang::Bash,
+];
+
+/// Directories whose files are tests, examples, benchmarks or docs in every language.
+fn common_excluded_dir(d: &str) -> bool {
+    matches!(
+        d,
+        "test"
+            | "tests"
+            | "__tests__"
+            | "testing"
+            | "test_helpers"
+            | "examples"
+            | "example"
+            | "benches"
+            | "benchmarks"
+            | "bench"
+            | "docs"
+            | "fixtures"
+    )
+}
+
+/// Directories of code a project carries but does not write (lower case).
+fn vendored_dir(d: &str) -> bool {
+    matches!(
+        d,
+        "vendor" | "third_party" | "thirdparty" | "third-party" | "deps" | "node_modules"
+    )
+}
+
+/// `src/test/`, `src/jvmTest/`, `src/androidTest/`: the test source sets of Maven, Gradle and
+/// Kotlin Multiplatform, and sbt (`dirs` lower case, the file name excluded).
+fn jvm_test_source_set(dirs: &[&str]) -> bool {
+    dirs.windows(2)
+        .any(|w| w[0] == "src" && (w[1] == "test" || w[1].ends_with("test")))
 }
 
 impl Lang {
     pub fn parse(s: &str) -> Result<Lang> {
-        match s {
-            "ts" | "typescript" => Ok(Lang::TypeScript),
-            "rust" | "rs" => Ok(Lang::Rust),
-            "python" | "py" => Ok(Lang::Python),
-            other => Err(Error::Argument(format!(
-                "unknown language '{other}' (ts, rust, python)"
-            ))),
+        Ok(match s.to_ascii_lowercase().as_str() {
+            "ts" | "typescript" => Lang::TypeScript,
+            "rust" | "rs" => Lang::Rust,
+            "python" | "py" => Lang::Python,
+            "js" | "javascript" => Lang::JavaScript,
+            "java" => Lang::Java,
+            "go" | "golang" => Lang::Go,
+            "c" => Lang::C,
+            "cpp" | "c++" | "cxx" => Lang::Cpp,
+            "csharp" | "cs" | "c#" => Lang::CSharp,
+            "ruby" | "rb" => Lang::Ruby,
+            "php" => Lang::Php,
+            "kotlin" | "kt" => Lang::Kotlin,
+            "swift" => Lang::Swift,
+            "scala" => Lang::Scala,
+            "bash" | "sh" | "shell" => Lang::Bash,
+            other => {
+                return Err(Error::Argument(format!(
+                    "unknown language '{other}' ({})",
+                    LANGS
+                        .iter()
+                        .map(|l| l.flag())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+        })
+    }
+
+    /// The `--lang` value that selects this language.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Lang::TypeScript => "ts",
+            Lang::Rust => "rust",
+            Lang::Python => "python",
+            Lang::JavaScript => "js",
+            Lang::Java => "java",
+            Lang::Go => "go",
+            Lang::C => "c",
+            Lang::Cpp => "cpp",
+            Lang::CSharp => "csharp",
+            Lang::Ruby => "ruby",
+            Lang::Php => "php",
+            Lang::Kotlin => "kotlin",
+            Lang::Swift => "swift",
+            Lang::Scala => "scala",
+            Lang::Bash => "bash",
         }
     }
 
-    /// A source file of this language that is not a test, example, benchmark or declaration.
+    /// The name a report gives the language.
+    pub fn display_name(self) -> &'static str {
+        match self {
+            Lang::TypeScript => "TypeScript",
+            Lang::Rust => "Rust",
+            Lang::Python => "Python",
+            Lang::JavaScript => "JavaScript",
+            Lang::Java => "Java",
+            Lang::Go => "Go",
+            Lang::C => "C",
+            Lang::Cpp => "C++",
+            Lang::CSharp => "C#",
+            Lang::Ruby => "Ruby",
+            Lang::Php => "PHP",
+            Lang::Kotlin => "Kotlin",
+            Lang::Swift => "Swift",
+            Lang::Scala => "Scala",
+            Lang::Bash => "Bash",
+        }
+    }
+
+    /// Whether `name` (lower case) has one of this language's extensions, tests and generated
+    /// files included. A `.h` header is C's; C++ counts it as its own too.
+    fn has_extension(self, name: &str) -> bool {
+        let ext = |exts: &[&str]| exts.iter().any(|e| name.ends_with(e));
+        match self {
+            Lang::TypeScript => ext(&[".ts", ".tsx"]),
+            Lang::Rust => ext(&[".rs"]),
+            Lang::Python => ext(&[".py"]),
+            Lang::JavaScript => ext(&[".js", ".mjs", ".cjs", ".jsx"]),
+            Lang::Java => ext(&[".java"]),
+            Lang::Go => ext(&[".go"]),
+            Lang::C => ext(&[".c", ".h"]),
+            Lang::Cpp => ext(&[".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".h"]),
+            Lang::CSharp => ext(&[".cs"]),
+            Lang::Ruby => ext(&[".rb"]),
+            Lang::Php => ext(&[".php"]),
+            Lang::Kotlin => ext(&[".kt", ".kts"]),
+            Lang::Swift => ext(&[".swift"]),
+            Lang::Scala => ext(&[".scala"]),
+            Lang::Bash => ext(&[".sh", ".bash"]),
+        }
+    }
+
+    /// The language a path's extension names, tests included (`.h` is C). For reports, not
+    /// for mining: see [`Lang::is_source`].
+    pub fn of_path(path: &str) -> Option<Lang> {
+        let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+        if name.ends_with(".h") {
+            return Some(Lang::C);
+        }
+        LANGS.iter().copied().find(|l| l.has_extension(&name))
+    }
+
+    /// A source file of this language that is not a test, example, benchmark, declaration,
+    /// vendored or generated file, by the conventions a reader of the language expects.
     pub fn is_source(self, path: &str) -> bool {
         let lower = path.to_ascii_lowercase();
         let parts: Vec<&str> = lower.split('/').collect();
-        let excluded_dir = parts[..parts.len().saturating_sub(1)].iter().any(|d| {
-            matches!(
-                *d,
-                "test"
-                    | "tests"
-                    | "__tests__"
-                    | "testing"
-                    | "test_helpers"
-                    | "examples"
-                    | "example"
-                    | "benches"
-                    | "benchmarks"
-                    | "bench"
-                    | "docs"
-                    | "fixtures"
-            )
-        });
+        let dirs = &parts[..parts.len().saturating_sub(1)];
         let name = parts.last().copied().unwrap_or("");
-        if excluded_dir {
+        // Case matters where a convention is a capitalized word: `FooTests/`, `FooTest.php`.
+        let cased: Vec<&str> = path.split('/').collect();
+        let cased_dirs = &cased[..cased.len().saturating_sub(1)];
+        let cased_name = cased.last().copied().unwrap_or("");
+        if dirs.iter().any(|d| common_excluded_dir(d)) || !self.has_extension(name) {
             return false;
         }
+        let vendored = dirs.iter().any(|d| vendored_dir(d));
         match self {
             Lang::TypeScript => {
-                (name.ends_with(".ts") || name.ends_with(".tsx"))
-                    && !name.ends_with(".d.ts")
-                    && !name.contains(".test.")
-                    && !name.contains(".spec.")
+                !name.ends_with(".d.ts") && !name.contains(".test.") && !name.contains(".spec.")
             }
-            Lang::Rust => name.ends_with(".rs") && name != "tests.rs" && name != "build.rs",
+            Lang::Rust => name != "tests.rs" && name != "build.rs",
             Lang::Python => {
-                name.ends_with(".py")
-                    && !name.starts_with("test_")
+                !name.starts_with("test_")
                     && !name.ends_with("_test.py")
                     && !matches!(name, "conftest.py" | "setup.py" | "conf.py")
             }
+            Lang::JavaScript => {
+                !vendored
+                    && !dirs
+                        .iter()
+                        .any(|d| matches!(*d, "dist" | "build" | "coverage" | "spec"))
+                    && !name.ends_with(".min.js")
+                    && !name.contains(".test.")
+                    && !name.contains(".spec.")
+                    && !name.contains(".config.")
+                    && !matches!(name, "gruntfile.js" | "gulpfile.js")
+            }
+            Lang::Java | Lang::Scala => !vendored && !jvm_test_source_set(dirs),
+            Lang::Kotlin => {
+                !vendored && !jvm_test_source_set(dirs) && !name.ends_with(".gradle.kts")
+            }
+            Lang::Go => !vendored && !dirs.contains(&"testdata") && !name.ends_with("_test.go"),
+            Lang::C | Lang::Cpp => {
+                !vendored
+                    && !["_test.", "_unittest.", "-test."]
+                        .iter()
+                        .any(|s| name.contains(s))
+            }
+            Lang::CSharp => {
+                !vendored
+                    && !cased_dirs
+                        .iter()
+                        .any(|d| d.contains("Tests") || d.ends_with(".Test"))
+                    && !dirs.iter().any(|d| matches!(*d, "obj" | "bin"))
+                    && !name.ends_with(".designer.cs")
+                    && !name.ends_with(".g.cs")
+                    && !name.ends_with(".generated.cs")
+            }
+            Lang::Ruby => {
+                !vendored
+                    && !dirs.iter().any(|d| matches!(*d, "spec" | "specs"))
+                    && !name.ends_with("_spec.rb")
+                    && !name.ends_with("_test.rb")
+            }
+            Lang::Php => {
+                !vendored && !cased_name.ends_with("Test.php") && !name.ends_with("_test.php")
+            }
+            Lang::Swift => {
+                !cased_dirs.iter().any(|d| d.ends_with("Tests"))
+                    && name != "package.swift"
+                    && !cased_name.ends_with("Tests.swift")
+            }
+            Lang::Bash => !vendored,
         }
     }
 }
@@ -101,9 +294,27 @@ fn housekeeping(subject: &str) -> bool {
             "dependencies",
             "pre-commit",
             "changelog",
+            "maven-release-plugin",
         ]
         .iter()
         .any(|w| s.contains(w))
+        || version_subject(&s)
+}
+
+/// `4.1.1 release`, `v2.0.0`, `1.3 released`: a release commit named by its version alone.
+fn version_subject(s: &str) -> bool {
+    let words: Vec<&str> = s.split_whitespace().collect();
+    let version = |w: &str| {
+        let w = w.strip_prefix('v').unwrap_or(w);
+        w.contains('.')
+            && w.split('.').all(|p| !p.is_empty())
+            && w.chars().all(|c| c.is_ascii_digit() || c == '.')
+    };
+    match words[..] {
+        [v] => version(v),
+        [v, w] => version(v) && matches!(w, "release" | "released" | "version"),
+        _ => false,
+    }
 }
 
 /// `fix(x): y (#123)` → `fix(x): y`.
@@ -135,8 +346,13 @@ fn symbols_at(path: &str, src: &str, lines: &[u32]) -> Vec<Option<String>> {
             parsed
                 .nodes
                 .iter()
+                // A file without an analyzer (a language `detect_language` reads as text) is
+                // line chunks, which name no symbol: such a commit keeps its files and lines
+                // as gold, and its symbols fill in once the language has an analyzer.
                 .filter(|n| {
-                    n.kind != NodeKind::Module && n.start_line <= line && line <= n.end_line
+                    !matches!(n.kind, NodeKind::Module | NodeKind::Chunk)
+                        && n.start_line <= line
+                        && line <= n.end_line
                 })
                 .min_by_key(|n| n.end_line - n.start_line)
                 .map(|n| n.qualified_name.clone())
@@ -160,11 +376,13 @@ fn clean_body(body: &str) -> String {
         .to_string()
 }
 
-/// Mines up to `count` tasks from the history of `git_dir` (newest first), for `slug`
-/// (`owner/name`), scanning at most `scan` commits.
+/// Mines up to `count` tasks from the history of `git_dir` before and at `rev` (newest first),
+/// for `slug` (`owner/name`), scanning at most `scan` commits. A pinned `rev` (a commit id)
+/// makes a set reproducible from a mirror fetched later.
 pub fn mine(
     git_dir: &Path,
     slug: &str,
+    rev: &str,
     lang: Lang,
     count: usize,
     scan: usize,
@@ -176,7 +394,7 @@ pub fn mine(
             "--no-merges",
             &format!("-n{scan}"),
             "--format=%H%x1f%P%x1f%s%x1f%b%x1e",
-            "HEAD",
+            rev,
         ],
     )?;
     let short = slug.rsplit('/').next().unwrap_or(slug);
@@ -299,6 +517,152 @@ mod tests {
     }
 
     #[test]
+    fn javascript_and_java_filters() {
+        let js = Lang::JavaScript;
+        for p in [
+            "lib/router/index.js",
+            "index.js",
+            "src/a.mjs",
+            "src/b.cjs",
+            "src/App.jsx",
+        ] {
+            assert!(js.is_source(p), "{p}");
+        }
+        for p in [
+            "dist/express.js",
+            "build/bundle.js",
+            "vendor/jquery.js",
+            "node_modules/x/index.js",
+            "lib/jquery.min.js",
+            "lib/a.test.js",
+            "lib/a.spec.mjs",
+            "test/app.router.js",
+            "examples/auth/index.js",
+            "eslint.config.mjs",
+            "src/a.ts",
+        ] {
+            assert!(!js.is_source(p), "{p}");
+        }
+        let java = Lang::Java;
+        assert!(java.is_source("gson/src/main/java/com/google/gson/Gson.java"));
+        assert!(!java.is_source("gson/src/test/java/com/google/gson/GsonTest.java"));
+        assert!(!java.is_source("src/integrationTest/java/A.java"));
+        assert!(!java.is_source("src/main/resources/A.properties"));
+    }
+
+    #[test]
+    fn go_c_cpp_filters() {
+        let go = Lang::Go;
+        assert!(go.is_source("command.go"));
+        assert!(go.is_source("doc/man_docs.go"));
+        assert!(!go.is_source("command_test.go"));
+        assert!(!go.is_source("internal/testdata/x.go"));
+        assert!(!go.is_source("vendor/github.com/a/b.go"));
+        for p in ["src/jv.c", "src/jv.h"] {
+            assert!(Lang::C.is_source(p), "{p}");
+        }
+        for p in [
+            "tests/jq_test.c",
+            "vendor/decNumber/x.c",
+            "deps/a.c",
+            "src/x.cc",
+        ] {
+            assert!(!Lang::C.is_source(p), "{p}");
+        }
+        for p in [
+            "include/fmt/format.h",
+            "src/os.cc",
+            "a.cpp",
+            "a.cxx",
+            "a.hpp",
+            "a.hh",
+        ] {
+            assert!(Lang::Cpp.is_source(p), "{p}");
+        }
+        for p in [
+            "test/format-test.cc",
+            "third_party/gtest/gtest.cc",
+            "src/parser_unittest.cpp",
+            "src/a.c",
+        ] {
+            assert!(!Lang::Cpp.is_source(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn dotnet_ruby_php_filters() {
+        let cs = Lang::CSharp;
+        assert!(cs.is_source("Src/Newtonsoft.Json/JsonConvert.cs"));
+        assert!(!cs.is_source("Src/Newtonsoft.Json.Tests/JsonConvertTest.cs"));
+        assert!(!cs.is_source("src/App.Tests/Foo.cs"));
+        assert!(!cs.is_source("src/App/Form1.Designer.cs"));
+        assert!(!cs.is_source("src/App/obj/Debug/AssemblyInfo.cs"));
+        let rb = Lang::Ruby;
+        assert!(rb.is_source("lib/sinatra/base.rb"));
+        assert!(!rb.is_source("spec/base_spec.rb"));
+        assert!(!rb.is_source("sinatra-contrib/spec/json_spec.rb"));
+        assert!(!rb.is_source("test/routing_test.rb"));
+        assert!(!rb.is_source("lib/x_test.rb"));
+        let php = Lang::Php;
+        assert!(php.is_source("src/Monolog/Logger.php"));
+        assert!(php.is_source("src/Monolog/Latest.php"));
+        assert!(!php.is_source("tests/Monolog/LoggerTest.php"));
+        assert!(!php.is_source("src/Monolog/LoggerTest.php"));
+        assert!(!php.is_source("vendor/psr/log/Logger.php"));
+    }
+
+    #[test]
+    fn jvm_swift_shell_filters() {
+        let kt = Lang::Kotlin;
+        assert!(kt.is_source("okio/src/commonMain/kotlin/okio/Buffer.kt"));
+        assert!(kt.is_source("scripts/gen.main.kts"));
+        assert!(!kt.is_source("okio/src/jvmTest/kotlin/okio/BufferTest.kt"));
+        assert!(!kt.is_source("app/src/test/kotlin/A.kt"));
+        assert!(!kt.is_source("build.gradle.kts"));
+        let swift = Lang::Swift;
+        assert!(swift.is_source("Source/Core/Session.swift"));
+        assert!(!swift.is_source("Tests/SessionTests.swift"));
+        assert!(!swift.is_source("Source/AlamofireTests/A.swift"));
+        assert!(!swift.is_source("Package.swift"));
+        let scala = Lang::Scala;
+        assert!(scala.is_source("core/src/main/scala/cats/Functor.scala"));
+        assert!(!scala.is_source("core/src/test/scala/cats/FunctorSuite.scala"));
+        let sh = Lang::Bash;
+        assert!(sh.is_source("libexec/bats-core/bats-exec-file.sh"));
+        assert!(sh.is_source("install.bash"));
+        assert!(!sh.is_source("test/fixtures/a.sh"));
+        assert!(!sh.is_source("bin/bats"));
+    }
+
+    #[test]
+    fn languages_by_name_and_path() {
+        for l in LANGS {
+            assert_eq!(Lang::parse(l.flag()).unwrap(), *l);
+        }
+        assert_eq!(Lang::parse("c++").unwrap(), Lang::Cpp);
+        assert_eq!(Lang::parse("C#").unwrap(), Lang::CSharp);
+        assert!(Lang::parse("cobol").is_err());
+        assert_eq!(Lang::of_path("src/jv.h"), Some(Lang::C));
+        assert_eq!(Lang::of_path("src/os.cc"), Some(Lang::Cpp));
+        assert_eq!(Lang::of_path("lib/a.mjs"), Some(Lang::JavaScript));
+        assert_eq!(Lang::of_path("A.java"), Some(Lang::Java));
+        assert_eq!(Lang::of_path("b.kts"), Some(Lang::Kotlin));
+        assert_eq!(Lang::of_path("README.md"), None);
+    }
+
+    #[test]
+    fn text_chunks_name_no_symbol() {
+        // Go reads as text until its analyzer lands (and a language without one stays text):
+        // its lines are outside every symbol rather than inside a chunk named after lines.
+        let src = "package x\n\nfunc F() int {\n\treturn 1\n}\n";
+        let at = symbols_at("x.go", src, &[3, 4]);
+        assert_eq!(at.len(), 2);
+        if detect_language("x.go", src) == Some(acms::index::Language::Text) {
+            assert_eq!(at, vec![None, None]);
+        }
+    }
+
+    #[test]
     fn tests_are_not_code_to_change() {
         assert!(is_test_symbol("crate::serve::tests::check"));
         assert!(is_test_symbol("pkg.mod.test_parse"));
@@ -317,5 +681,11 @@ mod tests {
         assert!(housekeeping("update dev dependencies"));
         assert!(housekeeping("update pre-commit hooks"));
         assert!(!housekeeping("fix(cors): handle vary header"));
+        assert!(housekeeping("4.1.1 release"));
+        assert!(housekeeping("v2.0.0"));
+        assert!(housekeeping(
+            "[maven-release-plugin] prepare release gson-parent-2.13.1"
+        ));
+        assert!(!housekeeping("4.1 breaks the parser on empty input"));
     }
 }

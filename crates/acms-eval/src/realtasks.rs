@@ -70,9 +70,25 @@ pub fn set_name(set: &str) -> &str {
         .unwrap_or("set")
 }
 
-/// The language a set is in, for the report.
-pub fn set_language(set: &str) -> &'static str {
-    SETS.iter().find(|(n, _, _)| *n == set).map_or("?", |s| s.2)
+/// The language a set is in, for the report: a named set's, else the language most of its
+/// tasks' gold files are in (a mined set is one language; C++ wins over its C headers).
+pub fn set_language(set: &str, tasks: &[IssueTask]) -> String {
+    if let Some(s) = SETS.iter().find(|(n, _, _)| *n == set) {
+        return s.2.to_string();
+    }
+    let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
+    for path in tasks.iter().flat_map(|t| &t.gold_files) {
+        if let Some(lang) = crate::mine::Lang::of_path(path) {
+            *counts.entry(lang.display_name()).or_default() += 1;
+        }
+    }
+    if counts.contains_key("C++") {
+        counts.remove("C");
+    }
+    counts
+        .into_iter()
+        .max_by_key(|&(name, n)| (n, std::cmp::Reverse(name)))
+        .map_or_else(|| "?".to_string(), |(name, _)| name.to_string())
 }
 
 /// Loads a set's tasks.
@@ -334,7 +350,32 @@ pub fn resolve_gold(task: &IssueTask, root: &Path) -> Gold {
 
 #[cfg(test)]
 mod tests {
-    use super::{declaration, names_match, set_name};
+    use super::{IssueTask, declaration, names_match, set_language, set_name};
+
+    #[test]
+    fn a_mined_set_is_in_the_language_of_its_gold_files() {
+        let task = |files: &[&str]| IssueTask {
+            instance_id: "x@1".into(),
+            repo: "o/x".into(),
+            base_commit: "1".into(),
+            problem_statement: "fix it".into(),
+            gold_files: files.iter().map(|f| f.to_string()).collect(),
+            gold_symbols: Vec::new(),
+            golden_patch: String::new(),
+        };
+        assert_eq!(set_language("hono", &[]), "TypeScript");
+        assert_eq!(
+            set_language("jq.jsonl", &[task(&["src/jv.c", "src/jv.h"])]),
+            "C"
+        );
+        let fmt = [
+            task(&["include/fmt/base.h"]),
+            task(&["src/os.cc", "include/fmt/os.h"]),
+        ];
+        assert_eq!(set_language("fmt.jsonl", &fmt), "C++");
+        assert_eq!(set_language("g.jsonl", &[task(&["command.go"])]), "Go");
+        assert_eq!(set_language("none.jsonl", &[task(&["README.md"])]), "?");
+    }
 
     #[test]
     fn a_set_given_as_a_file_is_named_by_its_stem() {
