@@ -141,7 +141,23 @@ fn detects_languages() {
     check_detect("package.json", r#"{"name": "x"}"#, Some(Language::Text));
     check_detect("Cargo.toml", "", Some(Language::Text));
     check_detect("ci.YML", "", Some(Language::Text));
-    check_detect("main.go", "", Some(Language::Text));
+    check_detect("main.go", "", Some(Language::Go));
+    check_detect("util.c", "", Some(Language::C));
+    check_detect("util.h", "int f(void);", Some(Language::C));
+    check_detect(
+        "shape.h",
+        "namespace geo {\nclass A {};\n}",
+        Some(Language::Cpp),
+    );
+    check_detect("shape.hpp", "", Some(Language::Cpp));
+    check_detect("App.cs", "", Some(Language::CSharp));
+    check_detect("cart.rb", "", Some(Language::Ruby));
+    check_detect("index.php", "", Some(Language::Php));
+    check_detect("install.sh", "", Some(Language::Bash));
+    check_detect("Cart.kt", "", Some(Language::Kotlin));
+    check_detect("Cart.swift", "", Some(Language::Swift));
+    check_detect("Cart.scala", "", Some(Language::Scala));
+    check_detect("init.lua", "", Some(Language::Text));
     check_detect("Makefile", "all:", Some(Language::Text));
     check_detect(".gitignore", "target", Some(Language::Text));
     check_detect("logo.png", "\u{89}PNG", None);
