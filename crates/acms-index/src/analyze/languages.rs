@@ -414,15 +414,19 @@ fn resolve_include(from: &str, module: &str, exists: &dyn Fn(&str) -> bool) -> O
     first_existing(candidates, exists)
 }
 
-/// A namespace (`Acme.Web`, `App\\Http`) names the directory that holds it: the longest
-/// suffix of its segments that is a directory (`src/Acme/Web/`), or a project directory
-/// named after it whole (`Acme.Web/`).
+/// A namespace (`Acme.Web`) names the directory that holds it: the longest suffix of its
+/// segments that is a directory (`Acme/Web/`), or a project directory named after it whole
+/// (`Acme.Web/`), at the top or under `src/`, `source/` or `lib/`.
 fn namespace_dir(module: &str, sep: char, exists: &dyn Fn(&str) -> bool) -> Option<String> {
     let segs: Vec<&str> = module.split(sep).filter(|s| !s.is_empty()).collect();
     let whole = format!("{}/", segs.join("."));
-    (0..segs.len())
+    let dirs: Vec<String> = (0..segs.len())
         .map(|i| format!("{}/", segs[i..].join("/")))
         .chain([whole])
+        .collect();
+    ["", "src/", "source/", "lib/"]
+        .iter()
+        .flat_map(|root| dirs.iter().map(move |d| format!("{root}{d}")))
         .find(|d| exists(d))
 }
 

@@ -9,7 +9,8 @@
 //!   it is written outside it: a Go receiver, C++ `void A::f()`, Ruby `def self.f`).
 //!   Kinds: `class interface struct enum trait impl type constant function method`.
 //! - `@import` on an import statement, with `@import.module` (quotes and angle brackets are
-//!   dropped) and `@import.name` (each name it brings in).
+//!   dropped) and `@import.name` (each name it brings in); or `@import.statement` alone, whose
+//!   text after its keyword is the path (for grammars that split a path into pieces).
 //! - `@reference.call` / `@reference.type` (a use) and `@reference.inherit` (a base) on a
 //!   name node.
 //! - `@field` on a member declaration whose first line skeletons and outlines keep.
@@ -97,6 +98,17 @@ fn unquote(s: &str) -> String {
         .to_string()
 }
 
+/// The path an import statement names, when the grammar splits it into pieces (Scala's
+/// `import a.b.{C, D}` → `a.b`): the text after the keyword, without spaces, up to a
+/// selector group or wildcard.
+fn statement_path(s: &str) -> String {
+    let s = s.trim();
+    let rest = s.split_once(char::is_whitespace).map_or("", |(_, r)| r);
+    let path: String = rest.chars().filter(|c| !c.is_whitespace()).collect();
+    let end = path.find(['{', '*', '_', ',']).unwrap_or(path.len());
+    path[..end].trim_end_matches('.').to_string()
+}
+
 /// A name as written, on one line (a C++ `operator ()` or a recovered node may span lines).
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -145,13 +157,10 @@ impl<'t> Captures<'t> {
                     "owner" => owner = Some(one_line(text(node, src))),
                     "body" => body = Some(node),
                     "import" => import = Some(node),
-                    // Several captures are a path's segments (Scala's `import a.b.C`).
-                    "import.module" => {
-                        let seg = unquote(text(node, src));
-                        module = Some(match module {
-                            Some(m) => format!("{m}.{seg}"),
-                            None => seg,
-                        });
+                    "import.module" => module = Some(unquote(text(node, src))),
+                    "import.statement" => {
+                        import = Some(node);
+                        module = Some(statement_path(text(node, src)));
                     }
                     "import.name" => imported.push(one_line(text(node, src))),
                     "scope" => scope = Some(node),

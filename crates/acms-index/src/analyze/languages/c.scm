@@ -22,8 +22,8 @@
 
 (preproc_function_def name: (identifier) @name) @definition.function
 
-(translation_unit (preproc_def) @field)
-(translation_unit (declaration) @field)
+(preproc_def) @field
+(declaration) @field
 (field_declaration_list (field_declaration) @field)
 (enumerator_list (enumerator) @field)
 

@@ -34,8 +34,8 @@
 
 (namespace_definition name: [(namespace_identifier) (nested_namespace_specifier)] @name body: (_)) @scope
 
-(translation_unit (preproc_def) @field)
-(translation_unit (declaration) @field)
+(preproc_def) @field
+(declaration) @field
 (field_declaration_list (field_declaration) @field)
 (field_declaration_list (access_specifier) @field)
 (enumerator_list (enumerator) @field)

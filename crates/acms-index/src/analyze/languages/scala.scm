@@ -17,11 +17,11 @@
 (template_body (var_definition) @field)
 (template_body (val_declaration) @field)
 
-(import_declaration path: (identifier) @import.module) @import
+(import_declaration) @import.statement
 
 (call_expression function: (identifier) @reference.call)
 (call_expression function: (field_expression field: (identifier) @reference.call))
 (instance_expression (type_identifier) @reference.call)
-(extends_clause type: (type_identifier) @reference.inherit)
-(extends_clause type: (generic_type type: (type_identifier) @reference.inherit))
+(extends_clause (type_identifier) @reference.inherit)
+(extends_clause (generic_type type: (type_identifier) @reference.inherit))
 (type_identifier) @reference.type

@@ -10,23 +10,6 @@ fn analyze(language: Language, path: &str, src: &str) -> ParsedFile {
     analyzer_for(language).analyze(path, src, &ParseLimits::default())
 }
 
-#[allow(dead_code)]
-fn dump(f: &ParsedFile) {
-    for n in &f.nodes {
-        eprintln!(
-            "{:?} {} {}-{}\n  sig={:?}\n  doc={:?}\n  skel={:?}",
-            n.kind, n.qualified_name, n.start_line, n.end_line, n.signature, n.with_doc, n.skeleton
-        );
-    }
-    for r in &f.refs {
-        eprintln!("ref {} {} {:?}", r.from, r.name, r.kind);
-    }
-    for i in &f.imports {
-        eprintln!("import {} {:?}", i.module, i.names);
-    }
-    eprintln!("warnings {:?}", f.warnings);
-}
-
 fn refs(f: &ParsedFile, from: usize, kind: RefKind) -> Vec<&str> {
     f.refs
         .iter()
@@ -83,7 +66,6 @@ func New(name string) *Server {
 fn go() {
     let path = "internal/server/server.go";
     let f = analyze(Language::Go, path, GO);
-    dump(&f);
     check_nodes(
         Language::Go,
         path,
@@ -166,14 +148,6 @@ int parse_args(int argc, char **argv, option_t *out) {
 }
 "#;
 
-#[test]
-fn c() {
-    let f = analyze(Language::C, "src/util.h", C_HEADER);
-    dump(&f);
-    let f = analyze(Language::C, "src/util.c", C_SOURCE);
-    dump(&f);
-}
-
 const CPP: &str = r#"#include <string>
 #include "shape.hpp"
 
@@ -201,12 +175,6 @@ double Circle::area() const {
 
 }  // namespace geo
 "#;
-
-#[test]
-fn cpp() {
-    let f = analyze(Language::Cpp, "src/circle.cpp", CPP);
-    dump(&f);
-}
 
 #[test]
 fn every_query_compiles() {
@@ -391,25 +359,303 @@ object Cart { def empty: Cart = new Cart(null) }
 "#;
 
 #[test]
-fn dumps() {
-    for (l, p, s) in [
-        (Language::CSharp, "src/Acme.Web/UsersController.cs", CSHARP),
-        (Language::Ruby, "lib/shop/cart.rb", RUBY),
-        (Language::Php, "src/Http/UserController.php", PHP),
-        (Language::Bash, "scripts/install.sh", BASH),
-        (
-            Language::Kotlin,
-            "src/main/kotlin/com/acme/shop/Cart.kt",
-            KOTLIN,
-        ),
-        (Language::Swift, "Sources/Shop/Cart.swift", SWIFT),
-        (
-            Language::Scala,
-            "src/main/scala/com/acme/shop/Cart.scala",
-            SCALA,
-        ),
-    ] {
-        eprintln!("===== {l:?}");
-        dump(&analyze(l, p, s));
-    }
+fn csharp() {
+    let path = "src/Acme.Web/UsersController.cs";
+    check_nodes(
+        Language::CSharp,
+        path,
+        CSHARP,
+        &[
+            (NodeKind::Module, "src/Acme.Web/UsersController", 1, 28),
+            (NodeKind::Class, "Acme.Web.UsersController", 6, 24),
+            (
+                NodeKind::Method,
+                "Acme.Web.UsersController.UsersController",
+                13,
+                13,
+            ),
+            (NodeKind::Method, "Acme.Web.UsersController.List", 15, 23),
+            (NodeKind::Interface, "Acme.Web.IRepo", 26, 26),
+            (NodeKind::Method, "Acme.Web.IRepo.FindAll", 26, 26),
+            (NodeKind::Enum, "Acme.Web.Role", 27, 27),
+        ],
+    );
+    check_render(
+        Language::CSharp,
+        path,
+        CSHARP,
+        "Acme.Web.UsersController.List",
+        "public List<User> List(int max)",
+        "/// <summary>Lists users.</summary>\npublic List<User> List(int max)",
+        "/// <summary>Lists users.</summary>\npublic List<User> List(int max)\n{\n    if (max < 0)\n    {\n        throw new ArgumentException(\"max\");\n    }\n    return _repo.FindAll(max);\n}",
+    );
+    let f = analyze(Language::CSharp, path, CSHARP);
+    assert_eq!(imports(&f), ["System", "Acme.Storage"]);
+    assert_eq!(
+        refs(&f, 1, RefKind::Inherits),
+        ["ControllerBase", "IDisposable"]
+    );
+    assert!(refs(&f, 3, RefKind::Call).contains(&"FindAll"));
+}
+
+#[test]
+fn ruby() {
+    let path = "lib/shop/cart.rb";
+    check_nodes(
+        Language::Ruby,
+        path,
+        RUBY,
+        &[
+            (NodeKind::Module, "lib/shop/cart", 1, 24),
+            (NodeKind::Class, "Shop", 4, 24),
+            (NodeKind::Class, "Shop::Cart", 5, 23),
+            (NodeKind::Method, "Shop::Cart::add", 11, 18),
+            (NodeKind::Method, "Shop::Cart::empty", 20, 22),
+        ],
+    );
+    check_render(
+        Language::Ruby,
+        path,
+        RUBY,
+        "Shop::Cart",
+        "class Cart < Base",
+        "# A cart of items.\nclass Cart < Base",
+        "# A cart of items.\nclass Cart < Base\n  include Enumerable\n  attr_reader :items\n  LIMIT = 10\n  def add(item)\n    ...\n  def self.empty\n    ...",
+    );
+    let f = analyze(Language::Ruby, path, RUBY);
+    assert_eq!(imports(&f), ["json", "store/base"]);
+    assert_eq!(refs(&f, 2, RefKind::Inherits), ["Base", "Enumerable"]);
+    assert!(refs(&f, 3, RefKind::Call).contains(&"save"));
+}
+
+#[test]
+fn php() {
+    let path = "src/Http/UserController.php";
+    check_nodes(
+        Language::Php,
+        path,
+        PHP,
+        &[
+            (NodeKind::Module, "App\\Http.UserController", 1, 26),
+            (NodeKind::Class, "App\\Http\\UserController", 7, 24),
+            (NodeKind::Method, "App\\Http\\UserController\\show", 16, 23),
+            (NodeKind::Function, "App\\Http\\helper", 26, 26),
+        ],
+    );
+    check_render(
+        Language::Php,
+        path,
+        PHP,
+        "App\\Http\\UserController\\show",
+        "public function show(int $id): User",
+        "/** Shows one user. */\npublic function show(int $id): User",
+        "/** Shows one user. */\npublic function show(int $id): User\n{\n    if ($id < 0) {\n        throw new \\InvalidArgumentException(\"id\");\n    }\n    return $this->repo->find($id);\n}",
+    );
+    let f = analyze(Language::Php, path, PHP);
+    assert_eq!(
+        imports(&f),
+        ["App\\Models\\User", "Psr\\Log\\LoggerInterface"]
+    );
+    assert_eq!(
+        refs(&f, 1, RefKind::Inherits),
+        ["Controller", "Responder", "Loggable"]
+    );
+    assert!(refs(&f, 2, RefKind::Call).contains(&"find"));
+}
+
+#[test]
+fn bash() {
+    let path = "scripts/install.sh";
+    check_nodes(
+        Language::Bash,
+        path,
+        BASH,
+        &[
+            (NodeKind::Module, "scripts/install", 1, 14),
+            (NodeKind::Function, "scripts/install.install_pkg", 5, 12),
+        ],
+    );
+    check_render(
+        Language::Bash,
+        path,
+        BASH,
+        "scripts/install.install_pkg",
+        "install_pkg()",
+        "# Installs one package.\ninstall_pkg()",
+        "# Installs one package.\ninstall_pkg() {\n    if [ -z \"$1\" ]; then\n        ...\n}",
+    );
+    let f = analyze(Language::Bash, path, BASH);
+    assert_eq!(imports(&f), ["./lib/common.sh"]);
+    assert!(refs(&f, 1, RefKind::Call).contains(&"log_info"));
+    assert!(refs(&f, 0, RefKind::Call).contains(&"install_pkg"));
+}
+
+#[test]
+fn kotlin() {
+    let path = "src/main/kotlin/com/acme/shop/Cart.kt";
+    check_nodes(
+        Language::Kotlin,
+        path,
+        KOTLIN,
+        &[
+            (NodeKind::Module, "com.acme.shop.Cart", 1, 21),
+            (NodeKind::Class, "com.acme.shop.Cart", 5, 17),
+            (NodeKind::Method, "com.acme.shop.Cart.add", 9, 16),
+            (NodeKind::Interface, "com.acme.shop.Closeable", 19, 19),
+            (NodeKind::Method, "com.acme.shop.Closeable.close", 19, 19),
+            (NodeKind::Enum, "com.acme.shop.Color", 20, 20),
+            (NodeKind::Function, "com.acme.shop.helper", 21, 21),
+        ],
+    );
+    check_render(
+        Language::Kotlin,
+        path,
+        KOTLIN,
+        "com.acme.shop.Cart.add",
+        "fun add(item: Item): Boolean",
+        "/** Adds an item. */\nfun add(item: Item): Boolean",
+        "/** Adds an item. */\nfun add(item: Item): Boolean {\n    if (item.price < 0) {\n        throw IllegalArgumentException(\"price\")\n    }\n    ...\n    return items.add(item)\n}",
+    );
+    let f = analyze(Language::Kotlin, path, KOTLIN);
+    assert_eq!(imports(&f), ["com.acme.store.Repo"]);
+    assert_eq!(refs(&f, 1, RefKind::Inherits), ["Base", "Closeable"]);
+    assert!(refs(&f, 2, RefKind::Call).contains(&"save"));
+}
+
+#[test]
+fn swift() {
+    let path = "Sources/Shop/Cart.swift";
+    check_nodes(
+        Language::Swift,
+        path,
+        SWIFT,
+        &[
+            (NodeKind::Module, "Sources/Shop/Cart", 1, 24),
+            (NodeKind::Class, "Cart", 4, 16),
+            (NodeKind::Method, "Cart.add", 8, 15),
+            (NodeKind::Impl, "Cart", 18, 20),
+            (NodeKind::Method, "Cart.clear", 19, 19),
+            (NodeKind::Interface, "Closeable", 22, 22),
+            (NodeKind::Method, "Closeable.close", 22, 22),
+            (NodeKind::Struct, "Point", 23, 23),
+            (NodeKind::Enum, "Color", 24, 24),
+        ],
+    );
+    check_render(
+        Language::Swift,
+        path,
+        SWIFT,
+        "Cart.add",
+        "func add(_ item: Item) -> Bool",
+        "/// Adds an item.\nfunc add(_ item: Item) -> Bool",
+        "/// Adds an item.\nfunc add(_ item: Item) -> Bool {\n    if item.price < 0 {\n        return false\n    }\n    ...\n    return true\n}",
+    );
+    let f = analyze(Language::Swift, path, SWIFT);
+    assert_eq!(imports(&f), ["Foundation", "Store"]);
+    assert_eq!(refs(&f, 1, RefKind::Inherits), ["Base", "Codable"]);
+    assert!(refs(&f, 2, RefKind::Call).contains(&"save"));
+}
+
+#[test]
+fn scala() {
+    let path = "src/main/scala/com/acme/shop/Cart.scala";
+    check_nodes(
+        Language::Scala,
+        path,
+        SCALA,
+        &[
+            (NodeKind::Module, "com.acme.shop.Cart", 1, 20),
+            (NodeKind::Class, "com.acme.shop.Cart", 5, 17),
+            (NodeKind::Method, "com.acme.shop.Cart.add", 9, 16),
+            (NodeKind::Trait, "com.acme.shop.Closeable", 19, 19),
+            (NodeKind::Method, "com.acme.shop.Closeable.close", 19, 19),
+            (NodeKind::Class, "com.acme.shop.Cart", 20, 20),
+            (NodeKind::Method, "com.acme.shop.Cart.empty", 20, 20),
+        ],
+    );
+    check_render(
+        Language::Scala,
+        path,
+        SCALA,
+        "com.acme.shop.Cart.add",
+        "def add(item: Item): Boolean =",
+        "/** Adds an item. */\ndef add(item: Item): Boolean =",
+        "/** Adds an item. */\ndef add(item: Item): Boolean = {\n  if (item.price < 0) {\n    throw new IllegalArgumentException(\"price\")\n  }\n  ...\n}",
+    );
+    let f = analyze(Language::Scala, path, SCALA);
+    assert_eq!(imports(&f), ["com.acme.store.Repo"]);
+    assert_eq!(refs(&f, 1, RefKind::Inherits), ["Base", "Closeable"]);
+    assert!(refs(&f, 2, RefKind::Call).contains(&"save"));
+}
+
+#[test]
+fn c_header_and_source() {
+    check_nodes(
+        Language::C,
+        "src/util.h",
+        C_HEADER,
+        &[
+            (NodeKind::Module, "src/util", 1, 26),
+            (NodeKind::Function, "src/util::SQUARE", 7, 7),
+            (NodeKind::Struct, "src/util::option_t", 9, 13),
+            (NodeKind::Struct, "src/util::list", 15, 17),
+            (NodeKind::Enum, "src/util::color", 19, 19),
+            (NodeKind::TypeAlias, "src/util::count_t", 21, 21),
+            (NodeKind::Function, "src/util::parse_args", 23, 24),
+            (NodeKind::Function, "src/util::dup_name", 25, 25),
+        ],
+    );
+    check_render(
+        Language::C,
+        "src/util.c",
+        C_SOURCE,
+        "src/util::parse_args",
+        "int parse_args(int argc, char **argv, option_t *out)",
+        "/* Parses argv into options. */\nint parse_args(int argc, char **argv, option_t *out)",
+        "/* Parses argv into options. */\nint parse_args(int argc, char **argv, option_t *out) {\n    for (int i = 0; i < argc; i++) {\n        if (argv[i][0] == '-') {\n            ...\n        } else {\n            ...\n        }\n    }\n    return 0;\n}",
+    );
+    let h = analyze(Language::C, "src/util.h", C_HEADER);
+    assert_eq!(imports(&h), ["stdio.h", "types.h"]);
+    // Include guards wrap the whole header; its macros and fields still show.
+    assert!(
+        h.nodes[0].skeleton.contains("#define MAX_LEN 64"),
+        "{}",
+        h.nodes[0].skeleton
+    );
+    let c = analyze(Language::C, "src/util.c", C_SOURCE);
+    assert_eq!(
+        refs(&c, 2, RefKind::Call),
+        ["option_t", "helper", "log_arg"]
+    );
+}
+
+#[test]
+fn cpp_methods_outside_their_class_share_its_name() {
+    let path = "src/circle.cpp";
+    check_nodes(
+        Language::Cpp,
+        path,
+        CPP,
+        &[
+            (NodeKind::Module, "src/circle", 1, 26),
+            (NodeKind::Class, "src/circle::geo::Circle", 6, 14),
+            (NodeKind::Method, "src/circle::geo::Circle::Circle", 9, 9),
+            (NodeKind::Method, "src/circle::geo::Circle::area", 10, 11),
+            (NodeKind::Function, "src/circle::geo::twice", 16, 17),
+            (NodeKind::Method, "src/circle::geo::Circle::area", 19, 24),
+        ],
+    );
+    check_render(
+        Language::Cpp,
+        path,
+        CPP,
+        "src/circle::geo::Circle",
+        "class Circle : public Shape, private Named",
+        "/// A circle.\nclass Circle : public Shape, private Named",
+        "/// A circle.\nclass Circle : public Shape, private Named {\npublic:\n    explicit Circle(double r);\n    double area() const override;\nprivate:\n    double r_;\n}",
+    );
+    let f = analyze(Language::Cpp, path, CPP);
+    assert_eq!(imports(&f), ["string", "shape.hpp"]);
+    assert_eq!(refs(&f, 1, RefKind::Inherits), ["Shape", "Named"]);
+    assert!(refs(&f, 5, RefKind::Call).contains(&"pi"));
 }
