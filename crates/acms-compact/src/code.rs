@@ -57,6 +57,16 @@ pub fn path_for_fence(info: &str) -> Option<&'static str> {
         "tsx" => "x.tsx",
         "javascript" | "js" | "jsx" | "mjs" => "x.js",
         "java" => "x.java",
+        // Shell fences are left out: in a conversation they hold commands and their output.
+        "go" | "golang" => "x.go",
+        "c" | "h" => "x.c",
+        "cpp" | "c++" | "cc" | "cxx" | "hpp" => "x.cpp",
+        "csharp" | "cs" | "c#" => "x.cs",
+        "ruby" | "rb" => "x.rb",
+        "php" => "x.php",
+        "kotlin" | "kt" => "x.kt",
+        "swift" => "x.swift",
+        "scala" => "x.scala",
         _ => return None,
     })
 }
@@ -66,7 +76,28 @@ pub fn is_code_path(path: &str) -> bool {
     let ext = path.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
     matches!(
         ext.as_str(),
-        "rs" | "py" | "ts" | "tsx" | "js" | "jsx" | "mjs" | "java"
+        "rs" | "py"
+            | "ts"
+            | "tsx"
+            | "js"
+            | "jsx"
+            | "mjs"
+            | "java"
+            | "go"
+            | "c"
+            | "h"
+            | "cc"
+            | "cpp"
+            | "cxx"
+            | "hpp"
+            | "cs"
+            | "rb"
+            | "php"
+            | "sh"
+            | "bash"
+            | "kt"
+            | "swift"
+            | "scala"
     )
 }
 
@@ -282,6 +313,8 @@ mod tests {
     fn languages() {
         assert_eq!(path_for_fence("Rust ignore"), Some("x.rs"));
         assert_eq!(path_for_fence("text"), None);
+        assert_eq!(path_for_fence("go"), Some("x.go"));
+        assert!(is_code_path("cmd/main.go"));
         assert!(is_code_path("src/lib.RS"));
         assert!(!is_code_path("README.md"));
         assert!(is_signature_line("    pub fn x()"));

@@ -12,7 +12,7 @@ use acms_core::{ContentHash, ContextConfig, NodeId, TokenCounter};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::analyze::{ParseLimits, analyzer_for, detect_language};
+use crate::analyze::{Analyzer, ParseLimits, analyzer_for, detect_language, strip_ext};
 use crate::model::{Language, NodeKind, ParsedFile, RefKind};
 use crate::store::{
     EdgeKind, EdgeRecord, FileRecord, FileRows, NodeRecord, NodeRow, Store, StoredEdge,
@@ -571,7 +571,16 @@ fn incremental_edges(
         roots.borrow_mut().insert(path.to_string(), r);
         r
     };
-    let exists = |path: &str| root_of(path).is_some();
+    let exists = |path: &str| {
+        if path.ends_with('/') {
+            store.has_dir(path).unwrap_or_else(|e| {
+                failed.borrow_mut().get_or_insert(e);
+                false
+            })
+        } else {
+            root_of(path).is_some()
+        }
+    };
     let mut imported: HashMap<String, HashSet<String>> = HashMap::new();
 
     let mut wanted: BTreeMap<(NodeId, NodeId, EdgeKind), f32> = BTreeMap::new();
@@ -601,6 +610,7 @@ fn incremental_edges(
             }
             targets.insert(target);
         }
+        add_visible(analyzer, path, &mut targets, &exists);
         imported.insert(path.to_string(), targets);
         for (src, name, kind) in &f.rows.refs {
             let cands = candidates_of(name)?;
@@ -627,6 +637,7 @@ fn incremental_edges(
                             targets.insert(t);
                         }
                     }
+                    add_visible(analyzer, &path, &mut targets, &exists);
                 }
                 imported.insert(path.clone(), targets);
             }
@@ -684,6 +695,31 @@ fn incremental_edges(
     }))
 }
 
+/// Adds to what the file at `path` imports (`targets`) what else it sees without naming it: the
+/// implementations of the headers it includes and its own package directory.
+fn add_visible(
+    analyzer: &dyn Analyzer,
+    path: &str,
+    targets: &mut HashSet<String>,
+    exists: &dyn Fn(&str) -> bool,
+) {
+    let implementations: Vec<String> = targets
+        .iter()
+        .flat_map(|t| analyzer.implementations(t, exists))
+        .collect();
+    targets.extend(implementations);
+    targets.extend(analyzer.package_dir(path));
+}
+
+/// The directory key (`a/b/`) of a file path, as [`Analyzer::package_dir`] and directory
+/// import targets spell it.
+fn dir_key(path: &str) -> String {
+    match path.rfind('/') {
+        Some(i) => path[..=i].to_string(),
+        None => String::from("/"),
+    }
+}
+
 /// Whether a node of `kind` can be what a name reference points at.
 fn is_candidate(kind: NodeKind) -> bool {
     !matches!(kind, NodeKind::Module | NodeKind::Chunk | NodeKind::Section)
@@ -725,10 +761,20 @@ fn resolve_ref(
     }
     let via_import: Vec<_> = cands
         .iter()
-        .filter(|c| imported.is_some_and(|t| t.contains(&c.1)))
+        .filter(|c| imported.is_some_and(|t| t.contains(&c.1) || t.contains(&dir_key(&c.1))))
         .collect();
+    // A declaration in a header and its definition next to it are one symbol to a reader.
+    let one_pair = via_import.len() > 1
+        && via_import.len() <= MAX_CANDIDATES
+        && via_import
+            .iter()
+            .all(|c| strip_ext(&c.1) == strip_ext(&via_import[0].1));
     if via_import.len() == 1 {
         add(src, via_import[0].0, edge_kind, 0.8);
+    } else if one_pair {
+        for c in &via_import {
+            add(src, c.0, edge_kind, 0.8 / via_import.len() as f32);
+        }
     } else if cands.len() == 1 {
         add(src, cands[0].0, edge_kind, 0.6);
     } else if !cands.is_empty() && cands.len() <= MAX_CANDIDATES {
@@ -991,7 +1037,11 @@ pub(crate) fn resolve_edges(
             module_of.entry(n.path.as_str()).or_insert(n.id);
         }
     }
-    let exists = |p: &str| module_of.contains_key(p);
+    let mut dirs: HashSet<&str> = HashSet::new();
+    for p in module_of.keys() {
+        dirs.extend(p.match_indices('/').map(|(i, _)| &p[..=i]));
+    }
+    let exists = |p: &str| module_of.contains_key(p) || dirs.contains(p);
     let mut imported: HashMap<&str, HashSet<String>> = HashMap::new();
     for (path, module) in imports {
         let Some(lang) = languages.get(path) else {
@@ -1006,6 +1056,16 @@ pub(crate) fn resolve_edges(
             add(src, dst, EdgeKind::Imports, 1.0);
         }
         imported.entry(path.as_str()).or_default().insert(target);
+    }
+    for (path, lang) in languages {
+        let analyzer = analyzer_for(*lang);
+        if let Some(targets) = imported.get_mut(path.as_str()) {
+            add_visible(analyzer, path, targets, &exists);
+        } else if analyzer.package_dir(path).is_some() {
+            let mut targets = HashSet::new();
+            add_visible(analyzer, path, &mut targets, &exists);
+            imported.insert(path.as_str(), targets);
+        }
     }
     let mut by_name: HashMap<&str, Vec<Candidate>> = HashMap::new();
     for n in nodes {

@@ -970,6 +970,17 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// Whether some indexed file lies under `dir` (which ends in `/`).
+    pub(crate) fn has_dir(&self, dir: &str) -> Result<bool> {
+        // Paths under `dir/` sort between `dir/` and `dir0` ('0' follows '/').
+        let end = format!("{}0", dir.trim_end_matches('/'));
+        self.conn
+            .prepare_cached("SELECT 1 FROM files WHERE path >= ?1 AND path < ?2 LIMIT 1")
+            .and_then(|mut s| s.query_row(params![dir, end], |_| Ok(())).optional())
+            .map(|r| r.is_some())
+            .map_err(|e| self.err(e))
+    }
+
     /// Every node named `name`: (id, path, kind).
     pub(crate) fn nodes_named(&self, name: &str) -> Result<Vec<(NodeId, String, NodeKind)>> {
         let mut stmt = self

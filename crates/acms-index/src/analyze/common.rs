@@ -434,6 +434,41 @@ pub(crate) fn first_existing(
     candidates.into_iter().find(|c| !c.is_empty() && exists(c))
 }
 
+/// The file a dotted package path names (`a.b.C` → `<root>/a/b/C.<ext>`, Java, Kotlin, Scala),
+/// trying every directory above the importing file as the source root (the deepest that holds
+/// the target wins) and, for `a.b.C.method` or `a.b.C.Inner`, the shorter paths too.
+pub(crate) fn package_file(
+    from_path: &str,
+    module: &str,
+    extensions: &[&str],
+    exists: &dyn Fn(&str) -> bool,
+) -> Option<String> {
+    let segs: Vec<&str> = module.split('.').filter(|s| !s.is_empty()).collect();
+    let mut roots = Vec::new();
+    let mut d = dirname(from_path);
+    loop {
+        roots.push(d.to_string());
+        if d.is_empty() {
+            break;
+        }
+        d = dirname(d);
+    }
+    let mut candidates = Vec::new();
+    for n in (1..=segs.len()).rev() {
+        let rel = segs[..n].join("/");
+        for root in &roots {
+            for ext in extensions {
+                candidates.push(if root.is_empty() {
+                    format!("{rel}.{ext}")
+                } else {
+                    format!("{root}/{rel}.{ext}")
+                });
+            }
+        }
+    }
+    first_existing(candidates, exists)
+}
+
 /// `name` with control characters escaped (a name shows in one-line fragment headers) and cut
 /// to [`MAX_NAME_BYTES`] on a char boundary, so names stay linear in the nesting that builds
 /// them.

@@ -6,7 +6,7 @@
 
 use tree_sitter::Node;
 
-use super::common::{dirname, file_stem, first_existing};
+use super::common::{file_stem, package_file};
 use super::walker::{self, Def, DocStyle, Table, field_text, head_name, named_children, text};
 use super::{Analyzer, ParseLimits};
 use crate::model::{Language, NodeKind, ParsedFile, ParsedImport};
@@ -58,6 +58,7 @@ pub(crate) static TABLE: Table = Table {
     module_names,
     package,
     module_doc: walker::no_module_doc,
+    query: None,
 };
 
 fn classify<'t>(n: Node<'t>, src: &str, _parent: &str) -> Option<Def<'t>> {
@@ -150,31 +151,7 @@ impl Analyzer for Java {
         module: &str,
         exists: &dyn Fn(&str) -> bool,
     ) -> Option<String> {
-        let segs: Vec<&str> = module.split('.').filter(|s| !s.is_empty()).collect();
-        // Every directory above the importing file may be its source root (the prefix
-        // before its package directories); the deepest that holds the target wins.
-        let mut roots = Vec::new();
-        let mut d = dirname(from_path);
-        loop {
-            roots.push(d.to_string());
-            if d.is_empty() {
-                break;
-            }
-            d = dirname(d);
-        }
-        let mut candidates = Vec::new();
-        // `a.b.C.method` (static import) and `a.b.C.Inner` live in `a/b/C.java`.
-        for n in (1..=segs.len()).rev() {
-            let rel = segs[..n].join("/");
-            for root in &roots {
-                candidates.push(if root.is_empty() {
-                    format!("{rel}.java")
-                } else {
-                    format!("{root}/{rel}.java")
-                });
-            }
-        }
-        first_existing(candidates, exists)
+        package_file(from_path, module, &["java"], exists)
     }
 }
 

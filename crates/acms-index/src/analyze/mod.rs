@@ -101,11 +101,14 @@ impl Cost {
 }
 
 mod common;
+pub(crate) use common::strip_ext;
 mod doc_sections;
 mod java;
 mod json_schema;
+mod languages;
 mod markdown;
 mod python;
+mod query;
 mod rust;
 mod text;
 mod typescript;
@@ -148,6 +151,18 @@ pub trait Analyzer: Send + Sync {
         module: &str,
         exists: &dyn Fn(&str) -> bool,
     ) -> Option<String>;
+
+    /// The directory (ending in `/`) whose files share one namespace with the file at `path`
+    /// without importing each other (a Go package); `None` for file-scoped languages.
+    fn package_dir(&self, _path: &str) -> Option<String> {
+        None
+    }
+
+    /// The files that implement what the header `header` declares (`x.h` → `x.c`), among
+    /// those `exists` accepts: a call through an include reaches the definition too.
+    fn implementations(&self, _header: &str, _exists: &dyn Fn(&str) -> bool) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// The language of the file at `path`, by extension, and for `.json` by content (a JSON
@@ -172,6 +187,20 @@ pub fn detect_language(path: &str, source: &str) -> Option<Language> {
         "js" | "mjs" | "cjs" | "jsx" => Language::JavaScript,
         "rs" => Language::Rust,
         "java" => Language::Java,
+        "go" => Language::Go,
+        "c" => Language::C,
+        "h" if looks_like_cpp(source) => Language::Cpp,
+        "h" => Language::C,
+        "cc" | "cpp" | "cxx" | "c++" | "hh" | "hpp" | "hxx" | "h++" | "ipp" | "tpp" => {
+            Language::Cpp
+        }
+        "cs" => Language::CSharp,
+        "rb" | "rake" | "gemspec" => Language::Ruby,
+        "php" => Language::Php,
+        "sh" | "bash" => Language::Bash,
+        "kt" | "kts" => Language::Kotlin,
+        "swift" => Language::Swift,
+        "scala" | "sc" => Language::Scala,
         "md" | "markdown" | "mdx" => Language::Markdown,
         "json" if json_schema::looks_like_schema(source) => Language::JsonSchema,
         "json" | "jsonc" | "json5" => Language::Text,
@@ -180,21 +209,35 @@ pub fn detect_language(path: &str, source: &str) -> Option<Language> {
     })
 }
 
+/// Whether a `.h` header is C++ rather than C: a C++ keyword starts one of its lines.
+fn looks_like_cpp(source: &str) -> bool {
+    source.lines().take(2000).any(|l| {
+        let l = l.trim_start();
+        [
+            "class ",
+            "namespace ",
+            "template<",
+            "template <",
+            "public:",
+            "private:",
+            "#include <string>",
+            "#include <vector>",
+            "#include <memory>",
+        ]
+        .iter()
+        .any(|k| l.starts_with(k))
+    })
+}
+
 /// Extensions indexed as plain text: configuration, docs, and languages without an analyzer.
 const TEXT_EXTENSIONS: &[&str] = &[
     "adoc",
-    "bash",
     "bat",
-    "c",
-    "cc",
     "cfg",
     "clj",
     "cmake",
     "conf",
-    "cpp",
-    "cs",
     "css",
-    "cxx",
     "dart",
     "dockerfile",
     "el",
@@ -204,21 +247,15 @@ const TEXT_EXTENSIONS: &[&str] = &[
     "exs",
     "fish",
     "fs",
-    "go",
     "gradle",
     "graphql",
     "groovy",
-    "h",
     "hcl",
-    "hh",
-    "hpp",
     "hs",
     "htm",
     "html",
     "ini",
     "jl",
-    "kt",
-    "kts",
     "less",
     "lua",
     "mk",
@@ -226,21 +263,16 @@ const TEXT_EXTENSIONS: &[&str] = &[
     "nim",
     "nix",
     "org",
-    "php",
     "pl",
     "proto",
     "properties",
     "ps1",
     "r",
-    "rb",
     "rst",
     "sass",
-    "scala",
     "scss",
-    "sh",
     "sql",
     "svelte",
-    "swift",
     "tex",
     "tf",
     "toml",
@@ -262,6 +294,16 @@ pub fn analyzer_for(language: Language) -> &'static dyn Analyzer {
         Language::JavaScript => &typescript::JAVASCRIPT,
         Language::Rust => &rust::Rust,
         Language::Java => &java::Java,
+        Language::Go => &languages::GO_ANALYZER,
+        Language::C => &languages::C_ANALYZER,
+        Language::Cpp => &languages::CPP_ANALYZER,
+        Language::CSharp => &languages::CSHARP_ANALYZER,
+        Language::Ruby => &languages::RUBY_ANALYZER,
+        Language::Php => &languages::PHP_ANALYZER,
+        Language::Bash => &languages::BASH_ANALYZER,
+        Language::Kotlin => &languages::KOTLIN_ANALYZER,
+        Language::Swift => &languages::SWIFT_ANALYZER,
+        Language::Scala => &languages::SCALA_ANALYZER,
         Language::Markdown => &markdown::Markdown,
         Language::JsonSchema => &json_schema::JsonSchema,
         Language::Text => &text::Text,
@@ -287,6 +329,16 @@ pub fn outline(language: Language, source: &str, limits: &ParseLimits) -> Option
         }
         Language::Rust => walker::outline(&rust::TABLE, source, limits),
         Language::Java => walker::outline(&java::TABLE, source, limits),
+        Language::Go
+        | Language::C
+        | Language::Cpp
+        | Language::CSharp
+        | Language::Ruby
+        | Language::Php
+        | Language::Bash
+        | Language::Kotlin
+        | Language::Swift
+        | Language::Scala => walker::outline(languages::table(language)?, source, limits),
         Language::Markdown => markdown::outline(source, limits),
         Language::JsonSchema => json_schema::outline(source, limits),
         Language::Text => None,

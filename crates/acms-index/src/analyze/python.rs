@@ -59,6 +59,7 @@ pub(crate) static TABLE: Table = Table {
     module_names,
     package: walker::no_package,
     module_doc: walker::python_module_doc,
+    query: None,
 };
 
 /// A decorated definition is the node itself (so decorators are in its span, signature and

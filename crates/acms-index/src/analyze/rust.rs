@@ -57,6 +57,7 @@ pub(crate) static TABLE: Table = Table {
     module_names,
     package: walker::no_package,
     module_doc,
+    query: None,
 };
 
 fn classify<'t>(n: Node<'t>, src: &str, _parent: &str) -> Option<Def<'t>> {

@@ -141,7 +141,23 @@ fn detects_languages() {
     check_detect("package.json", r#"{"name": "x"}"#, Some(Language::Text));
     check_detect("Cargo.toml", "", Some(Language::Text));
     check_detect("ci.YML", "", Some(Language::Text));
-    check_detect("main.go", "", Some(Language::Text));
+    check_detect("main.go", "", Some(Language::Go));
+    check_detect("util.c", "", Some(Language::C));
+    check_detect("util.h", "int f(void);", Some(Language::C));
+    check_detect(
+        "shape.h",
+        "namespace geo {\nclass A {};\n}",
+        Some(Language::Cpp),
+    );
+    check_detect("shape.hpp", "", Some(Language::Cpp));
+    check_detect("App.cs", "", Some(Language::CSharp));
+    check_detect("cart.rb", "", Some(Language::Ruby));
+    check_detect("index.php", "", Some(Language::Php));
+    check_detect("install.sh", "", Some(Language::Bash));
+    check_detect("Cart.kt", "", Some(Language::Kotlin));
+    check_detect("Cart.swift", "", Some(Language::Swift));
+    check_detect("Cart.scala", "", Some(Language::Scala));
+    check_detect("init.lua", "", Some(Language::Text));
     check_detect("Makefile", "all:", Some(Language::Text));
     check_detect(".gitignore", "target", Some(Language::Text));
     check_detect("logo.png", "\u{89}PNG", None);
@@ -648,8 +664,8 @@ proptest! {
 #[test]
 fn a_change_in_what_the_analyzers_extract_comes_with_a_new_version() {
     const FINGERPRINT: (&str, &str) = (
-        "7",
-        "0d27d3f7d3cf3e79ff407e32e09ba8239488721ce2037085c5775f544dc58000",
+        "8",
+        "89534775b7480e3defc49f38521559e6540d2861463af50a61dbc455fc0b9f05",
     );
     let samples: &[(Language, &str, &str)] = &[
         (
@@ -676,6 +692,56 @@ fn a_change_in_what_the_analyzers_extract_comes_with_a_new_version() {
             Language::Java,
             "src/A.java",
             "package a;\nimport b.C;\n/** A. */\nclass A extends C {\n  private int n;\n  int get() { return n; }\n}\n",
+        ),
+        (
+            Language::Go,
+            "pkg/a.go",
+            "// Package a.\npackage a\n\nimport \"b\"\n\n// T is a t.\ntype T struct{ n int }\n\nfunc (t *T) Get() int {\n\tif t.n > 0 {\n\t\treturn b.F(t.n)\n\t}\n\treturn 0\n}\n",
+        ),
+        (
+            Language::C,
+            "src/a.c",
+            "#include \"a.h\"\n/* Gets. */\nint get(struct t *t) {\n    if (t->n) {\n        return f(t->n);\n    }\n    return 0;\n}\n",
+        ),
+        (
+            Language::Cpp,
+            "src/a.cpp",
+            "#include \"a.hpp\"\nnamespace a {\nclass T : public B {\npublic:\n    int get() const;\n};\nint T::get() const { return f(n_); }\n}\n",
+        ),
+        (
+            Language::CSharp,
+            "src/A.cs",
+            "using B;\nnamespace A;\n/// <summary>T.</summary>\npublic class T : Base {\n    public int Get() { return F(); }\n}\n",
+        ),
+        (
+            Language::Ruby,
+            "lib/a.rb",
+            "require \"b\"\nmodule A\n  # T.\n  class T < B\n    def get\n      f(1)\n    end\n  end\nend\n",
+        ),
+        (
+            Language::Php,
+            "src/A.php",
+            "<?php\nnamespace A;\nuse B\\C;\n/** T. */\nclass T extends C {\n    public function get() { return f(); }\n}\n",
+        ),
+        (
+            Language::Bash,
+            "a.sh",
+            "source ./b.sh\n# Gets.\nget() {\n    f \"$1\"\n}\n",
+        ),
+        (
+            Language::Kotlin,
+            "A.kt",
+            "package a\nimport b.C\n/** T. */\nclass T : C() {\n    fun get(): Int { return f() }\n}\n",
+        ),
+        (
+            Language::Swift,
+            "A.swift",
+            "import B\n/// T.\nclass T: C {\n    func get() -> Int { return f() }\n}\n",
+        ),
+        (
+            Language::Scala,
+            "A.scala",
+            "package a\nimport b.C\n/** T. */\nclass T extends C {\n  def get(): Int = f()\n}\n",
         ),
     ];
     let mut text = String::new();

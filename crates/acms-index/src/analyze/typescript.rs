@@ -89,6 +89,7 @@ macro_rules! ts_table {
             module_names,
             package: walker::no_package,
             module_doc: walker::no_module_doc,
+            query: None,
         }
     };
 }

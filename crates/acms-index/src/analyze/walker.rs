@@ -17,6 +17,7 @@ use super::common::{
     make_node, module_node, next_code_lines, parse, render_kept, slice, timeout_warning,
 };
 use super::doc_sections::{DocSections, doc_sections};
+use super::query::{Captures, QuerySpec};
 use super::{MAX_DEF_DEPTH, ParseLimits};
 use crate::model::{Language, NodeKind, ParsedFile, ParsedImport, ParsedRef, RefKind};
 
@@ -106,6 +107,10 @@ pub(crate) struct Table {
     pub package: fn(Node, &str) -> Option<String>,
     /// The module doc: (cleaned text, source start, source end).
     pub module_doc: fn(Node, &str) -> Option<DocSpan>,
+    /// A language described by a query ([`super::query`]): its captures answer what
+    /// `classify`, `import`, `package`, `field`, `scopes` and the reference lists answer for
+    /// the hand-written languages.
+    pub query: Option<&'static QuerySpec>,
 }
 
 pub(crate) fn no_package(_: Node, _: &str) -> Option<String> {
@@ -200,18 +205,30 @@ fn passed_name<'s>(table: &Table, n: Node, src: &'s str) -> Option<&'s str> {
 }
 
 /// End byte of the last non-extra child of `owner` before `body`: the end of the header.
-fn header_end(owner: Node, body: Node) -> usize {
+/// A body nested deeper than a child of `owner` (a query language's `@body`: Go's
+/// `type A struct {…}` holds its fields two levels down) ends the header at the last
+/// non-blank byte before it.
+fn header_end(owner: Node, body: Node, src: &str) -> usize {
     let mut end = owner.start_byte();
+    let mut direct = false;
     let mut c = owner.walk();
     for ch in owner.children(&mut c) {
         if ch.start_byte() >= body.start_byte() {
+            direct = ch.id() == body.id();
             break;
         }
         if !ch.is_extra() {
             end = ch.end_byte();
         }
     }
-    end
+    if direct {
+        end
+    } else {
+        slice(src, 0, body.start_byte())
+            .trim_end()
+            .len()
+            .max(owner.start_byte())
+    }
 }
 
 /// Per-definition bookkeeping gathered during the walk.
@@ -313,6 +330,13 @@ pub(crate) fn walk(
     let deadline = deadline(limits);
     let tree = parse(&grammar, source, deadline)?;
     let mut clock = Clock::new(deadline);
+    let caps = match table.query {
+        Some(q) => {
+            let query = q.query(&grammar).map_err(|_| ParseFailure::Grammar)?;
+            Some(Captures::collect(query, &tree, source, &mut clock)?)
+        }
+        None => None,
+    };
     let root = tree.root_node();
     let lines = Lines::new(source);
     let src = source;
@@ -442,15 +466,25 @@ pub(crate) fn walk(
                     *is_comment = true;
                 }
             }
-        } else if let Some(p) = (table.package)(node, src) {
+        } else if let Some(p) = match &caps {
+            Some(c) => c.package(node).map(str::to_string),
+            None => (table.package)(node, src),
+        } {
             let l = lines.line_of(node.start_byte());
             outline.insert(l);
             defs[0].kept.insert(l);
             scopes[0] = p.clone();
             package = Some(p);
         } else if node.is_named()
-            && table.imports.contains(&kind)
-            && (table.import)(node, src, &mut file.imports)
+            && match &caps {
+                Some(c) => c.imports(node).is_some_and(|i| {
+                    file.imports.extend_from_slice(i);
+                    true
+                }),
+                None => {
+                    table.imports.contains(&kind) && (table.import)(node, src, &mut file.imports)
+                }
+            }
         {
             let (a, b) = (node.start_byte(), node.end_byte());
             let (first, last) = (lines.line_of(a), lines.last_line(a, b));
@@ -468,10 +502,12 @@ pub(crate) fn walk(
             };
         }
 
-        let def = if node.is_named() {
-            (table.classify)(node, src, ctx.parent_kind)
-        } else {
+        let def = if !node.is_named() {
             None
+        } else if let Some(c) = &caps {
+            c.def(node)
+        } else {
+            (table.classify)(node, src, ctx.parent_kind).map(|d| (d, None))
         };
         // Too deep: the definition's text stays part of its enclosing definition.
         let def = match def {
@@ -481,12 +517,15 @@ pub(crate) fn walk(
             }
             d => d,
         };
-        if let Some(def) = def {
+        let made_def = def.is_some();
+        if let Some((def, owner)) = def {
             let parent = ctx.def;
             let idx = file.nodes.len();
             let outer = ctx.outer.unwrap_or(node);
             let mut kind_ = def.kind;
-            if kind_ == NodeKind::Function && is_container(file.nodes[parent].kind) && parent != 0 {
+            if kind_ == NodeKind::Function
+                && ((is_container(file.nodes[parent].kind) && parent != 0) || owner.is_some())
+            {
                 kind_ = NodeKind::Method;
             }
             let mut sig_start = outer.start_byte();
@@ -531,7 +570,7 @@ pub(crate) fn walk(
             }
             let end = outer.end_byte();
             let hdr_end = match def.body {
-                Some(b) => header_end(def.body_owner, b).max(sig_start),
+                Some(b) => header_end(def.body_owner, b, src).max(sig_start),
                 None => end,
             };
             let signature = dedent_slice(&lines, sig_start, hdr_end);
@@ -575,7 +614,12 @@ pub(crate) fn walk(
             }
             defs.push(st);
 
-            let qualified_name = clean_name(join(&scopes[ctx.scope], &def.name));
+            // A method written outside its type (`func (s *Server) Serve`, `void A::f()`) is
+            // named as if written inside it, so both halves of a type share one prefix.
+            let qualified_name = match &owner {
+                Some(o) => clean_name(join(&join(&scopes[ctx.scope], o), &def.name)),
+                None => clean_name(join(&scopes[ctx.scope], &def.name)),
+            };
             file.nodes.push(make_node(
                 &lines,
                 kind_,
@@ -597,6 +641,9 @@ pub(crate) fn walk(
             child.scope = scopes.len() - 1;
             child.member = false;
             child.def_depth = ctx.def_depth + 1;
+        } else if let Some(name) = caps.as_ref().and_then(|c| c.scope(node)) {
+            scopes.push(clean_name(join(&scopes[ctx.scope], name)));
+            child.scope = scopes.len() - 1;
         } else if node.is_named() && table.scopes.contains(&kind) {
             if let (Some(name), Some(_)) = (
                 field_text(node, "name", src),
@@ -613,7 +660,7 @@ pub(crate) fn walk(
                 .iter()
                 .find_map(|f| node.child_by_field_name(f));
             let (a, b) = (node.start_byte(), node.end_byte());
-            let hdr = body.map_or(a, |body| header_end(node, body).max(a));
+            let hdr = body.map_or(a, |body| header_end(node, body, src).max(a));
             let st = &mut defs[ctx.def];
             st.kept.insert_range(
                 lines.line_of(a),
@@ -627,17 +674,25 @@ pub(crate) fn walk(
             || (!node.is_named() && table.clause_tokens.contains(&kind))
         {
             defs[ctx.def].kept.insert(lines.line_of(node.start_byte()));
-        } else if ctx.member
-            && node.is_named()
+        } else if node.is_named()
             && (ctx.def == 0 || is_container(file.nodes[ctx.def].kind))
-            && (table.field)(node, ctx.def == 0)
+            // A query names its fields precisely (C's inside include guards too); the hooks
+            // are asked about direct members only.
+            && match &caps {
+                Some(c) => c.is_field(node),
+                None => ctx.member && (table.field)(node, ctx.def == 0),
+            }
         {
             let l = lines.line_of(node.start_byte());
             defs[ctx.def].kept.insert(l);
             outline.insert(l);
         }
 
-        if node.is_named() {
+        if let Some((name, kind)) = caps.as_ref().and_then(|c| c.reference(node)) {
+            if is_identifier(name) {
+                add_ref(&mut file, &mut seen_refs, ctx.def, name, kind);
+            }
+        } else if node.is_named() && caps.is_none() {
             if table.calls.contains(&kind) {
                 if let Some(name) = call_name(node, src) {
                     add_ref(&mut file, &mut seen_refs, ctx.def, &name, RefKind::Call);
@@ -658,7 +713,16 @@ pub(crate) fn walk(
         if cursor.goto_first_child() {
             stack.push(child);
             deepest = deepest.max(stack.len());
-            runs.push(Vec::new());
+            // Grammars that attach a comment above a block's first statement to the block's
+            // parent (Ruby's `module X` / `# doc` / `class Y`) hand it on, so the first
+            // statement still finds its doc. Query languages only: the hand-written ones
+            // were measured without it.
+            let inherited = if caps.is_some() && !made_def && !table.wrappers.contains(&kind) {
+                my_lead
+            } else {
+                Vec::new()
+            };
+            runs.push(inherited);
             continue;
         }
         loop {

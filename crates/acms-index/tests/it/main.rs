@@ -5,6 +5,7 @@ mod bad_input;
 mod damaged;
 mod hostile;
 mod incremental;
+mod languages;
 
 use std::path::Path;
 

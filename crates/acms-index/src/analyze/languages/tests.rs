@@ -1,0 +1,661 @@
+//! Every query-described language on one fixture each: a definition of each kind, a doc
+//! comment, a nested definition, an import and a call, checked as nodes, the three rendered
+//! depths, references and imports.
+
+use super::super::tests::{check_nodes, check_render};
+use super::super::{ParseLimits, analyzer_for};
+use crate::model::{Language, NodeKind, ParsedFile, RefKind};
+
+fn analyze(language: Language, path: &str, src: &str) -> ParsedFile {
+    analyzer_for(language).analyze(path, src, &ParseLimits::default())
+}
+
+fn refs(f: &ParsedFile, from: usize, kind: RefKind) -> Vec<&str> {
+    f.refs
+        .iter()
+        .filter(|r| r.from == from && r.kind == kind)
+        .map(|r| r.name.as_str())
+        .collect()
+}
+
+fn imports(f: &ParsedFile) -> Vec<&str> {
+    f.imports.iter().map(|i| i.module.as_str()).collect()
+}
+
+const GO: &str = r#"// Package server serves requests.
+package server
+
+import (
+	"fmt"
+	"github.com/acme/app/internal/store"
+)
+
+// MaxConns caps open connections.
+const MaxConns = 10
+
+// Server answers requests.
+type Server struct {
+	Base
+	name string
+}
+
+// Handler handles one request.
+type Handler interface {
+	Serve(r Request) error
+}
+
+type ID = string
+
+// Serve runs the server.
+func (s *Server) Serve(r Request) error {
+	if r.Bad() {
+		return fmt.Errorf("bad")
+	}
+	store.Save(r)
+	return nil
+}
+
+func New(name string) *Server {
+	inner := func() int { return 1 }
+	_ = inner
+	return &Server{name: name}
+}
+"#;
+
+#[test]
+fn go() {
+    let path = "internal/server/server.go";
+    let f = analyze(Language::Go, path, GO);
+    check_nodes(
+        Language::Go,
+        path,
+        GO,
+        &[
+            (NodeKind::Module, "internal/server/server", 1, 38),
+            (NodeKind::Struct, "internal/server.Server", 12, 16),
+            (NodeKind::Interface, "internal/server.Handler", 18, 21),
+            (NodeKind::Method, "internal/server.Handler.Serve", 20, 20),
+            (NodeKind::TypeAlias, "internal/server.ID", 23, 23),
+            (NodeKind::Method, "internal/server.Server.Serve", 25, 32),
+            (NodeKind::Function, "internal/server.New", 34, 38),
+        ],
+    );
+    check_render(
+        Language::Go,
+        path,
+        GO,
+        "internal/server.Server.Serve",
+        "func (s *Server) Serve(r Request) error",
+        "// Serve runs the server.\nfunc (s *Server) Serve(r Request) error",
+        "// Serve runs the server.\nfunc (s *Server) Serve(r Request) error {\n\tif r.Bad() {\n\t\treturn fmt.Errorf(\"bad\")\n\t}\n\t...\n\treturn nil\n}",
+    );
+    assert_eq!(imports(&f), ["fmt", "github.com/acme/app/internal/store"]);
+    let serve = f
+        .nodes
+        .iter()
+        .position(|n| n.name == "Serve" && n.kind == NodeKind::Method && n.start_line == 25)
+        .unwrap();
+    assert!(refs(&f, serve, RefKind::Call).contains(&"Save"));
+    assert!(refs(&f, serve, RefKind::Call).contains(&"Request"));
+    assert_eq!(refs(&f, 1, RefKind::Inherits), ["Base"]);
+    assert!(f.warnings.is_empty(), "{:?}", f.warnings);
+}
+
+const C_HEADER: &str = r#"#ifndef UTIL_H
+#define UTIL_H
+#include <stdio.h>
+#include "types.h"
+
+#define MAX_LEN 64
+#define SQUARE(x) ((x) * (x))
+
+/* A parsed option. */
+typedef struct {
+    const char *name;
+    int value;
+} option_t;
+
+struct list {
+    struct list *next;
+};
+
+enum color { RED, GREEN };
+
+typedef int count_t;
+
+/** Parses argv into options. */
+int parse_args(int argc, char **argv, option_t *out);
+char *dup_name(const char *s);
+#endif
+"#;
+
+const C_SOURCE: &str = r#"#include "util.h"
+
+static int helper(int x) {
+    return SQUARE(x);
+}
+
+/* Parses argv into options. */
+int parse_args(int argc, char **argv, option_t *out) {
+    for (int i = 0; i < argc; i++) {
+        if (argv[i][0] == '-') {
+            out[i].value = helper(i);
+        } else {
+            log_arg(argv[i]);
+        }
+    }
+    return 0;
+}
+"#;
+
+const CPP: &str = r#"#include <string>
+#include "shape.hpp"
+
+namespace geo {
+
+/// A circle.
+class Circle : public Shape, private Named {
+public:
+    explicit Circle(double r);
+    /// Its area.
+    double area() const override;
+private:
+    double r_;
+};
+
+template <typename T>
+T twice(T x) { return x + x; }
+
+double Circle::area() const {
+    if (r_ < 0) {
+        throw std::domain_error("negative");
+    }
+    return helper::pi() * r_ * r_;
+}
+
+}  // namespace geo
+"#;
+
+#[test]
+fn every_query_compiles() {
+    for t in super::ALL {
+        let grammar = (t.grammar)(t.language);
+        let q = t.query.expect("a query language");
+        if let Err(e) = q.query(&grammar) {
+            panic!("{}: {e}", t.language.name());
+        }
+    }
+}
+
+const CSHARP: &str = r#"using System;
+using Acme.Storage;
+
+namespace Acme.Web
+{
+    /// <summary>Serves users.</summary>
+    [ApiController]
+    public partial class UsersController : ControllerBase, IDisposable
+    {
+        private readonly IRepo _repo;
+        public string Name { get; set; }
+
+        public UsersController(IRepo repo) { _repo = repo; }
+
+        /// <summary>Lists users.</summary>
+        public List<User> List(int max)
+        {
+            if (max < 0)
+            {
+                throw new ArgumentException("max");
+            }
+            return _repo.FindAll(max);
+        }
+    }
+
+    public interface IRepo { List<User> FindAll(int max); }
+    public enum Role { Admin, User }
+}
+"#;
+
+const RUBY: &str = r#"require "json"
+require_relative "store/base"
+
+module Shop
+  # A cart of items.
+  class Cart < Base
+    include Enumerable
+    attr_reader :items
+    LIMIT = 10
+
+    # Adds an item.
+    def add(item)
+      if item.nil?
+        raise ArgumentError, "nil"
+      end
+      items << item
+      Store.save(item)
+    end
+
+    def self.empty
+      new
+    end
+  end
+end
+"#;
+
+const PHP: &str = r#"<?php
+namespace App\Http;
+
+use App\Models\User;
+use Psr\Log\LoggerInterface;
+
+/**
+ * Handles users.
+ */
+class UserController extends Controller implements Responder
+{
+    use Loggable;
+    private $repo;
+    const LIMIT = 10;
+
+    /** Shows one user. */
+    public function show(int $id): User
+    {
+        if ($id < 0) {
+            throw new \InvalidArgumentException("id");
+        }
+        return $this->repo->find($id);
+    }
+}
+
+function helper($x) { return strtolower($x); }
+"#;
+
+const BASH: &str = r#"#!/usr/bin/env bash
+source ./lib/common.sh
+PREFIX=/usr/local
+
+# Installs one package.
+install_pkg() {
+    if [ -z "$1" ]; then
+        die "no package"
+    fi
+    log_info "installing $1"
+    cp "$1" "$PREFIX"
+}
+
+install_pkg "$@"
+"#;
+
+const KOTLIN: &str = r#"package com.acme.shop
+
+import com.acme.store.Repo
+
+/** A cart. */
+class Cart(private val repo: Repo) : Base(), Closeable {
+    val items = mutableListOf<Item>()
+
+    /** Adds an item. */
+    fun add(item: Item): Boolean {
+        if (item.price < 0) {
+            throw IllegalArgumentException("price")
+        }
+        repo.save(item)
+        return items.add(item)
+    }
+}
+
+interface Closeable { fun close() }
+enum class Color { RED, GREEN }
+fun helper(x: Int) = x * 2
+"#;
+
+const SWIFT: &str = r#"import Foundation
+import Store
+
+/// A cart.
+class Cart: Base, Codable {
+    var items: [Item] = []
+
+    /// Adds an item.
+    func add(_ item: Item) -> Bool {
+        if item.price < 0 {
+            return false
+        }
+        Store.save(item)
+        return true
+    }
+}
+
+extension Cart {
+    func clear() { items.removeAll() }
+}
+
+protocol Closeable { func close() }
+struct Point { var x: Int }
+enum Color { case red, green }
+"#;
+
+const SCALA: &str = r#"package com.acme.shop
+
+import com.acme.store.Repo
+
+/** A cart. */
+class Cart(repo: Repo) extends Base with Closeable {
+  val items = List.empty[Item]
+
+  /** Adds an item. */
+  def add(item: Item): Boolean = {
+    if (item.price < 0) {
+      throw new IllegalArgumentException("price")
+    }
+    repo.save(item)
+    true
+  }
+}
+
+trait Closeable { def close(): Unit }
+object Cart { def empty: Cart = new Cart(null) }
+"#;
+
+#[test]
+fn csharp() {
+    let path = "src/Acme.Web/UsersController.cs";
+    check_nodes(
+        Language::CSharp,
+        path,
+        CSHARP,
+        &[
+            (NodeKind::Module, "src/Acme.Web/UsersController", 1, 28),
+            (NodeKind::Class, "Acme.Web.UsersController", 6, 24),
+            (
+                NodeKind::Method,
+                "Acme.Web.UsersController.UsersController",
+                13,
+                13,
+            ),
+            (NodeKind::Method, "Acme.Web.UsersController.List", 15, 23),
+            (NodeKind::Interface, "Acme.Web.IRepo", 26, 26),
+            (NodeKind::Method, "Acme.Web.IRepo.FindAll", 26, 26),
+            (NodeKind::Enum, "Acme.Web.Role", 27, 27),
+        ],
+    );
+    check_render(
+        Language::CSharp,
+        path,
+        CSHARP,
+        "Acme.Web.UsersController.List",
+        "public List<User> List(int max)",
+        "/// <summary>Lists users.</summary>\npublic List<User> List(int max)",
+        "/// <summary>Lists users.</summary>\npublic List<User> List(int max)\n{\n    if (max < 0)\n    {\n        throw new ArgumentException(\"max\");\n    }\n    return _repo.FindAll(max);\n}",
+    );
+    let f = analyze(Language::CSharp, path, CSHARP);
+    assert_eq!(imports(&f), ["System", "Acme.Storage"]);
+    assert_eq!(
+        refs(&f, 1, RefKind::Inherits),
+        ["ControllerBase", "IDisposable"]
+    );
+    assert!(refs(&f, 3, RefKind::Call).contains(&"FindAll"));
+}
+
+#[test]
+fn ruby() {
+    let path = "lib/shop/cart.rb";
+    check_nodes(
+        Language::Ruby,
+        path,
+        RUBY,
+        &[
+            (NodeKind::Module, "lib/shop/cart", 1, 24),
+            (NodeKind::Class, "Shop", 4, 24),
+            (NodeKind::Class, "Shop::Cart", 5, 23),
+            (NodeKind::Method, "Shop::Cart::add", 11, 18),
+            (NodeKind::Method, "Shop::Cart::empty", 20, 22),
+        ],
+    );
+    check_render(
+        Language::Ruby,
+        path,
+        RUBY,
+        "Shop::Cart",
+        "class Cart < Base",
+        "# A cart of items.\nclass Cart < Base",
+        "# A cart of items.\nclass Cart < Base\n  include Enumerable\n  attr_reader :items\n  LIMIT = 10\n  def add(item)\n    ...\n  def self.empty\n    ...",
+    );
+    let f = analyze(Language::Ruby, path, RUBY);
+    assert_eq!(imports(&f), ["json", "store/base"]);
+    assert_eq!(refs(&f, 2, RefKind::Inherits), ["Base", "Enumerable"]);
+    assert!(refs(&f, 3, RefKind::Call).contains(&"save"));
+}
+
+#[test]
+fn php() {
+    let path = "src/Http/UserController.php";
+    check_nodes(
+        Language::Php,
+        path,
+        PHP,
+        &[
+            (NodeKind::Module, "App\\Http.UserController", 1, 26),
+            (NodeKind::Class, "App\\Http\\UserController", 7, 24),
+            (NodeKind::Method, "App\\Http\\UserController\\show", 16, 23),
+            (NodeKind::Function, "App\\Http\\helper", 26, 26),
+        ],
+    );
+    check_render(
+        Language::Php,
+        path,
+        PHP,
+        "App\\Http\\UserController\\show",
+        "public function show(int $id): User",
+        "/** Shows one user. */\npublic function show(int $id): User",
+        "/** Shows one user. */\npublic function show(int $id): User\n{\n    if ($id < 0) {\n        throw new \\InvalidArgumentException(\"id\");\n    }\n    return $this->repo->find($id);\n}",
+    );
+    let f = analyze(Language::Php, path, PHP);
+    assert_eq!(
+        imports(&f),
+        ["App\\Models\\User", "Psr\\Log\\LoggerInterface"]
+    );
+    assert_eq!(
+        refs(&f, 1, RefKind::Inherits),
+        ["Controller", "Responder", "Loggable"]
+    );
+    assert!(refs(&f, 2, RefKind::Call).contains(&"find"));
+}
+
+#[test]
+fn bash() {
+    let path = "scripts/install.sh";
+    check_nodes(
+        Language::Bash,
+        path,
+        BASH,
+        &[
+            (NodeKind::Module, "scripts/install", 1, 14),
+            (NodeKind::Function, "scripts/install.install_pkg", 5, 12),
+        ],
+    );
+    check_render(
+        Language::Bash,
+        path,
+        BASH,
+        "scripts/install.install_pkg",
+        "install_pkg()",
+        "# Installs one package.\ninstall_pkg()",
+        "# Installs one package.\ninstall_pkg() {\n    if [ -z \"$1\" ]; then\n        ...\n}",
+    );
+    let f = analyze(Language::Bash, path, BASH);
+    assert_eq!(imports(&f), ["./lib/common.sh"]);
+    assert!(refs(&f, 1, RefKind::Call).contains(&"log_info"));
+    assert!(refs(&f, 0, RefKind::Call).contains(&"install_pkg"));
+}
+
+#[test]
+fn kotlin() {
+    let path = "src/main/kotlin/com/acme/shop/Cart.kt";
+    check_nodes(
+        Language::Kotlin,
+        path,
+        KOTLIN,
+        &[
+            (NodeKind::Module, "com.acme.shop.Cart", 1, 21),
+            (NodeKind::Class, "com.acme.shop.Cart", 5, 17),
+            (NodeKind::Method, "com.acme.shop.Cart.add", 9, 16),
+            (NodeKind::Interface, "com.acme.shop.Closeable", 19, 19),
+            (NodeKind::Method, "com.acme.shop.Closeable.close", 19, 19),
+            (NodeKind::Enum, "com.acme.shop.Color", 20, 20),
+            (NodeKind::Function, "com.acme.shop.helper", 21, 21),
+        ],
+    );
+    check_render(
+        Language::Kotlin,
+        path,
+        KOTLIN,
+        "com.acme.shop.Cart.add",
+        "fun add(item: Item): Boolean",
+        "/** Adds an item. */\nfun add(item: Item): Boolean",
+        "/** Adds an item. */\nfun add(item: Item): Boolean {\n    if (item.price < 0) {\n        throw IllegalArgumentException(\"price\")\n    }\n    ...\n    return items.add(item)\n}",
+    );
+    let f = analyze(Language::Kotlin, path, KOTLIN);
+    assert_eq!(imports(&f), ["com.acme.store.Repo"]);
+    assert_eq!(refs(&f, 1, RefKind::Inherits), ["Base", "Closeable"]);
+    assert!(refs(&f, 2, RefKind::Call).contains(&"save"));
+}
+
+#[test]
+fn swift() {
+    let path = "Sources/Shop/Cart.swift";
+    check_nodes(
+        Language::Swift,
+        path,
+        SWIFT,
+        &[
+            (NodeKind::Module, "Sources/Shop/Cart", 1, 24),
+            (NodeKind::Class, "Cart", 4, 16),
+            (NodeKind::Method, "Cart.add", 8, 15),
+            (NodeKind::Impl, "Cart", 18, 20),
+            (NodeKind::Method, "Cart.clear", 19, 19),
+            (NodeKind::Interface, "Closeable", 22, 22),
+            (NodeKind::Method, "Closeable.close", 22, 22),
+            (NodeKind::Struct, "Point", 23, 23),
+            (NodeKind::Enum, "Color", 24, 24),
+        ],
+    );
+    check_render(
+        Language::Swift,
+        path,
+        SWIFT,
+        "Cart.add",
+        "func add(_ item: Item) -> Bool",
+        "/// Adds an item.\nfunc add(_ item: Item) -> Bool",
+        "/// Adds an item.\nfunc add(_ item: Item) -> Bool {\n    if item.price < 0 {\n        return false\n    }\n    ...\n    return true\n}",
+    );
+    let f = analyze(Language::Swift, path, SWIFT);
+    assert_eq!(imports(&f), ["Foundation", "Store"]);
+    assert_eq!(refs(&f, 1, RefKind::Inherits), ["Base", "Codable"]);
+    assert!(refs(&f, 2, RefKind::Call).contains(&"save"));
+}
+
+#[test]
+fn scala() {
+    let path = "src/main/scala/com/acme/shop/Cart.scala";
+    check_nodes(
+        Language::Scala,
+        path,
+        SCALA,
+        &[
+            (NodeKind::Module, "com.acme.shop.Cart", 1, 20),
+            (NodeKind::Class, "com.acme.shop.Cart", 5, 17),
+            (NodeKind::Method, "com.acme.shop.Cart.add", 9, 16),
+            (NodeKind::Trait, "com.acme.shop.Closeable", 19, 19),
+            (NodeKind::Method, "com.acme.shop.Closeable.close", 19, 19),
+            (NodeKind::Class, "com.acme.shop.Cart", 20, 20),
+            (NodeKind::Method, "com.acme.shop.Cart.empty", 20, 20),
+        ],
+    );
+    check_render(
+        Language::Scala,
+        path,
+        SCALA,
+        "com.acme.shop.Cart.add",
+        "def add(item: Item): Boolean =",
+        "/** Adds an item. */\ndef add(item: Item): Boolean =",
+        "/** Adds an item. */\ndef add(item: Item): Boolean = {\n  if (item.price < 0) {\n    throw new IllegalArgumentException(\"price\")\n  }\n  ...\n}",
+    );
+    let f = analyze(Language::Scala, path, SCALA);
+    assert_eq!(imports(&f), ["com.acme.store.Repo"]);
+    assert_eq!(refs(&f, 1, RefKind::Inherits), ["Base", "Closeable"]);
+    assert!(refs(&f, 2, RefKind::Call).contains(&"save"));
+}
+
+#[test]
+fn c_header_and_source() {
+    check_nodes(
+        Language::C,
+        "src/util.h",
+        C_HEADER,
+        &[
+            (NodeKind::Module, "src/util", 1, 26),
+            (NodeKind::Function, "src/util::SQUARE", 7, 7),
+            (NodeKind::Struct, "src/util::option_t", 9, 13),
+            (NodeKind::Struct, "src/util::list", 15, 17),
+            (NodeKind::Enum, "src/util::color", 19, 19),
+            (NodeKind::TypeAlias, "src/util::count_t", 21, 21),
+            (NodeKind::Function, "src/util::parse_args", 23, 24),
+            (NodeKind::Function, "src/util::dup_name", 25, 25),
+        ],
+    );
+    check_render(
+        Language::C,
+        "src/util.c",
+        C_SOURCE,
+        "src/util::parse_args",
+        "int parse_args(int argc, char **argv, option_t *out)",
+        "/* Parses argv into options. */\nint parse_args(int argc, char **argv, option_t *out)",
+        "/* Parses argv into options. */\nint parse_args(int argc, char **argv, option_t *out) {\n    for (int i = 0; i < argc; i++) {\n        if (argv[i][0] == '-') {\n            ...\n        } else {\n            ...\n        }\n    }\n    return 0;\n}",
+    );
+    let h = analyze(Language::C, "src/util.h", C_HEADER);
+    assert_eq!(imports(&h), ["stdio.h", "types.h"]);
+    // Include guards wrap the whole header; its macros and fields still show.
+    assert!(
+        h.nodes[0].skeleton.contains("#define MAX_LEN 64"),
+        "{}",
+        h.nodes[0].skeleton
+    );
+    let c = analyze(Language::C, "src/util.c", C_SOURCE);
+    assert_eq!(
+        refs(&c, 2, RefKind::Call),
+        ["option_t", "helper", "log_arg"]
+    );
+}
+
+#[test]
+fn cpp_methods_outside_their_class_share_its_name() {
+    let path = "src/circle.cpp";
+    check_nodes(
+        Language::Cpp,
+        path,
+        CPP,
+        &[
+            (NodeKind::Module, "src/circle", 1, 26),
+            (NodeKind::Class, "src/circle::geo::Circle", 6, 14),
+            (NodeKind::Method, "src/circle::geo::Circle::Circle", 9, 9),
+            (NodeKind::Method, "src/circle::geo::Circle::area", 10, 11),
+            (NodeKind::Function, "src/circle::geo::twice", 16, 17),
+            (NodeKind::Method, "src/circle::geo::Circle::area", 19, 24),
+        ],
+    );
+    check_render(
+        Language::Cpp,
+        path,
+        CPP,
+        "src/circle::geo::Circle",
+        "class Circle : public Shape, private Named",
+        "/// A circle.\nclass Circle : public Shape, private Named",
+        "/// A circle.\nclass Circle : public Shape, private Named {\npublic:\n    explicit Circle(double r);\n    double area() const override;\nprivate:\n    double r_;\n}",
+    );
+    let f = analyze(Language::Cpp, path, CPP);
+    assert_eq!(imports(&f), ["string", "shape.hpp"]);
+    assert_eq!(refs(&f, 1, RefKind::Inherits), ["Shape", "Named"]);
+    assert!(refs(&f, 5, RefKind::Call).contains(&"pi"));
+}

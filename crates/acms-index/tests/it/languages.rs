@@ -1,0 +1,381 @@
+//! One small repository per query-described language, indexed whole: every definition kind
+//! at four depths, and the graph linking a call in one file to the definition it reaches in
+//! another the way a reader of that language resolves it (an import, a package directory, a
+//! header and its implementation, a namespace).
+
+use acms_core::Depth;
+use acms_index::{EdgeKind, NodeRecord};
+
+use super::{index, open, write_repo};
+
+struct Repo {
+    language: &'static str,
+    files: &'static [(&'static str, &'static str)],
+    /// (caller, callee, doc the callee shows at depth 2): the call must resolve.
+    call: (&'static str, &'static str, &'static str),
+    /// Lowest confidence the call's edge may have: 0.8 means it resolved through an import,
+    /// a package directory or a header (a unique name anywhere gives 0.6).
+    confidence: f32,
+}
+
+const REPOS: &[Repo] = &[
+    Repo {
+        language: "go",
+        files: &[
+            ("go.mod", "module github.com/acme/app\n"),
+            (
+                "internal/store/store.go",
+                "package store\n\n// Save writes a record.\nfunc Save(r string) error {\n\treturn nil\n}\n",
+            ),
+            (
+                "internal/server/server.go",
+                "package server\n\nimport \"github.com/acme/app/internal/store\"\n\n// Server serves.\ntype Server struct{ name string }\n\nfunc (s *Server) Handle(r string) error {\n\treturn store.Save(r)\n}\n",
+            ),
+            (
+                "internal/server/run.go",
+                "package server\n\n// Run starts a server.\nfunc (s *Server) Run() {\n\ts.Handle(\"x\")\n\tcheck()\n}\n",
+            ),
+            (
+                "internal/server/util.go",
+                "package server\n\n// check verifies the setup.\nfunc check() {}\n",
+            ),
+        ],
+        call: ("Handle", "Save", "// Save writes a record."),
+        confidence: 0.8,
+    },
+    Repo {
+        language: "c",
+        files: &[
+            (
+                "src/util.h",
+                "#ifndef UTIL_H\n#define UTIL_H\n/* Parses one argument. */\nint parse_arg(const char *s);\n#endif\n",
+            ),
+            (
+                "src/util.c",
+                "#include \"util.h\"\n\n/* Parses one argument. */\nint parse_arg(const char *s) {\n    return s[0] == '-';\n}\n",
+            ),
+            (
+                "src/main.c",
+                "#include \"util.h\"\n\nint main(int argc, char **argv) {\n    return parse_arg(argv[1]);\n}\n",
+            ),
+        ],
+        call: ("main", "parse_arg", "/* Parses one argument. */"),
+        confidence: 0.4,
+    },
+    Repo {
+        language: "cpp",
+        files: &[
+            (
+                "include/geo/circle.hpp",
+                "#pragma once\nnamespace geo {\n/// A circle.\nclass Circle {\npublic:\n    /// Its area.\n    double area() const;\n};\n}\n",
+            ),
+            (
+                "src/circle.cpp",
+                "#include \"geo/circle.hpp\"\nnamespace geo {\ndouble Circle::area() const {\n    return 3.14 * r_ * r_;\n}\n}\n",
+            ),
+            (
+                "src/main.cpp",
+                "#include \"geo/circle.hpp\"\n\nint report(const geo::Circle &c) {\n    return (int)c.area();\n}\n",
+            ),
+        ],
+        call: ("report", "area", "/// Its area."),
+        confidence: 0.4,
+    },
+    Repo {
+        language: "csharp",
+        files: &[
+            (
+                "src/Acme.Storage/Repo.cs",
+                "namespace Acme.Storage\n{\n    public partial class Repo\n    {\n        /// <summary>Finds all.</summary>\n        public int FindAll() { return 0; }\n    }\n}\n",
+            ),
+            (
+                "src/Acme.Storage/Repo.Write.cs",
+                "namespace Acme.Storage\n{\n    public partial class Repo\n    {\n        public void Save() { FindAll(); }\n    }\n}\n",
+            ),
+            (
+                "src/Acme.Web/Users.cs",
+                "using Acme.Storage;\n\nnamespace Acme.Web;\n\npublic class Users\n{\n    public int List(Repo r) { return r.FindAll(); }\n}\n",
+            ),
+        ],
+        call: ("List", "FindAll", "/// <summary>Finds all.</summary>"),
+        confidence: 0.8,
+    },
+    Repo {
+        language: "ruby",
+        files: &[
+            (
+                "lib/shop/cart.rb",
+                "module Shop\n  class Cart\n    # Adds an item.\n    def add(item)\n      items << item\n    end\n  end\nend\n",
+            ),
+            (
+                "lib/shop/cart_totals.rb",
+                "module Shop\n  class Cart\n    def total\n      0\n    end\n  end\nend\n",
+            ),
+            (
+                "lib/shop/checkout.rb",
+                "require_relative \"cart\"\n\nmodule Shop\n  class Checkout\n    def run(cart)\n      cart.add(1)\n    end\n  end\nend\n",
+            ),
+        ],
+        call: ("run", "add", "# Adds an item."),
+        confidence: 0.8,
+    },
+    Repo {
+        language: "php",
+        files: &[
+            (
+                "src/Models/User.php",
+                "<?php\nnamespace App\\Models;\n\nclass User\n{\n    /** Finds a user. */\n    public static function find($id) { return null; }\n}\n",
+            ),
+            (
+                "src/Http/UserController.php",
+                "<?php\nnamespace App\\Http;\n\nuse App\\Models\\User;\n\nclass UserController\n{\n    public function show($id) { return User::find($id); }\n}\n",
+            ),
+        ],
+        call: ("show", "find", "/** Finds a user. */"),
+        confidence: 0.8,
+    },
+    Repo {
+        language: "bash",
+        files: &[
+            (
+                "scripts/lib.sh",
+                "# Logs a line.\nlog_info() {\n    echo \"$1\"\n}\n",
+            ),
+            (
+                "scripts/install.sh",
+                "source ./lib.sh\n\ninstall_pkg() {\n    log_info \"installing\"\n}\n",
+            ),
+        ],
+        call: ("install_pkg", "log_info", "# Logs a line."),
+        confidence: 0.8,
+    },
+    Repo {
+        language: "kotlin",
+        files: &[
+            (
+                "src/main/kotlin/com/acme/store/Repo.kt",
+                "package com.acme.store\n\nclass Repo {\n    /** Saves an item. */\n    fun save(x: Int) {}\n}\n",
+            ),
+            (
+                "src/main/kotlin/com/acme/shop/Cart.kt",
+                "package com.acme.shop\n\nimport com.acme.store.Repo\n\nclass Cart(val repo: Repo) {\n    fun add(x: Int) { repo.save(x) }\n}\n",
+            ),
+        ],
+        call: ("add", "save", "/** Saves an item. */"),
+        confidence: 0.8,
+    },
+    Repo {
+        language: "swift",
+        files: &[
+            (
+                "Sources/Store/Repo.swift",
+                "public class Repo {\n    /// Saves an item.\n    public func save(_ x: Int) {}\n}\n",
+            ),
+            (
+                "Sources/Shop/Cart.swift",
+                "import Store\n\nclass Cart {\n    let repo = Repo()\n    func add(_ x: Int) { repo.save(x) }\n}\n",
+            ),
+        ],
+        call: ("add", "save", "/// Saves an item."),
+        confidence: 0.6,
+    },
+    Repo {
+        language: "scala",
+        files: &[
+            (
+                "src/main/scala/com/acme/store/Repo.scala",
+                "package com.acme.store\n\nclass Repo {\n  /** Saves an item. */\n  def save(x: Int): Unit = ()\n}\n",
+            ),
+            (
+                "src/main/scala/com/acme/shop/Cart.scala",
+                "package com.acme.shop\n\nimport com.acme.store.Repo\n\nclass Cart(repo: Repo) {\n  def add(x: Int): Unit = repo.save(x)\n}\n",
+            ),
+        ],
+        call: ("add", "save", "/** Saves an item. */"),
+        confidence: 0.8,
+    },
+];
+
+fn named<'a>(nodes: &'a [NodeRecord], name: &str) -> Vec<&'a NodeRecord> {
+    nodes.iter().filter(|n| n.name == name).collect()
+}
+
+#[test]
+fn every_language_links_a_call_to_the_definition_it_reaches() {
+    for repo in REPOS {
+        let dir = tempfile::tempdir().unwrap();
+        let files: Vec<(&str, &[u8])> =
+            repo.files.iter().map(|(p, t)| (*p, t.as_bytes())).collect();
+        write_repo(dir.path(), &files);
+        let report = index(dir.path());
+        let lang = repo.language;
+        assert!(report.warnings.is_empty(), "{lang}: {:?}", report.warnings);
+        let store = open(dir.path());
+        let nodes = store.nodes().unwrap();
+        let edges = store.edges().unwrap();
+        let (caller, callee, doc) = repo.call;
+        let callers = named(&nodes, caller);
+        let callees = named(&nodes, callee);
+        assert!(
+            !callers.is_empty() && !callees.is_empty(),
+            "{lang}: {nodes:#?}"
+        );
+        let linked: Vec<f32> = edges
+            .iter()
+            .filter(|e| {
+                e.kind == EdgeKind::Calls
+                    && callers.iter().any(|c| c.id == e.src)
+                    && callees.iter().any(|c| c.id == e.dst)
+            })
+            .map(|e| e.confidence)
+            .collect();
+        assert!(
+            linked.iter().any(|&c| c >= repo.confidence - 1e-6),
+            "{lang}: {caller} → {callee} edges {linked:?}"
+        );
+        // Every depth renders, and the doc comment shows from depth 2 on.
+        let target = callees
+            .iter()
+            .find(|n| store.text(n.id, Depth::Doc).unwrap().contains(doc))
+            .unwrap_or_else(|| panic!("{lang}: no {callee} shows {doc:?}"));
+        let sig = store.text(target.id, Depth::Signature).unwrap();
+        let skeleton = store.text(target.id, Depth::Skeleton).unwrap();
+        let full = store.text(target.id, Depth::Full).unwrap();
+        assert!(!sig.is_empty() && !sig.contains(doc), "{lang}: {sig:?}");
+        assert!(skeleton.contains(doc) && full.contains(doc), "{lang}");
+        assert!(full.len() >= skeleton.len(), "{lang}");
+    }
+}
+
+#[test]
+fn go_packages_c_headers_and_reopened_types_resolve_as_a_reader_expects() {
+    let go = &REPOS[0];
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<(&str, &[u8])> = go.files.iter().map(|(p, t)| (*p, t.as_bytes())).collect();
+    write_repo(dir.path(), &files);
+    index(dir.path());
+    let store = open(dir.path());
+    let nodes = store.nodes().unwrap();
+    let edges = store.edges().unwrap();
+    let id = |name: &str| named(&nodes, name)[0].id;
+    let conf = |src, dst| {
+        edges
+            .iter()
+            .find(|e| e.src == src && e.dst == dst && e.kind == EdgeKind::Calls)
+            .map(|e| e.confidence)
+    };
+    // A method in run.go belongs to the type declared in server.go.
+    let run = named(&nodes, "Run")[0];
+    assert_eq!(run.qualified_name, "internal/server.Server.Run");
+    // Same package, other file, no import: resolved through the package directory.
+    assert_eq!(conf(id("Run"), id("check")), Some(0.8));
+    assert_eq!(conf(id("Run"), id("Handle")), Some(0.8));
+
+    // A C call through an include reaches the declaration and the definition.
+    let c = &REPOS[1];
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<(&str, &[u8])> = c.files.iter().map(|(p, t)| (*p, t.as_bytes())).collect();
+    write_repo(dir.path(), &files);
+    index(dir.path());
+    let store = open(dir.path());
+    let nodes = store.nodes().unwrap();
+    let main = nodes
+        .iter()
+        .find(|n| n.name == "main" && n.kind == acms_index::NodeKind::Function)
+        .unwrap()
+        .id;
+    let reached: Vec<&str> = store
+        .edges()
+        .unwrap()
+        .iter()
+        .filter(|e| e.src == main && e.kind == EdgeKind::Calls)
+        .filter_map(|e| nodes.iter().find(|n| n.id == e.dst))
+        .map(|n| n.path.as_str())
+        .collect();
+    assert_eq!(reached.len(), 2, "{reached:?}");
+    assert!(reached.contains(&"src/util.h") && reached.contains(&"src/util.c"));
+
+    // C# partial classes and Ruby reopened classes: one qualified name across files.
+    for (repo, name, qualified) in [
+        (&REPOS[3], "Repo", "Acme.Storage.Repo"),
+        (&REPOS[4], "Cart", "Shop::Cart"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let files: Vec<(&str, &[u8])> =
+            repo.files.iter().map(|(p, t)| (*p, t.as_bytes())).collect();
+        write_repo(dir.path(), &files);
+        index(dir.path());
+        let nodes = open(dir.path()).nodes().unwrap();
+        let parts: Vec<_> = named(&nodes, name)
+            .into_iter()
+            .filter(|n| n.kind == acms_index::NodeKind::Class)
+            .collect();
+        assert_eq!(parts.len(), 2, "{name}");
+        assert!(
+            parts.iter().all(|n| n.qualified_name == qualified),
+            "{parts:#?}"
+        );
+        assert_ne!(parts[0].path, parts[1].path);
+    }
+}
+
+/// Edges as a sorted list of (source path:name, target path:name, kind, confidence bits).
+fn named_edges(repo: &std::path::Path) -> Vec<(String, String, &'static str, u32)> {
+    let store = open(repo);
+    let nodes = store.nodes().unwrap();
+    let label = |id| {
+        nodes
+            .iter()
+            .find(|n| n.id == id)
+            .map(|n| format!("{}:{}", n.path, n.qualified_name))
+            .unwrap_or_default()
+    };
+    let mut out: Vec<_> = store
+        .edges()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                label(e.src),
+                label(e.dst),
+                e.kind.name(),
+                e.confidence.to_bits(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn an_edited_go_or_c_file_resolves_as_a_full_run_does() {
+    for (repo, edit, text) in [
+        (
+            &REPOS[0],
+            "internal/server/run.go",
+            "package server\n\n// Run starts a server.\nfunc (s *Server) Run() {\n\tcheck()\n\ts.Handle(\"y\")\n}\n",
+        ),
+        (
+            &REPOS[1],
+            "src/main.c",
+            "#include \"util.h\"\n\nint main(int argc, char **argv) {\n    int r = parse_arg(argv[1]);\n    return r;\n}\n",
+        ),
+    ] {
+        let files: Vec<(&str, &[u8])> =
+            repo.files.iter().map(|(p, t)| (*p, t.as_bytes())).collect();
+        let incremental = tempfile::tempdir().unwrap();
+        write_repo(incremental.path(), &files);
+        index(incremental.path());
+        write_repo(incremental.path(), &[(edit, text.as_bytes())]);
+        index(incremental.path());
+        let full = tempfile::tempdir().unwrap();
+        write_repo(full.path(), &files);
+        write_repo(full.path(), &[(edit, text.as_bytes())]);
+        index(full.path());
+        assert_eq!(
+            named_edges(incremental.path()),
+            named_edges(full.path()),
+            "{edit}"
+        );
+    }
+}
