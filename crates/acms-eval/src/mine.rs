@@ -180,7 +180,9 @@ impl Lang {
             Lang::Java => ext(&[".java"]),
             Lang::Go => ext(&[".go"]),
             Lang::C => ext(&[".c", ".h"]),
-            Lang::Cpp => ext(&[".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".h"]),
+            Lang::Cpp => ext(&[
+                ".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp", ".tpp", ".h",
+            ]),
             Lang::CSharp => ext(&[".cs"]),
             Lang::Ruby => ext(&[".rb"]),
             Lang::Php => ext(&[".php"]),
@@ -652,13 +654,23 @@ mod tests {
 
     #[test]
     fn text_chunks_name_no_symbol() {
-        // Go reads as text until its analyzer lands (and a language without one stays text):
-        // its lines are outside every symbol rather than inside a chunk named after lines.
-        let src = "package x\n\nfunc F() int {\n\treturn 1\n}\n";
-        let at = symbols_at("x.go", src, &[3, 4]);
-        assert_eq!(at.len(), 2);
-        if detect_language("x.go", src) == Some(acms::index::Language::Text) {
-            assert_eq!(at, vec![None, None]);
+        // A file acms reads as text (no analyzer) is line chunks: its lines are outside every
+        // symbol rather than inside a chunk named after lines.
+        let text = "[server]\nport = 8080\nhost = \"x\"\n";
+        assert_eq!(
+            detect_language("conf.toml", text),
+            Some(acms::index::Language::Text)
+        );
+        assert_eq!(symbols_at("conf.toml", text, &[1, 2]), vec![None, None]);
+        // A language with an analyzer names the function around a line.
+        let go = "package x\n\nfunc F() int {\n\treturn 1\n}\n";
+        let at = symbols_at("x.go", go, &[4]);
+        if detect_language("x.go", go) != Some(acms::index::Language::Text) {
+            assert_eq!(
+                at[0].as_deref().map(|q| q.ends_with('F')),
+                Some(true),
+                "{at:?}"
+            );
         }
     }
 

@@ -160,10 +160,23 @@ pub fn export_tree(git_dir: &Path, trees: &Path, slug: &str, commit: &str) -> Re
         std::fs::remove_dir_all(&dir).map_err(io(&dir))?;
     }
     std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+    // A mirror may lack its largest blobs (a test's big JSON file, a committed build-tool
+    // archive); the tree is exported without them rather than not at all.
+    let excluded: Vec<String> = missing_paths(git_dir, commit)?
+        .iter()
+        .map(|p| format!(":(exclude,literal){p}"))
+        .collect();
     let mut archive = Command::new("git")
         .arg("--git-dir")
         .arg(git_dir)
         .args(["archive", "--format=tar", commit])
+        .args(if excluded.is_empty() {
+            Vec::new()
+        } else {
+            let mut a = vec!["--".to_string(), ".".to_string()];
+            a.extend(excluded);
+            a
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -201,6 +214,35 @@ pub fn export_tree(git_dir: &Path, trees: &Path, slug: &str, commit: &str) -> Re
     }
     std::fs::write(&marker, commit).map_err(io(&marker))?;
     Ok(dir)
+}
+
+/// The paths of `commit`'s tree whose blobs `git_dir` does not have.
+pub fn missing_paths(git_dir: &Path, commit: &str) -> Result<Vec<String>> {
+    let objects = git(
+        git_dir,
+        &[
+            "rev-list",
+            "--objects",
+            "--missing=print",
+            &format!("{commit}^{{tree}}"),
+        ],
+    )?;
+    let missing: std::collections::HashSet<&str> = objects
+        .lines()
+        .filter_map(|l| l.strip_prefix('?'))
+        .collect();
+    if missing.is_empty() {
+        return Ok(Vec::new());
+    }
+    let tree = git(git_dir, &["ls-tree", "-r", "-z", commit])?;
+    Ok(tree
+        .split('\0')
+        .filter_map(|entry| {
+            let (meta, path) = entry.split_once('\t')?;
+            let sha = meta.split_whitespace().nth(2)?;
+            missing.contains(sha).then(|| path.to_string())
+        })
+        .collect())
 }
 
 /// A gold symbol located in the base tree.
@@ -350,7 +392,53 @@ pub fn resolve_gold(task: &IssueTask, root: &Path) -> Gold {
 
 #[cfg(test)]
 mod tests {
-    use super::{IssueTask, declaration, names_match, set_language, set_name};
+    use super::{
+        IssueTask, declaration, export_tree, git, missing_paths, names_match, set_language,
+        set_name,
+    };
+
+    #[test]
+    fn a_tree_whose_mirror_lacks_a_blob_is_exported_without_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let work = tmp.path().join("w");
+        std::fs::create_dir_all(work.join("src")).unwrap();
+        std::fs::write(work.join("src/a.go"), "package a\n").unwrap();
+        std::fs::write(work.join("big.json"), "[1, 2, 3]\n").unwrap();
+        let run = |args: &[&str]| {
+            let ok = std::process::Command::new("git")
+                .current_dir(&work)
+                .args([
+                    "-c",
+                    "user.name=t",
+                    "-c",
+                    "user.email=t@t",
+                    "-c",
+                    "commit.gpgsign=false",
+                ])
+                .args(args)
+                .output()
+                .unwrap()
+                .status
+                .success();
+            assert!(ok, "git {args:?}");
+        };
+        run(&["init", "-q"]);
+        run(&["add", "."]);
+        run(&["commit", "-qm", "init"]);
+        let git_dir = work.join(".git");
+        let head = git(&git_dir, &["rev-parse", "HEAD"])
+            .unwrap()
+            .trim()
+            .to_string();
+        assert!(missing_paths(&git_dir, &head).unwrap().is_empty());
+        let blob = git(&git_dir, &["rev-parse", "HEAD:big.json"]).unwrap();
+        let blob = blob.trim();
+        std::fs::remove_file(git_dir.join("objects").join(&blob[..2]).join(&blob[2..])).unwrap();
+        assert_eq!(missing_paths(&git_dir, &head).unwrap(), vec!["big.json"]);
+        let tree = export_tree(&git_dir, &tmp.path().join("trees"), "o/w", &head).unwrap();
+        assert!(tree.join("src/a.go").is_file());
+        assert!(!tree.join("big.json").exists());
+    }
 
     #[test]
     fn a_mined_set_is_in_the_language_of_its_gold_files() {
