@@ -825,7 +825,8 @@ fn finish(
     // Module renderings: a one-line header, the module doc, and imports + top-level
     // signatures + top-level control flow.
     if let Some(p) = package {
-        file.nodes[0].qualified_name = format!("{p}.{}", file_stem(path));
+        // A package clause is source text of any length; the name built from it is bounded.
+        file.nodes[0].qualified_name = clean_name(format!("{p}.{}", file_stem(path)));
     }
     let mut doc = (table.module_doc)(root, src);
     // A doc with Markdown headings is split into sections; the module keeps the part before

@@ -589,6 +589,22 @@ fn scala() {
 }
 
 #[test]
+fn a_package_name_of_any_length_builds_a_bounded_module_name() {
+    // Found by the analyze_scala fuzz target: a package of 510 bytes, and the file's stem.
+    let src = format!("package com.{}\nclass A\n", "x".repeat(510));
+    for language in [Language::Scala, Language::Kotlin, Language::Go, Language::Java] {
+        let f = analyze(language, "src/A.scala", &src);
+        for n in &f.nodes {
+            assert!(
+                n.qualified_name.len() <= crate::MAX_NAME_BYTES,
+                "{language:?}: {} bytes",
+                n.qualified_name.len()
+            );
+        }
+    }
+}
+
+#[test]
 fn c_header_and_source() {
     check_nodes(
         Language::C,
