@@ -410,7 +410,7 @@ pub fn mine(
             continue;
         };
         let parents: Vec<&str> = parents.split_whitespace().collect();
-        if parents.len() != 1 || housekeeping(subject) {
+        if parents.len() != 1 || housekeeping(&clean_subject(subject)) {
             continue;
         }
         let parent = parents[0];
@@ -694,6 +694,10 @@ mod tests {
         assert!(housekeeping("update pre-commit hooks"));
         assert!(!housekeeping("fix(cors): handle vary header"));
         assert!(housekeeping("4.1.1 release"));
+        assert!(
+            housekeeping(&clean_subject("4.1.1 release (#2068)")),
+            "a PR number"
+        );
         assert!(housekeeping("v2.0.0"));
         assert!(housekeeping(
             "[maven-release-plugin] prepare release gson-parent-2.13.1"
