@@ -94,13 +94,14 @@ pub fn embeds(n: &NodeRecord, config: &SemanticConfig) -> bool {
 const EMBEDDING_TEXT_VERSION: u32 = 3;
 
 /// What the `generation` file says besides the number: which nodes the vectors cover (no
-/// word for every place, ` source2` without tests, examples, vendored and generated code,
-/// Rust unit tests included; ` source` embedded those), ` code` for no constants (without it,
+/// word for every place, ` source3` without tests, examples, vendored and generated code,
+/// the place rules of every language included; ` source2` knew fewer test places, ` source`
+/// embedded Rust unit tests), ` code` for no constants (without it,
 /// constants were embedded), and the recipe of their texts. A marker of another scope is not
 /// complete: the next run drops the vectors of nodes no longer covered and re-embeds only
 /// texts whose tag changed.
 fn scope(config: &SemanticConfig) -> String {
-    let places = if config.all_places { "" } else { " source2" };
+    let places = if config.all_places { "" } else { " source3" };
     format!("{places} code text{EMBEDDING_TEXT_VERSION}")
 }
 

@@ -18,6 +18,7 @@ pub fn place(path: &str) -> Place {
     let lower = path.to_ascii_lowercase();
     let mut parts: Vec<&str> = lower.split('/').collect();
     let name = parts.pop().unwrap_or("");
+    let original_name = path.rsplit('/').next().unwrap_or("");
     let dir_is = |names: &[&str]| parts.iter().any(|p| names.contains(p));
     if dir_is(&[
         "vendor",
@@ -39,6 +40,12 @@ pub fn place(path: &str) -> Place {
         || name.ends_with(".pb.go")
         || name.ends_with(".generated.ts")
         || name.contains(".gen.")
+        || name.ends_with(".designer.cs")
+        || name.ends_with(".g.cs")
+        || name.ends_with(".g.i.cs")
+        || name.ends_with(".pb.cc")
+        || name.ends_with(".pb.h")
+        || name.starts_with("zz_generated")
         || dir_is(&["generated", "__generated__", "dist", "build"])
     {
         return Place::Generated;
@@ -58,9 +65,9 @@ pub fn place(path: &str) -> Place {
         "benches",
         "benchmarks",
         "bench",
-    ]) || name.starts_with("test_")
-        || name.ends_with("_test.py")
-        || name.ends_with("_test.go")
+    ]) || path.split('/').rev().skip(1).any(test_directory)
+        || name.starts_with("test_")
+        || test_file(original_name)
         || name == "conftest.py"
         || name == "tests.rs"
         || name.contains(".test.")
@@ -80,6 +87,57 @@ pub fn place(path: &str) -> Place {
         return Place::Docs;
     }
     Place::Source
+}
+
+/// A directory named for tests in one of its words (`Newtonsoft.Json.Tests`, `AlamofireTests`,
+/// Kotlin's `jvmTest` source set, `test-shrinker`, `okio-testing-support`): C#, Swift and
+/// Gradle projects name test projects and source sets after what they test. A word inside a
+/// name (`_pytest`, `latest`, `contest`) is not one.
+fn test_directory(dir: &str) -> bool {
+    words(dir).any(|w| ["test", "tests", "testing"].contains(&w.to_ascii_lowercase().as_str()))
+}
+
+/// A test file by its name's last word: `_test`, `_tests`, `_spec`, `_unittest` in any language
+/// (Go, C, C++, Ruby, Python), and a class named `…Test`, `…Tests` or `…Spec` in the languages
+/// that name a file after its class (`JsonSerializerTest.cs`, `SessionTests.swift`). A file
+/// whose whole name is one such word (`Test.java`, JUnit's own annotation) is source.
+fn test_file(name: &str) -> bool {
+    let Some((stem, extension)) = name.rsplit_once('.') else {
+        return false;
+    };
+    let lower = stem.to_ascii_lowercase();
+    if ["_test", "_tests", "_spec", "_unittest"]
+        .iter()
+        .any(|s| lower.ends_with(s) && lower.len() > s.len())
+    {
+        return true;
+    }
+    let class_per_file = ["java", "kt", "kts", "scala", "cs", "swift", "php", "groovy"]
+        .contains(&extension.to_ascii_lowercase().as_str());
+    class_per_file
+        && words(stem).count() > 1
+        && words(stem)
+            .last()
+            .is_some_and(|w| ["Test", "Tests", "Spec", "Specs"].contains(&w))
+}
+
+/// The words of a name: split at `.`, `-`, `_` and camel-case humps (`FuzzTests` → `Fuzz`,
+/// `Tests`; `wasmWasiTest` → `wasm`, `Wasi`, `Test`).
+fn words(name: &str) -> impl Iterator<Item = &str> {
+    name.split(['.', '-', '_']).flat_map(|part| {
+        let bytes = part.as_bytes();
+        let mut starts: Vec<usize> = vec![0];
+        starts.extend((1..bytes.len()).filter(|&i| {
+            bytes[i].is_ascii_uppercase()
+                && (bytes[i - 1].is_ascii_lowercase() || bytes[i - 1].is_ascii_digit())
+        }));
+        let ends: Vec<usize> = starts.iter().skip(1).copied().chain([part.len()]).collect();
+        starts
+            .into_iter()
+            .zip(ends)
+            .map(move |(a, b)| &part[a..b])
+            .filter(|w| !w.is_empty())
+    })
 }
 
 /// The place of a node whose file is at `file_place`: a test when it lies inside a test module
@@ -219,5 +277,45 @@ mod tests {
             Place::Source,
             "not a version"
         );
+    }
+
+    #[test]
+    fn test_projects_source_sets_and_files_of_every_language() {
+        for path in [
+            "Src/Newtonsoft.Json.Tests/Linq/JTokenTests.cs",
+            "Src/Newtonsoft.Json.FuzzTests/Program.cs",
+            "Src/Newtonsoft.Json.TestConsole/Program.cs",
+            "Tests/SessionTests.swift",
+            "AlamofireTests/Helpers.swift",
+            "okio/src/jvmTest/kotlin/okio/PipeTest.kt",
+            "okio-wasifilesystem/src/wasmWasiTest/kotlin/okio/X.kt",
+            "okio-testing-support/src/commonMain/kotlin/okio/Fake.kt",
+            "test-shrinker/src/main/java/Main.java",
+            "src/main/java/com/x/ParserTest.java",
+            "src/ScoptSpec.scala",
+            "src/Monolog/LoggerTest.php",
+            "src/jv_test.c",
+            "src/format_unittest.cc",
+            "lib/sinatra/base_spec.rb",
+            "command_test.go",
+            "x/y_test.py",
+        ] {
+            assert_eq!(place(path), Place::Test, "{path}");
+        }
+        for path in [
+            "src/_pytest/python.py",
+            "src/_pytest/unittest.py",
+            "src/main/java/org/junit/Test.java",
+            "src/main/java/com/x/Contest.java",
+            "latest/attest.go",
+            "src/Newtonsoft.Json/JsonConvert.cs",
+            "src/testament.rs",
+            "lib/test.rb",
+        ] {
+            assert_eq!(place(path), Place::Source, "{path}");
+        }
+        assert_eq!(place("Forms/Main.Designer.cs"), Place::Generated);
+        assert_eq!(place("obj/Api.g.cs"), Place::Generated);
+        assert_eq!(place("pkg/apis/zz_generated.deepcopy.go"), Place::Generated);
     }
 }
