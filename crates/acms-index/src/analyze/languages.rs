@@ -5,7 +5,9 @@
 
 use tree_sitter::Node;
 
-use super::common::{clean_comment, dirname, first_existing, join, package_file, strip_ext};
+use super::common::{
+    clean_comment, dirname, file_stem, first_existing, join, package_file, strip_ext,
+};
 use super::query::QuerySpec;
 use super::walker::{self, Def, DocSpan, DocStyle, Table};
 use super::{Analyzer, ParseLimits};
@@ -119,6 +121,7 @@ static BASH_QUERY: QuerySpec = QuerySpec::new(include_str!("languages/bash.scm")
 static KOTLIN_QUERY: QuerySpec = QuerySpec::new(include_str!("languages/kotlin.scm"));
 static SWIFT_QUERY: QuerySpec = QuerySpec::new(include_str!("languages/swift.scm"));
 static SCALA_QUERY: QuerySpec = QuerySpec::new(include_str!("languages/scala.scm"));
+static JAVA_QUERY: QuerySpec = QuerySpec::new(include_str!("languages/java.scm"));
 
 pub(crate) static GO: Table = Table {
     language: Language::Go,
@@ -267,6 +270,46 @@ pub(crate) static BASH: Table = Table {
     ],
     jumps: &[],
     query: Some(&BASH_QUERY),
+    ..BASE
+};
+
+/// Javadoc: `/** … */` (not the empty `/**/`).
+fn javadoc(text: &str) -> bool {
+    text.starts_with("/**") && text != "/**/"
+}
+
+/// A Java file is named after its class; its package prefixes the class, not the file.
+fn class_file_names(path: &str) -> (String, String) {
+    (file_stem(path).to_string(), String::new())
+}
+
+pub(crate) static JAVA: Table = Table {
+    language: Language::Java,
+    grammar: |_| tree_sitter_java::LANGUAGE.into(),
+    doc_style: DocStyle::Leading(javadoc),
+    comments: &["line_comment", "block_comment"],
+    control: &[
+        "if_statement",
+        "for_statement",
+        "enhanced_for_statement",
+        "while_statement",
+        "do_statement",
+        "try_statement",
+        "try_with_resources_statement",
+        "catch_clause",
+        "finally_clause",
+        "switch_expression",
+        "switch_block_statement_group",
+        "switch_rule",
+        "synchronized_statement",
+    ],
+    jumps: &["return_statement", "throw_statement", "yield_statement"],
+    clause_tokens: &["else"],
+    calls: &["method_invocation", "object_creation_expression"],
+    type_idents: &["type_identifier"],
+    idents: &["identifier"],
+    module_names: class_file_names,
+    query: Some(&JAVA_QUERY),
     ..BASE
 };
 
@@ -474,6 +517,10 @@ fn resolve_source(from: &str, module: &str, exists: &dyn Fn(&str) -> bool) -> Op
     first_existing(candidates, exists)
 }
 
+fn resolve_java(from: &str, module: &str, exists: &dyn Fn(&str) -> bool) -> Option<String> {
+    package_file(from, module, &["java"], exists)
+}
+
 fn resolve_kotlin(from: &str, module: &str, exists: &dyn Fn(&str) -> bool) -> Option<String> {
     package_file(from, module, &["kt", "kts", "java"], exists)
 }
@@ -504,6 +551,7 @@ pub(crate) static CSHARP_ANALYZER: QueryLanguage = plain(&CSHARP, resolve_csharp
 pub(crate) static RUBY_ANALYZER: QueryLanguage = plain(&RUBY, resolve_ruby);
 pub(crate) static PHP_ANALYZER: QueryLanguage = plain(&PHP, resolve_php);
 pub(crate) static BASH_ANALYZER: QueryLanguage = plain(&BASH, resolve_source);
+pub(crate) static JAVA_ANALYZER: QueryLanguage = plain(&JAVA, resolve_java);
 pub(crate) static KOTLIN_ANALYZER: QueryLanguage = plain(&KOTLIN, resolve_kotlin);
 pub(crate) static SWIFT_ANALYZER: QueryLanguage = plain(&SWIFT, resolve_swift);
 pub(crate) static SCALA_ANALYZER: QueryLanguage = plain(&SCALA, resolve_scala);
@@ -536,7 +584,7 @@ pub(crate) fn table(language: Language) -> Option<&'static Table> {
 
 /// Every query-described language.
 pub(crate) const ALL: &[&Table] = &[
-    &GO, &C, &CPP, &CSHARP, &RUBY, &PHP, &BASH, &KOTLIN, &SWIFT, &SCALA,
+    &GO, &C, &CPP, &CSHARP, &RUBY, &PHP, &BASH, &KOTLIN, &SWIFT, &SCALA, &JAVA,
 ];
 
 #[cfg(test)]

@@ -103,7 +103,6 @@ impl Cost {
 mod common;
 pub(crate) use common::strip_ext;
 mod doc_sections;
-mod java;
 mod json_schema;
 mod languages;
 mod markdown;
@@ -293,7 +292,7 @@ pub fn analyzer_for(language: Language) -> &'static dyn Analyzer {
         Language::Tsx => &typescript::TSX,
         Language::JavaScript => &typescript::JAVASCRIPT,
         Language::Rust => &rust::Rust,
-        Language::Java => &java::Java,
+        Language::Java => &languages::JAVA_ANALYZER,
         Language::Go => &languages::GO_ANALYZER,
         Language::C => &languages::C_ANALYZER,
         Language::Cpp => &languages::CPP_ANALYZER,
@@ -328,8 +327,8 @@ pub fn outline(language: Language, source: &str, limits: &ParseLimits) -> Option
             walker::outline(&typescript::TABLE_TSX, source, limits)
         }
         Language::Rust => walker::outline(&rust::TABLE, source, limits),
-        Language::Java => walker::outline(&java::TABLE, source, limits),
-        Language::Go
+        Language::Java
+        | Language::Go
         | Language::C
         | Language::Cpp
         | Language::CSharp

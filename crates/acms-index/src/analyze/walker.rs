@@ -1,6 +1,7 @@
-//! The one tree-sitter walker behind the code analyzers (Python, TypeScript/JavaScript, Rust,
-//! Java). A language is a [`Table`]: which node kinds are definitions, wrappers, control flow,
-//! calls, imports, plus a few small hooks for what tables cannot say (names, bases, imports).
+//! The one tree-sitter walker behind the code analyzers. A language is a [`Table`]: which node
+//! kinds are control flow, calls, imports, and either a query (`query.rs`: Java, Go, C, C++,
+//! C#, Ruby, PHP, Bash, Kotlin, Swift, Scala) or hand-written hooks for definitions, names,
+//! bases and imports (Python, TypeScript/JavaScript, Rust).
 //!
 //! The walk is iterative (a `TreeCursor` plus an explicit context stack), so 10 000 nested
 //! blocks cannot overflow the stack. One pass collects nodes, refs, imports, the lines each
@@ -692,7 +693,9 @@ pub(crate) fn walk(
             if is_identifier(name) {
                 add_ref(&mut file, &mut seen_refs, ctx.def, name, kind);
             }
-        } else if node.is_named() && caps.is_none() {
+        } else if node.is_named() {
+            // Node kinds the table names as uses, for a query language too: a per-node
+            // pattern with a predicate (every capitalized identifier) costs more as a query.
             if table.calls.contains(&kind) {
                 if let Some(name) = call_name(node, src) {
                     add_ref(&mut file, &mut seen_refs, ctx.def, &name, RefKind::Call);

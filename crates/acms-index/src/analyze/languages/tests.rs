@@ -592,7 +592,12 @@ fn scala() {
 fn a_package_name_of_any_length_builds_a_bounded_module_name() {
     // Found by the analyze_scala fuzz target: a package of 510 bytes, and the file's stem.
     let src = format!("package com.{}\nclass A\n", "x".repeat(510));
-    for language in [Language::Scala, Language::Kotlin, Language::Go, Language::Java] {
+    for language in [
+        Language::Scala,
+        Language::Kotlin,
+        Language::Go,
+        Language::Java,
+    ] {
         let f = analyze(language, "src/A.scala", &src);
         for n in &f.nodes {
             assert!(
@@ -674,4 +679,171 @@ fn cpp_methods_outside_their_class_share_its_name() {
     assert_eq!(imports(&f), ["string", "shape.hpp"]);
     assert_eq!(refs(&f, 1, RefKind::Inherits), ["Shape", "Named"]);
     assert!(refs(&f, 5, RefKind::Call).contains(&"pi"));
+}
+
+// Java: the hand-written analyzer's fixtures, unchanged, on the query-described one.
+
+const JAVA: &str = r#"package com.acme.web;
+
+import java.util.List;
+import static com.acme.util.Strings.join;
+
+/**
+ * A controller.
+ */
+@Controller
+public class Users extends Base implements Handler, Closeable {
+    private final Repo repo;
+
+    public Users(Repo repo) {
+        this.repo = repo;
+    }
+
+    /** Lists names. */
+    @Override
+    public List<String> names(int max) {
+        if (max < 0) {
+            throw new IllegalArgumentException("max");
+        } else {
+            log(max);
+        }
+        return repo.findAll(max);
+    }
+
+    static class Inner {
+        void run() {}
+    }
+}
+
+interface Handler {
+    void handle(Request r);
+}
+"#;
+
+#[test]
+fn java_extracts_nodes() {
+    check_nodes(
+        Language::Java,
+        "src/main/java/com/acme/web/Users.java",
+        JAVA,
+        &[
+            (NodeKind::Module, "com.acme.web.Users", 1, 35),
+            (NodeKind::Class, "com.acme.web.Users", 6, 31),
+            (NodeKind::Method, "com.acme.web.Users.Users", 13, 15),
+            (NodeKind::Method, "com.acme.web.Users.names", 17, 26),
+            (NodeKind::Class, "com.acme.web.Users.Inner", 28, 30),
+            (NodeKind::Method, "com.acme.web.Users.Inner.run", 29, 29),
+            (NodeKind::Interface, "com.acme.web.Handler", 33, 35),
+            (NodeKind::Method, "com.acme.web.Handler.handle", 34, 34),
+        ],
+    );
+}
+
+#[test]
+fn java_renders_depths() {
+    let path = "src/main/java/com/acme/web/Users.java";
+    check_render(
+        Language::Java,
+        path,
+        JAVA,
+        "com.acme.web.Users.names",
+        "@Override\npublic List<String> names(int max)",
+        "/** Lists names. */\n@Override\npublic List<String> names(int max)",
+        "/** Lists names. */\n@Override\npublic List<String> names(int max) {\n    if (max < 0) {\n        throw new IllegalArgumentException(\"max\");\n    } else {\n        ...\n    }\n    return repo.findAll(max);\n}",
+    );
+    check_render(
+        Language::Java,
+        path,
+        JAVA,
+        "com.acme.web.Users",
+        "@Controller\npublic class Users extends Base implements Handler, Closeable",
+        "/**\n * A controller.\n */\n@Controller\npublic class Users extends Base implements Handler, Closeable",
+        "/**\n * A controller.\n */\n@Controller\npublic class Users extends Base implements Handler, Closeable {\n    private final Repo repo;\n    public Users(Repo repo) {\n        ...\n    }\n    @Override\n    public List<String> names(int max) {\n        ...\n    }\n    static class Inner {\n        ...\n    }\n}",
+    );
+}
+
+#[test]
+fn java_refs_imports_and_docs() {
+    let f = analyze(Language::Java, "Users.java", JAVA);
+    let imports: Vec<(&str, Vec<&str>)> = f
+        .imports
+        .iter()
+        .map(|i| {
+            (
+                i.module.as_str(),
+                i.names.iter().map(String::as_str).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        imports,
+        vec![
+            ("java.util.List", vec!["List"]),
+            ("com.acme.util.Strings.join", vec!["join"]),
+        ]
+    );
+    let inherits: Vec<(usize, &str)> = f
+        .refs
+        .iter()
+        .filter(|r| r.kind == RefKind::Inherits)
+        .map(|r| (r.from, r.name.as_str()))
+        .collect();
+    assert_eq!(
+        inherits,
+        vec![(1, "Base"), (1, "Handler"), (1, "Closeable")]
+    );
+    assert!(f.refs.iter().any(|r| r.from == 3 && r.name == "findAll"));
+    assert!(
+        f.refs
+            .iter()
+            .any(|r| r.from == 3 && r.name == "IllegalArgumentException")
+    );
+    assert_eq!(f.nodes[1].doc.as_deref(), Some("A controller."));
+    assert!(f.warnings.is_empty(), "{:?}", f.warnings);
+}
+
+#[test]
+fn java_allman_braces_stay_balanced() {
+    let src = "class A\n{\n    int f(int x)\n    {\n        if (x > 0)\n        {\n            return x;\n        }\n        log(x);\n        return 0;\n    }\n}\n";
+    check_render(
+        Language::Java,
+        "A.java",
+        src,
+        "A.f",
+        "int f(int x)",
+        "int f(int x)",
+        "int f(int x)\n{\n    if (x > 0)\n    {\n        return x;\n    }\n    ...\n    return 0;\n}",
+    );
+    check_render(
+        Language::Java,
+        "A.java",
+        src,
+        "A",
+        "class A",
+        "class A",
+        "class A\n{\n    int f(int x)\n    {\n        ...\n    }\n}",
+    );
+}
+
+fn check_java_resolve(from: &str, module: &str, files: &[&str], expected: Option<&str>) {
+    let exists = |p: &str| files.contains(&p);
+    assert_eq!(
+        analyzer_for(Language::Java)
+            .resolve_import(from, module, &exists)
+            .as_deref(),
+        expected,
+        "{from} {module}"
+    );
+}
+
+#[test]
+fn java_resolves_imports() {
+    let files = [
+        "src/main/java/com/acme/util/Strings.java",
+        "src/main/java/com/acme/web/Users.java",
+    ];
+    let from = "src/main/java/com/acme/web/Users.java";
+    check_java_resolve(from, "com.acme.util.Strings", &files, Some(files[0]));
+    check_java_resolve(from, "com.acme.util.Strings.join", &files, Some(files[0]));
+    check_java_resolve(from, "java.util.List", &files, None);
 }
