@@ -17,7 +17,7 @@ pub mod walk;
 /// module-level constants. 6: members passed as arguments are references (4 and 5 were
 /// measured and not kept). 7: TypeScript functions behind a cast (`(() => {…}) as any`).
 /// 8: Go, C, C++, C#, Ruby, PHP, Bash, Kotlin, Swift, Scala. 9: Java on its query (an
-/// anonymous class's fields are kept in skeletons).
+/// anonymous class's fields are kept in skeletons); C# parsed with its `#if` lines blanked.
 pub const ANALYZERS_VERSION: &str = "9";
 
 pub use banner::{HEAD_CHARS, HEADER_LINES, generated_file, generated_header};

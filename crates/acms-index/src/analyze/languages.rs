@@ -80,6 +80,56 @@ fn go_package_doc(root: Node, src: &str) -> Option<DocSpan> {
     None
 }
 
+/// C# with its preprocessor lines (`#if`, `#else`, `#endif`, `#region`, …) blanked: the grammar
+/// accepts them between members but not inside a base list or a switch, where
+/// Newtonsoft.Json's `#if HAVE_ICONVERTIBLE` cut `JValue` short and left 800 lines of its
+/// methods outside it. Both branches of an `#if`/`#else` stay, as the reader sees them.
+fn csharp_without_directives(source: &str) -> Option<String> {
+    const DIRECTIVES: &[&str] = &[
+        "if",
+        "elif",
+        "else",
+        "endif",
+        "region",
+        "endregion",
+        "pragma",
+        "nullable",
+        "define",
+        "undef",
+        "warning",
+        "error",
+        "line",
+    ];
+    let is_directive = |line: &str| {
+        line.trim_start().strip_prefix('#').is_some_and(|rest| {
+            let word = rest.trim_start();
+            DIRECTIVES.iter().any(|d| {
+                word.strip_prefix(d).is_some_and(|after| {
+                    !after.starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                })
+            })
+        })
+    };
+    if !source.lines().any(is_directive) {
+        return None;
+    }
+    let mut out = String::with_capacity(source.len());
+    for line in source.split_inclusive('\n') {
+        if is_directive(line) {
+            // Each char becomes as many spaces as it has bytes: every offset holds.
+            for c in line.chars() {
+                match c {
+                    '\n' | '\r' => out.push(c),
+                    c => out.extend(std::iter::repeat_n(' ', c.len_utf8())),
+                }
+            }
+        } else {
+            out.push_str(line);
+        }
+    }
+    Some(out)
+}
+
 /// The fields every query-described language shares; each row overrides what differs.
 const BASE: Table = Table {
     language: Language::Text,
@@ -109,6 +159,7 @@ const BASE: Table = Table {
     package: walker::no_package,
     module_doc: walker::no_module_doc,
     query: None,
+    parse_view: walker::source_as_is,
 };
 
 static GO_QUERY: QuerySpec = QuerySpec::new(include_str!("languages/go.scm"));
@@ -207,6 +258,7 @@ pub(crate) static CSHARP: Table = Table {
     clause_tokens: &["else"],
     module_names: package_names,
     query: Some(&CSHARP_QUERY),
+    parse_view: csharp_without_directives,
     ..BASE
 };
 

@@ -60,6 +60,7 @@ pub(crate) static TABLE: Table = Table {
     package: walker::no_package,
     module_doc: walker::python_module_doc,
     query: None,
+    parse_view: walker::source_as_is,
 };
 
 /// A decorated definition is the node itself (so decorators are in its span, signature and

@@ -58,6 +58,7 @@ pub(crate) static TABLE: Table = Table {
     package: walker::no_package,
     module_doc,
     query: None,
+    parse_view: walker::source_as_is,
 };
 
 fn classify<'t>(n: Node<'t>, src: &str, _parent: &str) -> Option<Def<'t>> {

@@ -90,6 +90,7 @@ macro_rules! ts_table {
             package: walker::no_package,
             module_doc: walker::no_module_doc,
             query: None,
+            parse_view: walker::source_as_is,
         }
     };
 }

@@ -112,6 +112,9 @@ pub(crate) struct Table {
     /// `classify`, `import`, `package`, `field`, `scopes` and the reference lists answer for
     /// the hand-written languages.
     pub query: Option<&'static QuerySpec>,
+    /// The text the parser reads when it is not the source itself (C#'s `#if` lines as
+    /// blanks): the same length, so every node's byte span is a span of the source.
+    pub parse_view: fn(&str) -> Option<String>,
 }
 
 pub(crate) fn no_package(_: Node, _: &str) -> Option<String> {
@@ -119,6 +122,10 @@ pub(crate) fn no_package(_: Node, _: &str) -> Option<String> {
 }
 
 pub(crate) fn no_module_doc(_: Node, _: &str) -> Option<DocSpan> {
+    None
+}
+
+pub(crate) fn source_as_is(_: &str) -> Option<String> {
     None
 }
 
@@ -329,7 +336,9 @@ pub(crate) fn walk(
 ) -> Result<Walk, ParseFailure> {
     let grammar = (table.grammar)(table.language);
     let deadline = deadline(limits);
-    let tree = parse(&grammar, source, deadline)?;
+    let view = (table.parse_view)(source);
+    debug_assert!(view.as_ref().is_none_or(|v| v.len() == source.len()));
+    let tree = parse(&grammar, view.as_deref().unwrap_or(source), deadline)?;
     let mut clock = Clock::new(deadline);
     let caps = match table.query {
         Some(q) => {

@@ -399,6 +399,31 @@ fn csharp() {
 }
 
 #[test]
+fn csharp_preprocessor_lines_do_not_cut_a_class_short() {
+    // Newtonsoft.Json's JValue: `#if` inside a base list and inside a switch section.
+    let src = "namespace N\n{\n    public class V : Base, IComparable\n#if HAVE_ICONVERTIBLE\n        , IConvertible\n#endif\n    {\n        #region Compare\n        int Compare(int t)\n        {\n            switch (t)\n            {\n                case 1:\n#if HAVE_OFFSET\n                    return 1;\n#endif\n                case 2:\n                    return 2;\n            }\n            return 0;\n        }\n        #endregion\n\n        static V CreateString(string s) { return null; }\n    }\n}\n";
+    check_nodes(
+        Language::CSharp,
+        "V.cs",
+        src,
+        &[
+            (NodeKind::Module, "V", 1, 26),
+            (NodeKind::Class, "N.V", 3, 25),
+            (NodeKind::Method, "N.V.Compare", 9, 21),
+            (NodeKind::Method, "N.V.CreateString", 24, 24),
+        ],
+    );
+    let f = analyze(Language::CSharp, "V.cs", src);
+    assert!(f.warnings.is_empty(), "{:?}", f.warnings);
+    assert_eq!(
+        refs(&f, 1, RefKind::Inherits),
+        ["Base", "IComparable", "IConvertible"]
+    );
+    // The directives stay in the source the renderings show.
+    assert!(f.nodes[1].end_byte > src.find("#endregion").unwrap());
+}
+
+#[test]
 fn ruby() {
     let path = "lib/shop/cart.rb";
     check_nodes(
