@@ -31,6 +31,10 @@ SETS=(
     "axios     axios/axios              js     23a25af0688d1db2c396deb09229d2271cc24f6c"
     "gson      google/gson              java   9835b6f90192f79cdf5300c528fc6212455fb6c1"
     "jsoup     jhy/jsoup                java   46b620860af930eedc193a705eaf7cea5aec89a6"
+    "okio      square/okio              kotlin 4164f2976ac7174f3d35d52150e8ffbdbe0acbec"
+    "alamofire Alamofire/Alamofire      swift  7595cbcf59809f9977c5f6378500de2ad73b7ddb"
+    "scopt     scopt/scopt              scala  75cd14c9e1f517e9d1beb8de9e3427e40630f1cb"
+    "bats      bats-core/bats-core      bash   d22e41faad59f5fd942a88c992b4913a27a460c4"
 )
 
 repos="${ACMS_REPOS:-/work/.mirror}"

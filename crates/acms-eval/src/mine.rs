@@ -272,6 +272,7 @@ impl Lang {
             Lang::Swift => {
                 !cased_dirs.iter().any(|d| d.ends_with("Tests"))
                     && name != "package.swift"
+                    && !name.starts_with("package@swift")
                     && !cased_name.ends_with("Tests.swift")
             }
             Lang::Bash => !vendored,
@@ -303,20 +304,24 @@ fn housekeeping(subject: &str) -> bool {
         || version_subject(&s)
 }
 
-/// `4.1.1 release`, `v2.0.0`, `1.3 released`: a release commit named by its version alone.
+/// `4.1.1 release`, `v2.0.0`, `1.3 released`, `Prepare 5.10.2 Release`: a release commit
+/// named by its version and release words alone.
 fn version_subject(s: &str) -> bool {
-    let words: Vec<&str> = s.split_whitespace().collect();
     let version = |w: &str| {
         let w = w.strip_prefix('v').unwrap_or(w);
         w.contains('.')
             && w.split('.').all(|p| !p.is_empty())
             && w.chars().all(|c| c.is_ascii_digit() || c == '.')
     };
-    match words[..] {
-        [v] => version(v),
-        [v, w] => version(v) && matches!(w, "release" | "released" | "version"),
-        _ => false,
+    let mut versions = 0;
+    for w in s.split_whitespace() {
+        if version(w) {
+            versions += 1;
+        } else if !matches!(w, "release" | "released" | "version" | "prepare" | "preparing") {
+            return false;
+        }
     }
+    versions == 1
 }
 
 /// `fix(x): y (#123)` → `fix(x): y`.
@@ -626,6 +631,7 @@ mod tests {
         assert!(!swift.is_source("Tests/SessionTests.swift"));
         assert!(!swift.is_source("Source/AlamofireTests/A.swift"));
         assert!(!swift.is_source("Package.swift"));
+        assert!(!swift.is_source("Package@swift-5.9.swift"));
         let scala = Lang::Scala;
         assert!(scala.is_source("core/src/main/scala/cats/Functor.scala"));
         assert!(!scala.is_source("core/src/test/scala/cats/FunctorSuite.scala"));
@@ -694,6 +700,9 @@ mod tests {
         assert!(housekeeping("update pre-commit hooks"));
         assert!(!housekeeping("fix(cors): handle vary header"));
         assert!(housekeeping("4.1.1 release"));
+        assert!(housekeeping("Prepare 5.10.2 Release"));
+        assert!(housekeeping("Prepare 5.7"));
+        assert!(!housekeeping("Prepare the parser for 5.7"));
         assert!(
             housekeeping(&clean_subject("4.1.1 release (#2068)")),
             "a PR number"
