@@ -317,7 +317,10 @@ fn version_subject(s: &str) -> bool {
     for w in s.split_whitespace() {
         if version(w) {
             versions += 1;
-        } else if !matches!(w, "release" | "released" | "version" | "prepare" | "preparing") {
+        } else if !matches!(
+            w,
+            "release" | "released" | "version" | "prepare" | "preparing"
+        ) {
             return false;
         }
     }
