@@ -124,19 +124,24 @@ fn test_file(name: &str) -> bool {
 /// The words of a name: split at `.`, `-`, `_` and camel-case humps (`FuzzTests` → `Fuzz`,
 /// `Tests`; `wasmWasiTest` → `wasm`, `Wasi`, `Test`).
 fn words(name: &str) -> impl Iterator<Item = &str> {
+    // Without allocating: `place` runs for every candidate of every query.
     name.split(['.', '-', '_']).flat_map(|part| {
         let bytes = part.as_bytes();
-        let mut starts: Vec<usize> = vec![0];
-        starts.extend((1..bytes.len()).filter(|&i| {
-            bytes[i].is_ascii_uppercase()
-                && (bytes[i - 1].is_ascii_lowercase() || bytes[i - 1].is_ascii_digit())
-        }));
-        let ends: Vec<usize> = starts.iter().skip(1).copied().chain([part.len()]).collect();
-        starts
-            .into_iter()
-            .zip(ends)
-            .map(move |(a, b)| &part[a..b])
-            .filter(|w| !w.is_empty())
+        let mut start = 0;
+        std::iter::from_fn(move || {
+            if start >= bytes.len() {
+                return None;
+            }
+            let end = (start + 1..bytes.len())
+                .find(|&i| {
+                    bytes[i].is_ascii_uppercase()
+                        && (bytes[i - 1].is_ascii_lowercase() || bytes[i - 1].is_ascii_digit())
+                })
+                .unwrap_or(bytes.len());
+            let word = &part[start..end];
+            start = end;
+            Some(word)
+        })
     })
 }
 

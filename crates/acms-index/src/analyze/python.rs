@@ -252,7 +252,7 @@ impl Analyzer for Python {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analyze::tests::{check_nodes, check_render};
+    use crate::analyze::tests::{check_nodes, check_render, check_resolve};
 
     const SRC: &str = r#""""Flask-like app module."""
 import os
@@ -421,15 +421,6 @@ def top(a, b=1):
         assert!(f.warnings.is_empty(), "{:?}", f.warnings);
     }
 
-    fn check_resolve(from: &str, module: &str, files: &[&str], expected: Option<&str>) {
-        let exists = |p: &str| files.contains(&p);
-        assert_eq!(
-            Python.resolve_import(from, module, &exists).as_deref(),
-            expected,
-            "{from} {module}"
-        );
-    }
-
     #[test]
     fn resolves_imports() {
         let files = [
@@ -439,13 +430,43 @@ def top(a, b=1):
             "src/lib/x/__init__.py",
             "app/pkg2/a.py",
         ];
-        check_resolve("pkg/sub/mod.py", "..util", &files, Some("pkg/util.py"));
-        check_resolve("pkg/sub/mod.py", "pkg.util", &files, Some("pkg/util.py"));
-        check_resolve("pkg/sub/mod.py", ".", &files, None);
-        check_resolve("pkg/util.py", ".", &files, Some("pkg/__init__.py"));
-        check_resolve("pkg/util.py", "...x", &files, None);
-        check_resolve("tests/t.py", "lib.x", &files, Some("src/lib/x/__init__.py"));
-        check_resolve("app/pkg2/b.py", "pkg2.a", &files, Some("app/pkg2/a.py"));
-        check_resolve("pkg/util.py", "os", &files, None);
+        check_resolve(
+            Language::Python,
+            "pkg/sub/mod.py",
+            "..util",
+            &files,
+            Some("pkg/util.py"),
+        );
+        check_resolve(
+            Language::Python,
+            "pkg/sub/mod.py",
+            "pkg.util",
+            &files,
+            Some("pkg/util.py"),
+        );
+        check_resolve(Language::Python, "pkg/sub/mod.py", ".", &files, None);
+        check_resolve(
+            Language::Python,
+            "pkg/util.py",
+            ".",
+            &files,
+            Some("pkg/__init__.py"),
+        );
+        check_resolve(Language::Python, "pkg/util.py", "...x", &files, None);
+        check_resolve(
+            Language::Python,
+            "tests/t.py",
+            "lib.x",
+            &files,
+            Some("src/lib/x/__init__.py"),
+        );
+        check_resolve(
+            Language::Python,
+            "app/pkg2/b.py",
+            "pkg2.a",
+            &files,
+            Some("app/pkg2/a.py"),
+        );
+        check_resolve(Language::Python, "pkg/util.py", "os", &files, None);
     }
 }

@@ -419,7 +419,7 @@ impl Analyzer for Rust {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analyze::tests::{check_nodes, check_render};
+    use crate::analyze::tests::{check_nodes, check_render, check_resolve};
     use crate::model::RefKind;
 
     const SRC: &str = r#"//! Storage of things.
@@ -594,15 +594,6 @@ mod inner {
         assert_eq!(strip_supers("superb::x", 1), "superb::x");
     }
 
-    fn check_resolve(from: &str, module: &str, files: &[&str], expected: Option<&str>) {
-        let exists = |p: &str| files.contains(&p);
-        assert_eq!(
-            Rust.resolve_import(from, module, &exists).as_deref(),
-            expected,
-            "{from} {module}"
-        );
-    }
-
     #[test]
     fn resolves_imports() {
         let files = [
@@ -615,44 +606,62 @@ mod inner {
             "crates/acms-core/src/id.rs",
             "tests/common/mod.rs",
         ];
-        check_resolve("src/lib.rs", "crate::model", &files, Some("src/model.rs"));
         check_resolve(
+            Language::Rust,
+            "src/lib.rs",
+            "crate::model",
+            &files,
+            Some("src/model.rs"),
+        );
+        check_resolve(
+            Language::Rust,
             "src/store/mod.rs",
             "crate::model::Node",
             &files,
             Some("src/model.rs"),
         );
         check_resolve(
+            Language::Rust,
             "src/store/mod.rs",
             "self::cache",
             &files,
             Some("src/store/cache.rs"),
         );
         check_resolve(
+            Language::Rust,
             "src/store/cache.rs",
             "super",
             &files,
             Some("src/store/mod.rs"),
         );
         check_resolve(
+            Language::Rust,
             "src/store/cache.rs",
             "super::super::model",
             &files,
             Some("src/model.rs"),
         );
-        check_resolve("src/a.rs", "self::b", &files, Some("src/a/b.rs"));
         check_resolve(
+            Language::Rust,
+            "src/a.rs",
+            "self::b",
+            &files,
+            Some("src/a/b.rs"),
+        );
+        check_resolve(
+            Language::Rust,
             "src/lib.rs",
             "acms_core::id::NodeId",
             &files,
             Some("crates/acms-core/src/id.rs"),
         );
         check_resolve(
+            Language::Rust,
             "tests/it.rs",
             "self::common",
             &files,
             Some("tests/common/mod.rs"),
         );
-        check_resolve("src/lib.rs", "std::fmt", &files, None);
+        check_resolve(Language::Rust, "src/lib.rs", "std::fmt", &files, None);
     }
 }

@@ -46,6 +46,25 @@ pub(crate) fn check_nodes(
     assert_eq!(got, expected);
 }
 
+/// Asserts what `language`'s analyzer resolves `module`, imported from `from`, to when the
+/// repository holds `files`.
+pub(crate) fn check_resolve(
+    language: Language,
+    from: &str,
+    module: &str,
+    files: &[&str],
+    expected: Option<&str>,
+) {
+    let exists = |p: &str| files.contains(&p);
+    assert_eq!(
+        analyzer_for(language)
+            .resolve_import(from, module, &exists)
+            .as_deref(),
+        expected,
+        "{from} {module}"
+    );
+}
+
 /// Asserts the depth 0 / 2 / 4 renderings of the node with `qualified_name`.
 pub(crate) fn check_render(
     language: Language,

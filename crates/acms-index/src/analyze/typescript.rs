@@ -458,7 +458,7 @@ fn candidates(base: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analyze::tests::{check_nodes, check_render};
+    use crate::analyze::tests::{check_nodes, check_render, check_resolve};
     use crate::model::RefKind;
 
     const SRC: &str = r#"import React, { useState as useS } from "react";
@@ -693,29 +693,80 @@ export default function () {
         assert!(f.refs.iter().any(|r| r.from == 2 && r.name == "parse"));
     }
 
-    fn check_resolve(from: &str, module: &str, files: &[&str], expected: Option<&str>) {
-        let exists = |p: &str| files.contains(&p);
-        assert_eq!(
-            TYPESCRIPT.resolve_import(from, module, &exists).as_deref(),
-            expected,
-            "{from} {module}"
-        );
-    }
-
     #[test]
     fn resolves_imports() {
         let files = ["src/api.ts", "src/ui/index.tsx", "src/util.js", "lib/x.mjs"];
-        check_resolve("src/app.ts", "./api", &files, Some("src/api.ts"));
-        check_resolve("src/app.ts", "./api.js", &files, Some("src/api.ts"));
-        check_resolve("src/app.ts", "./ui", &files, Some("src/ui/index.tsx"));
-        check_resolve("src/ui/b.ts", "../util", &files, Some("src/util.js"));
-        check_resolve("src/app.ts", "../lib/x.mjs", &files, Some("lib/x.mjs"));
-        check_resolve("src/app.ts", "@/api", &files, Some("src/api.ts"));
-        check_resolve("src/app.ts", "react", &files, None);
-        check_resolve("src/app.ts", "ui/index", &files, Some("src/ui/index.tsx"));
-        check_resolve("test/a.ts", "lib/x.mjs", &files, Some("lib/x.mjs"));
-        check_resolve("src/app.ts", "lodash/fp", &files, None);
-        check_resolve("src/app.ts", "@scope/pkg/x", &files, None);
-        check_resolve("a.ts", "../../x", &files, None);
+        check_resolve(
+            Language::TypeScript,
+            "src/app.ts",
+            "./api",
+            &files,
+            Some("src/api.ts"),
+        );
+        check_resolve(
+            Language::TypeScript,
+            "src/app.ts",
+            "./api.js",
+            &files,
+            Some("src/api.ts"),
+        );
+        check_resolve(
+            Language::TypeScript,
+            "src/app.ts",
+            "./ui",
+            &files,
+            Some("src/ui/index.tsx"),
+        );
+        check_resolve(
+            Language::TypeScript,
+            "src/ui/b.ts",
+            "../util",
+            &files,
+            Some("src/util.js"),
+        );
+        check_resolve(
+            Language::TypeScript,
+            "src/app.ts",
+            "../lib/x.mjs",
+            &files,
+            Some("lib/x.mjs"),
+        );
+        check_resolve(
+            Language::TypeScript,
+            "src/app.ts",
+            "@/api",
+            &files,
+            Some("src/api.ts"),
+        );
+        check_resolve(Language::TypeScript, "src/app.ts", "react", &files, None);
+        check_resolve(
+            Language::TypeScript,
+            "src/app.ts",
+            "ui/index",
+            &files,
+            Some("src/ui/index.tsx"),
+        );
+        check_resolve(
+            Language::TypeScript,
+            "test/a.ts",
+            "lib/x.mjs",
+            &files,
+            Some("lib/x.mjs"),
+        );
+        check_resolve(
+            Language::TypeScript,
+            "src/app.ts",
+            "lodash/fp",
+            &files,
+            None,
+        );
+        check_resolve(
+            Language::TypeScript,
+            "src/app.ts",
+            "@scope/pkg/x",
+            &files,
+            None,
+        );
+        check_resolve(Language::TypeScript, "a.ts", "../../x", &files, None);
     }
 }

@@ -2,7 +2,7 @@
 //! comment, a nested definition, an import and a call, checked as nodes, the three rendered
 //! depths, references and imports.
 
-use super::super::tests::{check_nodes, check_render};
+use super::super::tests::{check_nodes, check_render, check_resolve};
 use super::super::{ParseLimits, analyzer_for};
 use crate::model::{Language, NodeKind, ParsedFile, RefKind};
 
@@ -850,17 +850,6 @@ fn java_allman_braces_stay_balanced() {
     );
 }
 
-fn check_java_resolve(from: &str, module: &str, files: &[&str], expected: Option<&str>) {
-    let exists = |p: &str| files.contains(&p);
-    assert_eq!(
-        analyzer_for(Language::Java)
-            .resolve_import(from, module, &exists)
-            .as_deref(),
-        expected,
-        "{from} {module}"
-    );
-}
-
 #[test]
 fn java_resolves_imports() {
     let files = [
@@ -868,7 +857,19 @@ fn java_resolves_imports() {
         "src/main/java/com/acme/web/Users.java",
     ];
     let from = "src/main/java/com/acme/web/Users.java";
-    check_java_resolve(from, "com.acme.util.Strings", &files, Some(files[0]));
-    check_java_resolve(from, "com.acme.util.Strings.join", &files, Some(files[0]));
-    check_java_resolve(from, "java.util.List", &files, None);
+    check_resolve(
+        Language::Java,
+        from,
+        "com.acme.util.Strings",
+        &files,
+        Some(files[0]),
+    );
+    check_resolve(
+        Language::Java,
+        from,
+        "com.acme.util.Strings.join",
+        &files,
+        Some(files[0]),
+    );
+    check_resolve(Language::Java, from, "java.util.List", &files, None);
 }
