@@ -106,6 +106,9 @@ pub struct Walked {
     /// Directories (repository-relative, escaped) whose listing failed: what the index holds
     /// under them is kept as it is, never counted as removed.
     pub unreadable: Vec<String>,
+    /// The directories the walk entered (absolute, the root first, then in path order): what a
+    /// file watcher watches so that it sees exactly what the next walk would.
+    pub dirs: Vec<PathBuf>,
 }
 
 /// Lists the files under `repo` (canonical) in path order, with a warning for each entry it
@@ -177,6 +180,8 @@ pub fn walk(repo: &Path, index_dir: &Path, deny: &Deny) -> Walked {
         .warnings
         .sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
     walked.unreadable.sort();
+    walked.dirs.sort();
+    walked.dirs.dedup();
     walked
 }
 
@@ -216,6 +221,7 @@ impl Drop for Visitor<'_> {
         shared.held_back.extend(found.held_back);
         shared.warnings.extend(found.warnings);
         shared.unreadable.extend(found.unreadable);
+        shared.dirs.extend(found.dirs);
     }
 }
 
@@ -229,6 +235,10 @@ impl ignore::ParallelVisitor for Visitor<'_> {
                 return ignore::WalkState::Continue;
             }
         };
+        if entry.file_type().is_some_and(|t| t.is_dir()) {
+            self.found.dirs.push(entry.path().to_path_buf());
+            return ignore::WalkState::Continue;
+        }
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             return ignore::WalkState::Continue;
         }

@@ -270,6 +270,8 @@ fn options(spec: &OpenSpec) -> WorkspaceOptions {
     WorkspaceOptions {
         index_dir: spec.index_dir.clone(),
         config: Some(spec.config.clone()),
+        // A server answers many calls: file events spare each one a walk of the repository.
+        watch: true,
         ..WorkspaceOptions::default()
     }
 }

@@ -45,6 +45,7 @@
 use std::path::Path;
 
 mod refresh;
+mod watch;
 mod workspace;
 
 pub mod model;

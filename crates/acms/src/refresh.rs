@@ -9,12 +9,18 @@
 //! file it walked and did not index (held back, over a cap, binary, of a kind acms does not
 //! read) with its stat, so they cost nothing until they change. A file neither list knows is
 //! new since the last run — news when the indexer would index it.
+//!
+//! A long-lived process can [`watch`](ChangeTracker::watch) as well: then a scan walks only
+//! when a file event (or a directory it has not watched yet) says something may have changed,
+//! so a warm call costs nothing per file ([`crate::watch`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use acms_core::{ContentHash, ContextConfig};
 use acms_index::{Deny, Store, WalkEntry};
+
+use crate::watch::Watch;
 
 /// What the tracker remembers of one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,8 +34,13 @@ struct Known {
 /// The result of one scan.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Scan {
-    /// Files walked.
+    /// Files walked (0 when the file watch saw nothing and nothing was walked).
     pub files: usize,
+    /// Whether the file watch said nothing changed, so nothing was walked.
+    pub unchanged_by_watch: bool,
+    /// Why the file watch asked for or is not trusted, when a watch was asked for but every
+    /// scan walks.
+    pub watch_off: Option<String>,
     /// Files whose content was hashed because their stat moved.
     pub hashed: usize,
     /// Repository-relative paths that are new, changed or deleted (sorted).
@@ -43,6 +54,7 @@ pub struct ChangeTracker {
     max_size: u64,
     deny: Deny,
     known: HashMap<String, Known>,
+    watch: Option<Result<Watch, String>>,
 }
 
 impl ChangeTracker {
@@ -62,6 +74,7 @@ impl ChangeTracker {
             max_size: config.file.max_size,
             deny,
             known: HashMap::new(),
+            watch: None,
         };
         t.reload(store)?;
         Ok(t)
@@ -94,10 +107,42 @@ impl ChangeTracker {
         Ok(())
     }
 
+    /// From now on, walk only when file events say something may have changed (for a
+    /// process that lives across many calls; a one-shot one would pay for the watches and
+    /// walk anyway). When no watcher can be had, every scan walks and says why.
+    pub fn watch(&mut self) {
+        if self.watch.is_none() {
+            self.watch = Some(Watch::start(&self.index_dir));
+        }
+    }
+
+    /// Directories the file watch covers (0 without one).
+    pub fn watched(&self) -> usize {
+        match &self.watch {
+            Some(Ok(w)) => w.watched(),
+            _ => 0,
+        }
+    }
+
     /// Files of the index (or of the walk) that changed since the last [`reload`](Self::reload).
     pub fn scan(&mut self) -> Scan {
         let mut scan = Scan::default();
+        match &mut self.watch {
+            Some(Ok(w)) => {
+                if !w.take_dirty() {
+                    scan.unchanged_by_watch = true;
+                    return scan;
+                }
+                scan.watch_off = w.broken();
+            }
+            Some(Err(why)) => scan.watch_off = Some(why.clone()),
+            None => {}
+        }
         let walked = acms_index::walk(&self.repo, &self.index_dir, &self.deny);
+        if let Some(Ok(w)) = &mut self.watch {
+            w.follow(&walked.dirs);
+            scan.watch_off = w.broken();
+        }
         scan.files = walked.entries.len() + walked.held_back.len();
         let mut present = std::collections::HashSet::with_capacity(scan.files);
         for s in walked.entries {

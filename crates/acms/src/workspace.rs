@@ -45,6 +45,9 @@ pub struct WorkspaceOptions {
     pub clock: Arc<dyn Clock>,
     /// The language model for ARCE (default: from `context.llm` when its base URL is set).
     pub llm: Option<Arc<dyn LlmClient>>,
+    /// Watch the repository's files, so a call after no change skips the walk (for a process
+    /// that serves many calls, like the MCP server; default off).
+    pub watch: bool,
 }
 
 impl Default for WorkspaceOptions {
@@ -55,6 +58,7 @@ impl Default for WorkspaceOptions {
             vectors: true,
             clock: Arc::new(SystemClock),
             llm: None,
+            watch: false,
         }
     }
 }
@@ -110,13 +114,29 @@ pub struct RefreshReport {
     pub reopen_ms: f64,
     /// Why nothing was checked (the indexed repository is not on this machine).
     pub skipped: Option<String>,
+    /// Nothing was walked: the file watch saw no change since the last check.
+    pub watched: bool,
+    /// Why a watch was asked for but every call walks (the system's watch limit, …).
+    pub watch_off: Option<String>,
 }
 
 impl RefreshReport {
+    /// The lines for a context's notes: what was refreshed, and why the file watch is off
+    /// when one was asked for and every call walks.
+    pub fn notes(&self) -> Vec<String> {
+        let off = self.watch_off.as_ref().map(|why| {
+            format!("file watch off, every call walks the repository: {why}")
+        });
+        std::iter::once(self.note()).chain(off).collect()
+    }
+
     /// One line for diagnostics.
     pub fn note(&self) -> String {
         match &self.skipped {
             Some(why) => format!("refresh skipped: {why}"),
+            None if self.watched => {
+                "refreshed 0 files before assembly (the file watch saw no change)".into()
+            }
             None => format!(
                 "refreshed {} files before assembly ({} checked, {:.0} ms)",
                 self.refreshed,
@@ -330,12 +350,13 @@ impl Workspace {
         }
         let engine = open_engine(&index_dir, &config, &components, &memory, llm.clone(), None)?;
         let tracker = match &repo {
-            Some(r) => Some(ChangeTracker::new(
-                r,
-                &index_dir,
-                engine.store(),
-                &index_config,
-            )?),
+            Some(r) => {
+                let mut t = ChangeTracker::new(r, &index_dir, engine.store(), &index_config)?;
+                if opts.watch {
+                    t.watch();
+                }
+                Some(t)
+            }
             None => None,
         };
         let policy = TierPolicy::from_config(&config);
@@ -448,6 +469,8 @@ impl Workspace {
         report.scan_ms = t.elapsed().as_secs_f64() * 1000.0;
         report.checked = scan.files;
         report.hashed = scan.hashed;
+        report.watched = scan.unchanged_by_watch;
+        report.watch_off = scan.watch_off;
         if scan.changed.is_empty() {
             return Ok(report);
         }
@@ -548,7 +571,7 @@ impl Workspace {
             parent: None,
         })?;
         context.diagnostics.notes.extend(notes);
-        context.diagnostics.notes.push(refresh.note());
+        context.diagnostics.notes.extend(refresh.notes());
         context.diagnostics.notes.extend(self.location.clone());
         Ok(Context { context, refresh })
     }
@@ -812,7 +835,7 @@ impl Workspace {
             parent,
         })?;
         context.diagnostics.notes.extend(notes);
-        context.diagnostics.notes.push(refresh.note());
+        context.diagnostics.notes.extend(refresh.notes());
         context.diagnostics.notes.extend(self.location.clone());
         let manifest: Vec<FragmentRef> = context
             .manifest

@@ -6,6 +6,7 @@ mod first_use;
 mod memory;
 mod plans;
 mod refresh;
+mod watch;
 
 use std::path::Path;
 use std::sync::Arc;
