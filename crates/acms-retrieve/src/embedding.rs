@@ -332,6 +332,10 @@ impl Run<'_> {
             embedder,
             options,
         } = *self;
+        if vectors.is_outdated() {
+            // Rewritten in the current format (int8) once, whatever else this run does.
+            vectors.save(vdir)?;
+        }
         if reused && stored_generation == Some(generation) {
             report.complete = true;
             report.vectors = Some(vectors.len());

@@ -79,6 +79,17 @@ impl<'a> Reader<'a> {
         magic: &[u8; 8],
         version: u32,
     ) -> Result<Reader<'a>> {
+        Reader::open_versions(path, bytes, magic, &[version]).map(|(r, _)| r)
+    }
+
+    /// [`open`](Self::open) for a file that may be in any of `versions` (the newest first):
+    /// also returns the one found.
+    pub(crate) fn open_versions(
+        path: &'a Path,
+        bytes: &'a [u8],
+        magic: &[u8; 8],
+        versions: &[u32],
+    ) -> Result<(Reader<'a>, u32)> {
         let min = magic.len() + 4 + CHECKSUM_LEN;
         if bytes.len() < min {
             return Err(Error::corrupt(
@@ -102,18 +113,19 @@ impl<'a> Reader<'a> {
                 "checksum mismatch: the file was truncated or modified",
             ));
         }
-        if found != version {
+        if !versions.contains(&found) {
             return Err(Error::Version {
                 path: path.to_path_buf(),
                 found,
-                expected: version,
+                expected: versions.first().copied().unwrap_or_default(),
             });
         }
-        Ok(Reader {
+        let reader = Reader {
             path,
             body: &content[12..],
             pos: 0,
-        })
+        };
+        Ok((reader, found))
     }
 
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
@@ -165,6 +177,10 @@ impl<'a> Reader<'a> {
         Ok(b.chunks_exact(4)
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect())
+    }
+
+    pub(crate) fn bytes(&mut self, n: usize) -> Result<&'a [u8]> {
+        self.take(n)
     }
 
     pub(crate) fn array32(&mut self) -> Result<[u8; 32]> {

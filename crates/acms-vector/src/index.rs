@@ -16,9 +16,13 @@
 //! ids added or replaced since the build are searched exactly next to the graph. The graph is
 //! rebuilt only when these changes pass an eighth of the index.
 //!
+//! Vectors are kept as int8 with one norm each (`quant`): a quarter of f32's bytes in memory
+//! and on disk, scored against the f32 query.
+//!
 //! On disk (`save`/`load`): `vectors.bin` is the commit point of a full save. It holds a header
 //! (format version, embedder id, dim, count, the graph's file names and their checksums), the
-//! ids, their tags, the vectors and a blake3 checksum, and is replaced atomically. Graph files
+//! ids, their tags, the int8 vectors, their norms and a blake3 checksum, and is replaced
+//! atomically (version 2, with f32 vectors, is still read). Graph files
 //! get a fresh name per save and are written before `vectors.bin`, so a save killed at any
 //! point leaves the previous `vectors.bin` and the graph files it names intact. A save of a
 //! few changes appends them to `vectors.delta` instead (see `delta`), which `load` replays;
@@ -38,12 +42,15 @@ use crate::delta::{self, Change, DELTA_FILE};
 use crate::embed::{Embedder, dot, normalize};
 use crate::error::{Error, Result};
 use crate::format::{self, Reader, Writer};
+use crate::quant;
 
 /// File holding ids, vectors and the header; replacing it commits a save.
 pub const VECTORS_FILE: &str = "vectors.bin";
 const MAGIC: &[u8; 8] = b"ACMSVEC\n";
-/// Version 2 added the per-vector tags.
-const FORMAT_VERSION: u32 = 2;
+/// Version 2 added the per-vector tags, version 3 stores int8 vectors and their norms.
+const FORMAT_VERSION: u32 = 3;
+/// The f32 layout, read and quantized on load.
+const F32_VERSION: u32 = 2;
 const GRAPH_PREFIX: &str = "hnsw-";
 /// hnsw_rs never creates more layers than this (its `NB_LAYER_MAX`).
 const MAX_LAYERS: usize = 16;
@@ -195,7 +202,12 @@ struct Persisted {
     delta_records: usize,
     /// Size and mtime of every file of the save, as this index left or found them.
     stamp: Stamp,
+    /// `vectors.bin` is in an older format: the next save rewrites it instead of appending.
+    outdated: bool,
 }
+
+/// A vector as the log holds it: its tag and the unit vector its int8 components stand for.
+type Logged = (u64, Vec<f32>);
 
 /// (size, mtime) of `vectors.bin`, the log and the graph files: a cheap way to tell that no
 /// one else wrote or damaged the directory since.
@@ -227,8 +239,10 @@ pub struct VectorIndex {
     /// The caller's tag of each slot (the hash of the embedded text; 0 when untagged).
     tags: Vec<u64>,
     slots: HashMap<u64, usize>,
-    /// Unit vectors, contiguous so the exact scan streams through memory.
-    data: Vec<f32>,
+    /// Unit vectors as int8 (`quant`), contiguous so the exact scan streams through memory.
+    data: Vec<i8>,
+    /// The norm of each slot's int8 components.
+    norms: Vec<f32>,
     /// The HNSW graph, data id = the slot at build time (see `GraphState`).
     graph: Option<GraphState>,
     persisted: Option<Persisted>,
@@ -266,6 +280,7 @@ impl VectorIndex {
             tags: Vec::new(),
             slots: HashMap::new(),
             data: Vec::new(),
+            norms: Vec::new(),
             graph: None,
             persisted: None,
             dirty: BTreeSet::new(),
@@ -301,9 +316,11 @@ impl VectorIndex {
         self.slots.contains_key(&id)
     }
 
-    /// The stored (unit) vector of `id`.
-    pub fn get(&self, id: u64) -> Option<&[f32]> {
-        self.slots.get(&id).map(|&s| self.slot(s))
+    /// The stored unit vector of `id`, as its int8 components stand for it.
+    pub fn get(&self, id: u64) -> Option<Vec<f32>> {
+        self.slots
+            .get(&id)
+            .map(|&s| quant::dequantize(self.slot(s), self.norms[s]))
     }
 
     /// Ids in slot order (insertion order, disturbed by removals).
@@ -330,14 +347,25 @@ impl VectorIndex {
             .is_some_and(|p| p.dir == dir && p.stamp == stamp(dir, p.graph_name.as_deref()))
     }
 
+    /// Whether the directory it was loaded from holds an older file format, which the next
+    /// save rewrites (an index run with nothing to embed saves it for that alone).
+    pub fn is_outdated(&self) -> bool {
+        self.persisted.as_ref().is_some_and(|p| p.outdated)
+    }
+
     /// Vectors changed since the graph was built (replaced or removed points plus ids searched
     /// exactly beside it); 0 without a graph.
     pub fn graph_drift(&self) -> usize {
         self.graph.as_ref().map_or(0, GraphState::drift)
     }
 
-    fn slot(&self, s: usize) -> &[f32] {
+    fn slot(&self, s: usize) -> &[i8] {
         &self.data[s * self.dim..(s + 1) * self.dim]
+    }
+
+    /// The cosine of the unit query `q` and slot `s`.
+    fn score(&self, q: &[f32], s: usize) -> f32 {
+        quant::score(q, self.slot(s), self.norms[s])
     }
 
     fn check(&self, id: u64, v: &[f32]) -> Result<Vec<f32>> {
@@ -384,16 +412,20 @@ impl VectorIndex {
             g.retire(id);
             g.extra.insert(id);
         }
-        if let Some(&s) = self.slots.get(&id) {
-            self.data[s * self.dim..(s + 1) * self.dim].copy_from_slice(v);
-            self.tags[s] = tag;
-            return;
-        }
-        let s = self.ids.len();
-        self.ids.push(id);
-        self.tags.push(tag);
-        self.slots.insert(id, s);
-        self.data.extend_from_slice(v);
+        let s = match self.slots.get(&id) {
+            Some(&s) => s,
+            None => {
+                let s = self.ids.len();
+                self.ids.push(id);
+                self.tags.push(0);
+                self.norms.push(0.0);
+                self.slots.insert(id, s);
+                self.data.resize(self.data.len() + self.dim, 0);
+                s
+            }
+        };
+        self.tags[s] = tag;
+        self.norms[s] = quant::quantize(v, &mut self.data[s * self.dim..(s + 1) * self.dim]);
     }
 
     /// Removes `id`; returns whether it was present. Its graph point becomes a tombstone.
@@ -411,12 +443,14 @@ impl VectorIndex {
             let moved = self.ids[last];
             self.ids[s] = moved;
             self.tags[s] = self.tags[last];
+            self.norms[s] = self.norms[last];
             self.slots.insert(moved, s);
             let (head, tail) = self.data.split_at_mut(last * self.dim);
             head[s * self.dim..(s + 1) * self.dim].copy_from_slice(&tail[..self.dim]);
         }
         self.ids.pop();
         self.tags.pop();
+        self.norms.pop();
         self.data.truncate(last * self.dim);
         true
     }
@@ -451,7 +485,11 @@ impl VectorIndex {
             self.params.ef_construction,
             CosineDistance,
         );
-        let points: Vec<(&[f32], usize)> = (0..n).map(|s| (self.slot(s), s)).collect();
+        // The graph keeps its own f32 copy of each point.
+        let vectors: Vec<Vec<f32>> = (0..n)
+            .map(|s| quant::dequantize(self.slot(s), self.norms[s]))
+            .collect();
+        let points: Vec<(&[f32], usize)> = vectors.iter().map(|v| v.as_slice()).zip(0..n).collect();
         g.parallel_insert_slice(&points);
         g.set_searching_mode(true);
         self.graph = Some(GraphState::new(g, self.ids.clone()));
@@ -475,7 +513,7 @@ impl VectorIndex {
                 // Ask for a few more neighbours than wanted to make up for tombstones.
                 let want = k + g.stale_count.min(k.max(16));
                 let ef = self.params.ef_search.max(want);
-                let score = |id: u64| self.slots.get(&id).map(|&s| (dot(&q, self.slot(s)), id));
+                let score = |id: u64| self.slots.get(&id).map(|&s| (self.score(&q, s), id));
                 let mut scored: Vec<(f32, u64)> = g
                     .hnsw
                     .search(&q, want, ef)
@@ -507,7 +545,7 @@ impl VectorIndex {
     }
 
     fn scan(&self, q: &[f32]) -> Vec<(f32, u64)> {
-        let score = |(s, v): (usize, &[f32])| (dot(q, v), self.ids[s]);
+        let score = |(s, v): (usize, &[i8])| (quant::score(q, v, self.norms[s]), self.ids[s]);
         if self.ids.len() >= PARALLEL_SCAN {
             self.data
                 .par_chunks_exact(self.dim)
@@ -552,7 +590,10 @@ impl VectorIndex {
         let Some(p) = &self.persisted else {
             return false;
         };
-        if p.dir != dir || format::read_seal(&dir.join(VECTORS_FILE)).ok() != Some(p.base_sum) {
+        if p.outdated
+            || p.dir != dir
+            || format::read_seal(&dir.join(VECTORS_FILE)).ok() != Some(p.base_sum)
+        {
             return false;
         }
         if with_graph && self.ids.len() >= self.params.exact_scan_below {
@@ -575,14 +616,25 @@ impl VectorIndex {
         };
         if !self.dirty.is_empty() {
             let dim = self.dim;
-            let changes = self.dirty.iter().map(|&id| {
-                let put = self
-                    .slots
-                    .get(&id)
-                    .map(|&s| (self.tags[s], &self.data[s * dim..(s + 1) * dim]));
-                (id, put)
-            });
-            let batch = delta::encode(changes, dim);
+            // Logged as the unit vectors the int8 stand for: replayed, they quantize back to
+            // the same bytes.
+            let changes: Vec<(u64, Option<Logged>)> = self
+                .dirty
+                .iter()
+                .map(|&id| {
+                    let put = self.slots.get(&id).map(|&s| {
+                        let x = &self.data[s * dim..(s + 1) * dim];
+                        (self.tags[s], quant::dequantize(x, self.norms[s]))
+                    });
+                    (id, put)
+                })
+                .collect();
+            let batch = delta::encode(
+                changes
+                    .iter()
+                    .map(|(id, put)| (*id, put.as_ref().map(|(t, v)| (*t, v.as_slice())))),
+                dim,
+            );
             p.delta_len = delta::append(&dir.join(DELTA_FILE), p.delta_len, &p.base_sum, &batch)?;
             p.delta_records += self.dirty.len();
             p.stamp = stamp(dir, p.graph_name.as_deref());
@@ -602,7 +654,7 @@ impl VectorIndex {
             _ => None,
         };
         let mut w = Writer::new(MAGIC, FORMAT_VERSION);
-        w.reserve(self.data.len() * 4 + self.ids.len() * 16 + 256);
+        w.reserve(self.data.len() + self.ids.len() * 20 + 256);
         w.str(&self.embedder_id);
         w.u32(u32::try_from(self.dim).map_err(|_| Error::Config("dimension too large".into()))?);
         w.u32(self.params.max_connections as u32);
@@ -627,7 +679,8 @@ impl VectorIndex {
             w.u64(tag);
         }
         w.u64(self.data.len() as u64);
-        w.f32s(&self.data);
+        w.bytes(&self.data.iter().map(|&c| c as u8).collect::<Vec<u8>>());
+        w.f32s(&self.norms);
         let sealed = w.seal();
         format::write_atomic(&dir.join(VECTORS_FILE), &sealed)?;
         // The log applied to the previous vectors.bin; its base no longer matches, so even a
@@ -645,6 +698,7 @@ impl VectorIndex {
             delta_len: 0,
             delta_records: 0,
             stamp: stamp(dir, keep),
+            outdated: false,
         });
         self.dirty.clear();
         Ok(())
@@ -661,7 +715,8 @@ impl VectorIndex {
         // never the other way round.
         let before = stamp(dir, None);
         let bytes = format::read(&path)?;
-        let mut r = Reader::open(&path, &bytes, MAGIC, FORMAT_VERSION)?;
+        let (mut r, version) =
+            Reader::open_versions(&path, &bytes, MAGIC, &[FORMAT_VERSION, F32_VERSION])?;
         let embedder_id = r.str()?;
         let dim = r.u32()? as usize;
         let max_connections = r.u32()? as usize;
@@ -672,14 +727,7 @@ impl VectorIndex {
         let n = r.len(16)?;
         let ids: Vec<u64> = (0..n).map(|_| r.u64()).collect::<Result<_>>()?;
         let tags: Vec<u64> = (0..n).map(|_| r.u64()).collect::<Result<_>>()?;
-        let floats = r.len(4)?;
-        if dim == 0 || floats != n * dim {
-            return Err(Error::corrupt(
-                &path,
-                format!("{floats} floats for {n} vectors of dimension {dim}"),
-            ));
-        }
-        let data = r.f32s(floats)?;
+        let (data, norms) = read_vectors(&mut r, &path, version, n, dim)?;
         r.finish()?;
         let mut slots = HashMap::with_capacity(n);
         for (s, &id) in ids.iter().enumerate() {
@@ -697,6 +745,7 @@ impl VectorIndex {
             tags,
             slots,
             data,
+            norms,
             graph: None,
             persisted: None,
             dirty: BTreeSet::new(),
@@ -742,9 +791,53 @@ impl VectorIndex {
             delta_len: if delta_records == 0 { 0 } else { log.valid_len },
             delta_records,
             stamp: now,
+            outdated: version != FORMAT_VERSION,
         });
         Ok(index)
     }
+}
+
+/// The `n` vectors of dimension `dim` of a `vectors.bin` body: int8 and their norms (the
+/// current version), or f32 unit vectors quantized here (version 2).
+fn read_vectors(
+    r: &mut Reader<'_>,
+    path: &Path,
+    version: u32,
+    n: usize,
+    dim: usize,
+) -> Result<(Vec<i8>, Vec<f32>)> {
+    let elem = if version == F32_VERSION { 4 } else { 1 };
+    let values = r.len(elem)?;
+    if dim == 0 || values != n * dim {
+        return Err(Error::corrupt(
+            path,
+            format!("{values} components for {n} vectors of dimension {dim}"),
+        ));
+    }
+    let mut data = vec![0i8; values];
+    if version == F32_VERSION {
+        let floats = r.f32s(values)?;
+        let mut norms = Vec::with_capacity(n);
+        for (v, out) in floats.chunks_exact(dim).zip(data.chunks_exact_mut(dim)) {
+            if v.iter().any(|x| !x.is_finite()) || v.iter().all(|x| *x == 0.0) {
+                return Err(Error::corrupt(path, "a vector is not finite or is zero"));
+            }
+            norms.push(quant::quantize(v, out));
+        }
+        return Ok((data, norms));
+    }
+    for (d, &b) in data.iter_mut().zip(r.bytes(values)?) {
+        *d = b as i8;
+    }
+    let norms = r.f32s(n)?;
+    // A wrong but positive norm only mis-scores its own vector, as wrong components would.
+    if norms.iter().any(|x| !x.is_finite() || *x <= 0.0) {
+        return Err(Error::corrupt(
+            path,
+            "a vector's norm is not a positive number",
+        ));
+    }
+    Ok((data, norms))
 }
 
 /// Top `k` by score (descending), ties by id (ascending).
@@ -941,6 +1034,85 @@ mod tests {
         idx.build_graph(); // rebuilt: nothing beside the graph any more
         assert_eq!(idx.graph_drift(), 0);
         check(&idx, [0.0, 0.0, 1.0], &[4, 0]);
+    }
+
+    /// An index saved before vectors were int8 (version 2, f32) still loads, searches as
+    /// before, and its next save rewrites it in the current format.
+    #[test]
+    fn an_f32_index_of_version_2_is_read_and_upgraded() {
+        let dir = tempfile::tempdir().unwrap();
+        let vectors: [[f32; 3]; 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.6, 0.8, 0.0]];
+        let mut w = Writer::new(MAGIC, F32_VERSION);
+        w.str("test");
+        w.u32(3);
+        w.u32(16);
+        w.u32(200);
+        w.str("");
+        w.bytes(&[0; 64]);
+        w.u64(3);
+        for id in [10u64, 20, 30] {
+            w.u64(id);
+        }
+        for tag in [1u64, 2, 3] {
+            w.u64(tag);
+        }
+        w.u64(9);
+        w.f32s(vectors.as_flattened());
+        std::fs::write(dir.path().join(VECTORS_FILE), w.seal()).unwrap();
+
+        let mut idx = VectorIndex::load(dir.path(), IndexParams::default()).unwrap();
+        assert_eq!((idx.len(), idx.tag(30)), (3, Some(3)));
+        check(&idx, [0.0, 1.0, 0.0], &[20, 30, 10]);
+        let hits = idx.search(&[0.6, 0.8, 0.0], 1).unwrap();
+        assert_eq!(hits[0].id, 30);
+        assert!((hits[0].score - 1.0).abs() < 1e-3, "{}", hits[0].score);
+
+        idx.upsert(40, &[0.0, 0.0, 1.0]).unwrap();
+        idx.save(dir.path()).unwrap();
+        let bytes = std::fs::read(dir.path().join(VECTORS_FILE)).unwrap();
+        assert_eq!(
+            bytes[8..12],
+            FORMAT_VERSION.to_le_bytes(),
+            "rewritten, not appended to"
+        );
+        assert!(!dir.path().join(DELTA_FILE).exists());
+        let again = VectorIndex::load(dir.path(), IndexParams::default()).unwrap();
+        check(&again, [0.0, 0.0, 1.0], &[40]);
+        assert_eq!(again.get(20), idx.get(20));
+    }
+
+    /// A sealed (so not merely damaged) file with norms that are not positive numbers, or
+    /// fewer components than its count says, is refused, never searched.
+    #[test]
+    fn hostile_norms_and_counts_are_refused() {
+        let file = |norm: f32, components: usize| {
+            let mut w = Writer::new(MAGIC, FORMAT_VERSION);
+            w.str("test");
+            w.u32(3);
+            w.u32(16);
+            w.u32(200);
+            w.str("");
+            w.bytes(&[0; 64]);
+            w.u64(1);
+            w.u64(10);
+            w.u64(0);
+            w.u64(components as u64);
+            w.bytes(&vec![127; components]);
+            w.f32s(&[norm]);
+            w.seal()
+        };
+        for (norm, components, why) in [
+            (f32::NAN, 3, "norm"),
+            (0.0, 3, "norm"),
+            (-1.0, 3, "norm"),
+            (f32::INFINITY, 3, "norm"),
+            (1.0, 2, "components"),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(dir.path().join(VECTORS_FILE), file(norm, components)).unwrap();
+            let err = VectorIndex::load(dir.path(), IndexParams::default()).unwrap_err();
+            assert!(err.to_string().contains(why), "{norm} {components}: {err}");
+        }
     }
 
     #[test]

@@ -22,6 +22,7 @@ mod fast;
 mod format;
 mod index;
 mod lock;
+mod quant;
 
 pub use cache::{CACHE_FILE, CacheLoad, EmbeddingCache};
 pub use delta::DELTA_FILE;
