@@ -150,8 +150,7 @@ mod linux {
                             self.by_dir.retain(|_, wd| *wd != e.wd);
                         }
                         self.dirty = true;
-                    } else if e.mask.contains(EventMask::Q_OVERFLOW)
-                        || !self.is_own(&e.wd, e.name)
+                    } else if e.mask.contains(EventMask::Q_OVERFLOW) || !self.is_own(&e.wd, e.name)
                     {
                         self.dirty = true;
                     }

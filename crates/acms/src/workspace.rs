@@ -124,9 +124,10 @@ impl RefreshReport {
     /// The lines for a context's notes: what was refreshed, and why the file watch is off
     /// when one was asked for and every call walks.
     pub fn notes(&self) -> Vec<String> {
-        let off = self.watch_off.as_ref().map(|why| {
-            format!("file watch off, every call walks the repository: {why}")
-        });
+        let off = self
+            .watch_off
+            .as_ref()
+            .map(|why| format!("file watch off, every call walks the repository: {why}"));
         std::iter::once(self.note()).chain(off).collect()
     }
 

@@ -82,43 +82,74 @@ fn watched_and_unwatched_workspaces_refresh_the_same_files() {
     };
     type Step<'a> = (&'a str, Box<dyn Fn() + 'a>);
     let steps: Vec<Step> = vec![
-        ("edit", Box::new(|| write("shop/cart.py", "def emptied():\n    return []\n"))),
-        ("new file in a new directory tree", Box::new(|| {
-            write("shop/billing/refunds/refund.py", "def refund(c):\n    return c\n")
-        })),
-        ("edit inside the new directory", Box::new(|| {
-            write("shop/billing/refunds/refund.py", "def refund(charge):\n    return charge\n")
-        })),
-        ("rename", Box::new(|| {
-            std::fs::rename(
-                root.join("shop/billing/refunds/refund.py"),
-                root.join("shop/billing/refunds/give_back.py"),
-            )
-            .unwrap()
-        })),
-        ("touch, same content", Box::new(|| {
-            let f = std::fs::File::options()
-                .write(true)
-                .open(root.join("shop/pricing.py"))
-                .unwrap();
-            f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(7))
-                .unwrap();
-        })),
-        ("an ignore rule", Box::new(|| write(".gitignore", "billing/\n"))),
-        ("a directory removed", Box::new(|| {
-            std::fs::remove_file(root.join(".gitignore")).unwrap();
-            std::fs::remove_dir_all(root.join("shop/billing")).unwrap()
-        })),
-        ("a directory moved in", Box::new(|| {
-            let outside = tempfile::tempdir().unwrap();
-            let pkg = outside.path().join("loyalty");
-            std::fs::create_dir(&pkg).unwrap();
-            std::fs::write(pkg.join("points.py"), "def points(order):\n    return 1\n").unwrap();
-            // Across file systems a rename fails; then the copy lands like an unpacked tree.
-            if std::fs::rename(&pkg, root.join("loyalty")).is_err() {
-                write("loyalty/points.py", "def points(order):\n    return 1\n");
-            }
-        })),
+        (
+            "edit",
+            Box::new(|| write("shop/cart.py", "def emptied():\n    return []\n")),
+        ),
+        (
+            "new file in a new directory tree",
+            Box::new(|| {
+                write(
+                    "shop/billing/refunds/refund.py",
+                    "def refund(c):\n    return c\n",
+                )
+            }),
+        ),
+        (
+            "edit inside the new directory",
+            Box::new(|| {
+                write(
+                    "shop/billing/refunds/refund.py",
+                    "def refund(charge):\n    return charge\n",
+                )
+            }),
+        ),
+        (
+            "rename",
+            Box::new(|| {
+                std::fs::rename(
+                    root.join("shop/billing/refunds/refund.py"),
+                    root.join("shop/billing/refunds/give_back.py"),
+                )
+                .unwrap()
+            }),
+        ),
+        (
+            "touch, same content",
+            Box::new(|| {
+                let f = std::fs::File::options()
+                    .write(true)
+                    .open(root.join("shop/pricing.py"))
+                    .unwrap();
+                f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(7))
+                    .unwrap();
+            }),
+        ),
+        (
+            "an ignore rule",
+            Box::new(|| write(".gitignore", "billing/\n")),
+        ),
+        (
+            "a directory removed",
+            Box::new(|| {
+                std::fs::remove_file(root.join(".gitignore")).unwrap();
+                std::fs::remove_dir_all(root.join("shop/billing")).unwrap()
+            }),
+        ),
+        (
+            "a directory moved in",
+            Box::new(|| {
+                let outside = tempfile::tempdir().unwrap();
+                let pkg = outside.path().join("loyalty");
+                std::fs::create_dir(&pkg).unwrap();
+                std::fs::write(pkg.join("points.py"), "def points(order):\n    return 1\n")
+                    .unwrap();
+                // Across file systems a rename fails; then the copy lands like an unpacked tree.
+                if std::fs::rename(&pkg, root.join("loyalty")).is_err() {
+                    write("loyalty/points.py", "def points(order):\n    return 1\n");
+                }
+            }),
+        ),
         ("nothing", Box::new(|| {})),
     ];
     for (what, step) in steps {
