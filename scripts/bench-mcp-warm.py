@@ -2,11 +2,17 @@
 from spawn to the `initialize` answer, to the first `context` result, then the latency of N more
 `context` calls on the same server (p50 / p95 / max, ms), over raw JSON-RPC on stdio.
 
+With --edit FILE (repository-relative, a Python file) it then appends a function to FILE before
+each of --edits more calls and reports their latency (refresh of one file + assembly), and
+puts FILE back as it was at the end.
+
 Usage: python3 scripts/bench-mcp-warm.py ACMS_BINARY REPO [--index DIR] [--calls N] [--budget T]
+                                         [--edit FILE] [--edits N]
 """
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import time
@@ -29,6 +35,8 @@ def main():
     ap.add_argument("--index")
     ap.add_argument("--calls", type=int, default=10)
     ap.add_argument("--budget", type=int, default=16000)
+    ap.add_argument("--edit")
+    ap.add_argument("--edits", type=int, default=5)
     a = ap.parse_args()
     cmd = [a.acms, "mcp", "--repo", a.repo] + (["--index", a.index] if a.index else [])
     t0 = time.monotonic()
@@ -61,6 +69,30 @@ def main():
     print(f"mcp: initialize {t1 - t0:.2f} s; first context {times[0] / 1000:.2f} s; "
           f"{len(warm)} warm context calls at {a.budget}: p50 {statistics.median(warm):.0f} ms, "
           f"p95 {p95:.0f} ms, max {warm[-1]:.0f} ms")
+    if a.edit:
+        path = os.path.join(a.repo, a.edit)
+        original = open(path, "rb").read()
+        edited = []
+        try:
+            for n in range(a.edits):
+                with open(path, "a") as f:
+                    f.write(f"\n\ndef bench_edit_{n}(value):\n    return value + {n}\n")
+                s = time.monotonic()
+                msg = call(100 + n, "tools/call", {"name": "context", "arguments": {
+                    "task": TASKS[n % len(TASKS)], "budget": a.budget}})
+                edited.append((time.monotonic() - s) * 1000)
+                out = msg["result"].get("structuredContent") or {}
+                refreshed = out.get("refreshed")
+                if os.environ.get("BENCH_NOTES"):
+                    print([n for n in out.get("notes", []) if "refresh" in n])
+                if refreshed != 1:
+                    raise SystemExit(f"edit {n}: refreshed {refreshed}, expected 1")
+        finally:
+            open(path, "wb").write(original)
+        edited.sort()
+        print(f"{len(edited)} calls after one edited file each: p50 "
+              f"{statistics.median(edited):.0f} ms, max {edited[-1]:.0f} ms "
+              f"({', '.join(f'{t:.0f}' for t in edited)})")
     p.stdin.close()
     p.wait(timeout=60)
 

@@ -17,7 +17,7 @@ use crate::model::{Language, NodeKind, ParsedFile, RefKind};
 use crate::store::{
     EdgeKind, EdgeRecord, FileRecord, FileRows, NodeRecord, NodeRow, Store, StoredEdge,
 };
-use crate::walk::{Deny, WalkEntry, git_commit_times, walk};
+use crate::walk::{Deny, WalkEntry, Walked, git_commit_times, walk};
 use crate::{Error, Result};
 
 /// A problem with one file; the run went on without it (or with what could be recovered).
@@ -113,6 +113,11 @@ pub struct IndexOptions<'a> {
     pub rebuild: bool,
     /// Called with (files done, files to do) while files are analyzed.
     pub progress: Option<&'a (dyn Fn(usize, usize) + Sync)>,
+    /// A walk of the repository made moments ago with this configuration's deny list (the
+    /// change check's, which found what this run is for): used instead of walking again.
+    /// A file changed since is read as it is now; its older stat only makes the next check
+    /// hash it once more.
+    pub walked: Option<&'a Walked>,
 }
 
 impl<'a> IndexOptions<'a> {
@@ -123,6 +128,7 @@ impl<'a> IndexOptions<'a> {
             config: ContextConfig::default(),
             rebuild: false,
             progress: None,
+            walked: None,
         }
     }
 }
@@ -200,7 +206,10 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
     let old_skipped = store.skipped()?;
 
     let (deny, deny_warnings) = Deny::new(&repo, &opts.config.file.deny);
-    let walked = walk(&repo, &opts.index_dir, &deny);
+    let walked = match opts.walked {
+        Some(w) => w.clone(),
+        None => walk(&repo, &opts.index_dir, &deny),
+    };
     let (entries, mut warnings) = (walked.entries, walked.warnings);
     warnings.extend(deny_warnings);
     // Files the index does not hold, by stat: the change check before an assembly compares

@@ -58,9 +58,12 @@ CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, size INTEGER NOT NULL
 ";
 
 /// Indexes an incremental run looks rows up by (names for edge resolution, edges by source,
-/// a file's root node). Created on every open for writing, so a store written before them
-/// gets them on its next run; readers do not need them.
+/// a file's root node), and the files' stats without their contents (`files_stat` covers
+/// [`Store::files`]: a scan of the table itself reads every file's text, 200 MB on a
+/// monorepo, for the change check before each assembly). Created on every open for writing,
+/// so a store written before them gets them on its next run; readers do not need them.
 const LOOKUP_INDEXES: &str = "
+CREATE INDEX IF NOT EXISTS files_stat ON files(path, hash, language, size, mtime, modified, generated);
 CREATE INDEX IF NOT EXISTS nodes_name ON nodes(name);
 CREATE INDEX IF NOT EXISTS refs_name ON refs(name);
 CREATE INDEX IF NOT EXISTS edges_src ON edges(src);
@@ -565,6 +568,22 @@ impl Store {
         self.conn
             .prepare_cached(&format!("SELECT {FILE_COLUMNS} FROM files WHERE path = ?1"))
             .and_then(|mut s| s.query_row(params![path], file_row).optional())
+            .map_err(|e| self.err(e))
+    }
+
+    /// The first root node of the file at `path` in source order (its module, when the file
+    /// has one): what [`Store::roots`] gives for that path, without reading every root.
+    pub fn first_root(&self, path: &str) -> Result<Option<NodeId>> {
+        self.conn
+            .prepare_cached(
+                "SELECT id FROM nodes INDEXED BY nodes_root WHERE parent IS NULL AND path = ?1
+                 ORDER BY seq, id LIMIT 1",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![path], |r| r.get::<_, i64>(0))
+                    .optional()
+            })
+            .map(|id| id.map(|id| NodeId(id as u64)))
             .map_err(|e| self.err(e))
     }
 

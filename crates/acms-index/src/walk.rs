@@ -97,7 +97,7 @@ pub struct WalkEntry {
 }
 
 /// What a walk found.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Walked {
     pub entries: Vec<WalkEntry>,
     /// Files the deny list holds back, with the pattern that matched (never read).

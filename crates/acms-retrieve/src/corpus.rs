@@ -72,6 +72,9 @@ struct OnDemand {
     /// Lower-cased simple name → ids, in path then source order.
     names: FrozenMap<String, Vec<NodeId>>,
     files: FrozenMap<String, Box<Option<FileRecord>>>,
+    /// Path → its first root, asked one path at a time (the deduplicator asks for a few
+    /// dozen files; reading every root of a monorepo for them cost a query 60 ms).
+    modules: FrozenMap<String, Box<Option<NodeId>>>,
     edges: FrozenMap<NodeId, Vec<Neighbour>>,
     roots: OnceLock<Roots>,
     edge_count: OnceLock<usize>,
@@ -155,6 +158,7 @@ impl Corpus {
                 nodes: FrozenMap::new(),
                 names: FrozenMap::new(),
                 files: FrozenMap::new(),
+                modules: FrozenMap::new(),
                 edges: FrozenMap::new(),
                 roots: OnceLock::new(),
                 edge_count: OnceLock::new(),
@@ -352,7 +356,19 @@ impl Corpus {
     pub fn module(&self, path: &str) -> Option<&NodeRecord> {
         match &self.data {
             Data::Memory(m) => m.module_of.get(path).map(|&i| &m.nodes[i]),
-            Data::Store(d) => d.roots().module_of.get(path).and_then(|&id| d.node(id)),
+            Data::Store(d) => {
+                let id = match d.roots.get() {
+                    Some(roots) => roots.module_of.get(path).copied(),
+                    None => match d.modules.get(path) {
+                        Some(id) => *id,
+                        None => {
+                            let id = d.read(|s| s.first_root(path));
+                            *d.modules.insert(path.to_string(), Box::new(id))
+                        }
+                    },
+                };
+                id.and_then(|id| d.node(id))
+            }
         }
     }
 

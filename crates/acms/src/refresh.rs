@@ -55,6 +55,8 @@ pub struct ChangeTracker {
     deny: Deny,
     known: HashMap<String, Known>,
     watch: Option<Result<Watch, String>>,
+    /// The walk of the last scan that found a change, for the index run it calls for.
+    last_walk: Option<acms_index::Walked>,
 }
 
 impl ChangeTracker {
@@ -75,6 +77,7 @@ impl ChangeTracker {
             deny,
             known: HashMap::new(),
             watch: None,
+            last_walk: None,
         };
         t.reload(store)?;
         Ok(t)
@@ -138,6 +141,7 @@ impl ChangeTracker {
             Some(Err(why)) => scan.watch_off = Some(why.clone()),
             None => {}
         }
+        self.last_walk = None;
         let walked = acms_index::walk(&self.repo, &self.index_dir, &self.deny);
         if let Some(Ok(w)) = &mut self.watch {
             w.follow(&walked.dirs);
@@ -145,15 +149,15 @@ impl ChangeTracker {
         }
         scan.files = walked.entries.len() + walked.held_back.len();
         let mut present = std::collections::HashSet::with_capacity(scan.files);
-        for s in walked.entries {
+        for s in &walked.entries {
             present.insert(s.rel.clone());
             self.look_at(s, &mut scan);
         }
         // Held back now: news only when the index still holds it (the run removes it).
-        for (s, _) in walked.held_back {
+        for (s, _) in &walked.held_back {
             present.insert(s.rel.clone());
             if self.known.get(&s.rel).is_some_and(|k| k.hash.is_some()) {
-                scan.changed.push(s.rel);
+                scan.changed.push(s.rel.clone());
             } else {
                 self.remember(s);
             }
@@ -172,11 +176,20 @@ impl ChangeTracker {
             }
         }
         scan.changed.sort();
+        if !scan.changed.is_empty() {
+            self.last_walk = Some(walked);
+        }
         scan
     }
 
+    /// The walk of the last scan, when it found a change: the index run it calls for need
+    /// not walk again ([`acms_index::IndexOptions::walked`]).
+    pub fn take_walk(&mut self) -> Option<acms_index::Walked> {
+        self.last_walk.take()
+    }
+
     /// Compares one walked file with what is known of it.
-    fn look_at(&mut self, s: WalkEntry, scan: &mut Scan) {
+    fn look_at(&mut self, s: &WalkEntry, scan: &mut Scan) {
         let known = self.known.get(&s.rel);
         if let Some(k) = known
             && k.size == s.size
@@ -187,7 +200,7 @@ impl ChangeTracker {
         let Ok(bytes) = std::fs::read(&s.abs) else {
             // Unreadable now: the index run reports it, and records it if it cannot read it
             // either.
-            scan.changed.push(s.rel);
+            scan.changed.push(s.rel.clone());
             return;
         };
         scan.hashed += 1;
@@ -200,14 +213,14 @@ impl ChangeTracker {
                         k.mtime = s.mtime;
                     }
                 } else {
-                    scan.changed.push(s.rel);
+                    scan.changed.push(s.rel.clone());
                 }
             }
             // New since the last run, or changed but not indexed then: news only if the
             // indexer would index it now.
             _ => {
                 if s.size <= self.max_size && acms_index::indexable(&s.rel, &bytes) {
-                    scan.changed.push(s.rel);
+                    scan.changed.push(s.rel.clone());
                 } else {
                     self.remember(s);
                 }
@@ -216,9 +229,9 @@ impl ChangeTracker {
     }
 
     /// Remembers a file the index does not hold, by stat.
-    fn remember(&mut self, s: WalkEntry) {
+    fn remember(&mut self, s: &WalkEntry) {
         self.known.insert(
-            s.rel,
+            s.rel.clone(),
             Known {
                 size: s.size,
                 mtime: s.mtime,

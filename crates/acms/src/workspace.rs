@@ -433,9 +433,11 @@ impl Workspace {
     /// Runs the incremental index and derived-index update on `repo`: the keyword documents
     /// and vectors rewritten.
     fn reindex(&mut self, repo: &Path) -> Result<(usize, usize)> {
+        let walked = self.tracker.as_mut().and_then(ChangeTracker::take_walk);
         let mut o = IndexOptions::new(repo);
         o.index_dir = self.index_dir.clone();
         o.config = self.index_config.clone();
+        o.walked = walked.as_ref();
         let with_vectors = acms_retrieve::vector_dir(&self.index_dir).exists();
         if with_vectors && self.embedder.is_none() {
             // Loaded once per workspace: a model load costs hundreds of milliseconds.
