@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 
 const CHECKSUM_LEN: usize = 32;
+/// The magic (8 bytes) and the version (4) before a body.
+const MAGIC_AND_VERSION: usize = 12;
 
 /// Builds a sealed file in memory.
 pub(crate) struct Writer {
@@ -122,7 +124,7 @@ impl<'a> Reader<'a> {
         }
         let reader = Reader {
             path,
-            body: &content[12..],
+            body: &content[MAGIC_AND_VERSION..],
             pos: 0,
         };
         Ok((reader, found))
@@ -179,8 +181,12 @@ impl<'a> Reader<'a> {
             .collect())
     }
 
-    pub(crate) fn bytes(&mut self, n: usize) -> Result<&'a [u8]> {
-        self.take(n)
+    /// Skips `n` bytes and returns where they start in the whole file (magic included), so
+    /// the caller can take them out of the file's buffer without a copy.
+    pub(crate) fn skip(&mut self, n: usize) -> Result<usize> {
+        let at = MAGIC_AND_VERSION + self.pos;
+        self.take(n)?;
+        Ok(at)
     }
 
     pub(crate) fn array32(&mut self) -> Result<[u8; 32]> {

@@ -714,7 +714,7 @@ impl VectorIndex {
         // Taken before reading: a writer that changes a file meanwhile makes the stamp stale,
         // never the other way round.
         let before = stamp(dir, None);
-        let bytes = format::read(&path)?;
+        let mut bytes = format::read(&path)?;
         let (mut r, version) =
             Reader::open_versions(&path, &bytes, MAGIC, &[FORMAT_VERSION, F32_VERSION])?;
         let embedder_id = r.str()?;
@@ -727,7 +727,7 @@ impl VectorIndex {
         let n = r.len(16)?;
         let ids: Vec<u64> = (0..n).map(|_| r.u64()).collect::<Result<_>>()?;
         let tags: Vec<u64> = (0..n).map(|_| r.u64()).collect::<Result<_>>()?;
-        let (data, norms) = read_vectors(&mut r, &path, version, n, dim)?;
+        let (vectors, norms) = read_vectors(&mut r, &path, version, n, dim)?;
         r.finish()?;
         let mut slots = HashMap::with_capacity(n);
         for (s, &id) in ids.iter().enumerate() {
@@ -736,7 +736,16 @@ impl VectorIndex {
             }
         }
         let base_sum = format::seal_of(&bytes);
-        drop(bytes);
+        let data = match vectors {
+            Vectors::Quantized(data) => data,
+            // The components become the index's own memory in place: a one-shot query holds
+            // the file once, not twice.
+            Vectors::At { start, len } => {
+                bytes.truncate(start + len);
+                bytes.drain(..start);
+                bytes.into_iter().map(|b| b as i8).collect()
+            }
+        };
         let mut index = VectorIndex {
             embedder_id,
             dim,
@@ -797,15 +806,23 @@ impl VectorIndex {
     }
 }
 
-/// The `n` vectors of dimension `dim` of a `vectors.bin` body: int8 and their norms (the
-/// current version), or f32 unit vectors quantized here (version 2).
+/// Where the int8 components of a `vectors.bin` are.
+enum Vectors {
+    /// In the file, `len` bytes from `start`.
+    At { start: usize, len: usize },
+    /// Made here from an older file's f32 vectors.
+    Quantized(Vec<i8>),
+}
+
+/// The `n` vectors of dimension `dim` of a `vectors.bin` body and their norms: int8 in the
+/// file (the current version), or f32 unit vectors quantized here (version 2).
 fn read_vectors(
     r: &mut Reader<'_>,
     path: &Path,
     version: u32,
     n: usize,
     dim: usize,
-) -> Result<(Vec<i8>, Vec<f32>)> {
+) -> Result<(Vectors, Vec<f32>)> {
     let elem = if version == F32_VERSION { 4 } else { 1 };
     let values = r.len(elem)?;
     if dim == 0 || values != n * dim {
@@ -814,8 +831,8 @@ fn read_vectors(
             format!("{values} components for {n} vectors of dimension {dim}"),
         ));
     }
-    let mut data = vec![0i8; values];
     if version == F32_VERSION {
+        let mut data = vec![0i8; values];
         let floats = r.f32s(values)?;
         let mut norms = Vec::with_capacity(n);
         for (v, out) in floats.chunks_exact(dim).zip(data.chunks_exact_mut(dim)) {
@@ -824,11 +841,9 @@ fn read_vectors(
             }
             norms.push(quant::quantize(v, out));
         }
-        return Ok((data, norms));
+        return Ok((Vectors::Quantized(data), norms));
     }
-    for (d, &b) in data.iter_mut().zip(r.bytes(values)?) {
-        *d = b as i8;
-    }
+    let start = r.skip(values)?;
     let norms = r.f32s(n)?;
     // A wrong but positive norm only mis-scores its own vector, as wrong components would.
     if norms.iter().any(|x| !x.is_finite() || *x <= 0.0) {
@@ -837,7 +852,7 @@ fn read_vectors(
             "a vector's norm is not a positive number",
         ));
     }
-    Ok((data, norms))
+    Ok((Vectors::At { start, len: values }, norms))
 }
 
 /// Top `k` by score (descending), ties by id (ascending).
