@@ -28,7 +28,11 @@ use crate::{Error, Result};
 /// Bumped on every incompatible change of the schema or of what is stored. 2: the store id
 /// and the seal; the repository root is no longer read from the store. 3: what reading on
 /// demand needs (lower-case names, roots and edges by target indexed, files' generated flag).
-pub const FORMAT_VERSION: u32 = 3;
+/// 4: a reference no longer repeats its file's path (its source node has it), a tenth of a
+/// monorepo's store; a version-3 store is read as it is and migrated by its next index run.
+pub const FORMAT_VERSION: u32 = 4;
+/// The version before `refs` lost its path column: readable (readers never read `refs`).
+const REFS_WITH_PATH: u32 = 3;
 
 /// File name of the database inside the index directory.
 pub const DB_FILE: &str = "index.sqlite";
@@ -49,8 +53,8 @@ CREATE TABLE IF NOT EXISTS nodes (
 CREATE INDEX IF NOT EXISTS nodes_path ON nodes(path);
 CREATE INDEX IF NOT EXISTS nodes_lname ON nodes(lname);
 CREATE INDEX IF NOT EXISTS nodes_root ON nodes(path, id) WHERE parent IS NULL;
-CREATE TABLE IF NOT EXISTS refs (path TEXT NOT NULL, src INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS refs_path ON refs(path);
+CREATE TABLE IF NOT EXISTS refs (src INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS refs_src ON refs(src);
 CREATE TABLE IF NOT EXISTS imports (path TEXT NOT NULL, module TEXT NOT NULL, names TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS imports_path ON imports(path);
 CREATE TABLE IF NOT EXISTS edges (src INTEGER NOT NULL, dst INTEGER NOT NULL, kind TEXT NOT NULL, confidence REAL NOT NULL);
@@ -412,7 +416,7 @@ impl Store {
             },
         )?;
         let store = Store { conn, path, repo };
-        store.check_version(index_dir)?;
+        store.check_version(index_dir, &[FORMAT_VERSION, REFS_WITH_PATH])?;
         store.check_id(&store_id)?;
         Ok(store)
     }
@@ -483,8 +487,11 @@ impl Store {
                     .map_err(|e| store.err(e))?;
             }
         } else {
-            store.check_version(index_dir)?;
+            let found = store.check_version(index_dir, &[FORMAT_VERSION, REFS_WITH_PATH])?;
             store.check_id(&store_id)?;
+            if found == REFS_WITH_PATH {
+                store.migrate_refs()?;
+            }
         }
         store
             .conn
@@ -514,17 +521,39 @@ impl Store {
         }
     }
 
-    fn check_version(&self, index_dir: &Path) -> Result<()> {
+    /// The store's format version, when it is one of `accepted`.
+    fn check_version(&self, index_dir: &Path, accepted: &[u32]) -> Result<u32> {
         let found = self.meta_value("format_version")?;
         let found: u32 = found.and_then(|v| v.parse().ok()).unwrap_or(0);
-        if found != FORMAT_VERSION {
+        if !accepted.contains(&found) {
             return Err(Error::FormatVersion {
                 path: index_dir.to_path_buf(),
                 found,
                 expected: FORMAT_VERSION,
             });
         }
-        Ok(())
+        Ok(found)
+    }
+
+    /// Version 3 → 4: the references without their path column, in one transaction (a
+    /// killed migration leaves version 3 as it was). The freed pages are reused by later
+    /// runs; the file shrinks only when rebuilt.
+    fn migrate_refs(&self) -> Result<()> {
+        self.conn
+            .execute_batch(&format!(
+                "BEGIN IMMEDIATE;
+                 CREATE TABLE refs_v4 (src INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL);
+                 INSERT INTO refs_v4 SELECT src, name, kind FROM refs;
+                 DROP TABLE refs;
+                 ALTER TABLE refs_v4 RENAME TO refs;
+                 CREATE INDEX refs_src ON refs(src);
+                 UPDATE meta SET value = '{FORMAT_VERSION}' WHERE key = 'format_version';
+                 COMMIT;"
+            ))
+            .map_err(|e| {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                self.err(e)
+            })
     }
 
     fn meta_value(&self, key: &str) -> Result<Option<String>> {
@@ -1027,7 +1056,10 @@ impl Store {
     ) -> Result<Vec<(String, NodeId, crate::model::RefKind)>> {
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT path, src, kind FROM refs WHERE name = ?1")
+            .prepare_cached(
+                "SELECT n.path, r.src, r.kind FROM refs r JOIN nodes n ON n.id = r.src
+                 WHERE r.name = ?1",
+            )
             .map_err(|e| self.err(e))?;
         let rows = stmt
             .query_map(params![name], |r| {
@@ -1147,10 +1179,11 @@ impl Tx<'_> {
 
     /// Removes a file and everything derived from it.
     pub(crate) fn remove_file(&self, path: &str) -> Result<()> {
+        // The references go first: they are found through the file's nodes.
         for sql in [
+            "DELETE FROM refs WHERE src IN (SELECT id FROM nodes WHERE path = ?1)",
             "DELETE FROM files WHERE path = ?1",
             "DELETE FROM nodes WHERE path = ?1",
-            "DELETE FROM refs WHERE path = ?1",
             "DELETE FROM imports WHERE path = ?1",
         ] {
             self.tx
@@ -1250,7 +1283,7 @@ impl Tx<'_> {
         }
         let mut insert = self
             .tx
-            .prepare_cached("INSERT INTO refs(path, src, name, kind) VALUES (?1, ?2, ?3, ?4)")
+            .prepare_cached("INSERT INTO refs(src, name, kind) VALUES (?1, ?2, ?3)")
             .map_err(|e| self.err(e))?;
         for (src, name, kind) in &rows.refs {
             let kind = match kind {
@@ -1258,7 +1291,7 @@ impl Tx<'_> {
                 crate::model::RefKind::Inherits => "inherits",
             };
             insert
-                .execute(params![file.path, src.0 as i64, name, kind])
+                .execute(params![src.0 as i64, name, kind])
                 .map_err(|e| self.err(e))?;
         }
         let mut insert = self

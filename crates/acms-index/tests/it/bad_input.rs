@@ -125,3 +125,85 @@ fn set_format(repo: &std::path::Path, version: u32) {
     )
     .unwrap();
 }
+
+/// A version-3 store (references with their file's path) is read as it is, and the next
+/// index run migrates it in place: the same references, edges and answers as a store built
+/// by this version, and no full re-index.
+#[test]
+fn a_version_3_store_is_read_and_migrated() {
+    let dir = tempfile::tempdir().unwrap();
+    write_repo(
+        dir.path(),
+        &[
+            (
+                "a.py",
+                b"class Base:\n    def run(self):\n        return helper(1)\n\n\ndef helper(x):\n    return x\n" as &[u8],
+            ),
+            (
+                "b.py",
+                b"from a import Base, helper\n\n\nclass Child(Base):\n    def go(self):\n        value = helper(2)\n        return value\n",
+            ),
+        ],
+    );
+    index(dir.path());
+    let db = dir.path().join(".acms/index.sqlite");
+    let refs = |conn: &rusqlite::Connection| -> Vec<(i64, String, String)> {
+        let mut stmt = conn
+            .prepare("SELECT src, name, kind FROM refs ORDER BY src, name")
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+    };
+    let before = refs(&rusqlite::Connection::open(&db).unwrap());
+    assert!(!before.is_empty());
+    {
+        // As version 3 wrote it.
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE old (path TEXT NOT NULL, src INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL);
+             INSERT INTO old SELECT n.path, r.src, r.name, r.kind FROM refs r JOIN nodes n ON n.id = r.src;
+             DROP TABLE refs;
+             ALTER TABLE old RENAME TO refs;
+             CREATE INDEX refs_path ON refs(path);",
+        )
+        .unwrap();
+    }
+    set_format(dir.path(), 3);
+    let store = acms_index::Store::open(&dir.path().join(".acms")).expect("readable as it is");
+    let edges = store.edges().unwrap();
+    drop(store);
+
+    std::fs::write(
+        dir.path().join("b.py"),
+        "from a import Base, helper\n\n\nclass Child(Base):\n    def go(self):\n        value = helper(30)\n        return value\n",
+    )
+    .unwrap();
+    let report = index_repo(dir.path(), &IndexOptions::new(dir.path())).unwrap();
+    assert_eq!(
+        (report.parsed, report.unchanged),
+        (1, 1),
+        "migrated, not rebuilt"
+    );
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let version: String = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'format_version'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(version, "4");
+    let cols: Vec<String> = conn
+        .prepare("SELECT name FROM pragma_table_info('refs')")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(cols, ["src", "name", "kind"]);
+    assert_eq!(refs(&conn).len(), before.len());
+    let store = acms_index::Store::open(&dir.path().join(".acms")).unwrap();
+    assert_eq!(store.edges().unwrap().len(), edges.len());
+}
