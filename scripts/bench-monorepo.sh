@@ -60,28 +60,5 @@ for ((i = 0; i < queries && i < ${#tasks[@]}; i++)); do
   echo "query $((i + 1)): $(measure "$log/q.err"), $(wc -c <"$log/q.out") bytes of context"
 done
 
-# MCP: seconds from spawn to the `initialize` response, then to the first `context` result.
-python3 - "$acms" "$dir" <<'PY'
-import json, subprocess, sys, time
-acms, repo = sys.argv[1:3]
-t0 = time.monotonic()
-p = subprocess.Popen([acms, "mcp", "--repo", repo], stdin=subprocess.PIPE,
-                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-def call(i, method, params):
-    p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}) + "\n")
-    p.stdin.flush()
-    while True:
-        msg = json.loads(p.stdout.readline())
-        if msg.get("id") == i:
-            return msg
-call(1, "initialize", {"protocolVersion": "2025-03-26", "capabilities": {},
-                       "clientInfo": {"name": "bench", "version": "0"}})
-t1 = time.monotonic()
-p.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
-call(2, "tools/call", {"name": "context", "arguments": {
-    "task": "flask blueprint url_prefix is lost when a blueprint is registered twice",
-    "budget": 16000}})
-t2 = time.monotonic()
-print(f"mcp: initialize after {t1 - t0:.2f} s, first context at 16k {t2 - t1:.2f} s later")
-p.stdin.close(); p.wait(timeout=30)
-PY
+# MCP: spawn → `initialize`, the first `context`, then 20 warm calls on the same server.
+python3 "$here/bench-mcp-warm.py" "$acms" "$dir" --calls 20
