@@ -16,6 +16,9 @@ use serde::{Deserialize, Serialize};
 use crate::embedding::{VectorOptions, VectorReport, update_vectors};
 use crate::{Error, Result};
 
+/// Files whose keyword documents a rebuild stages at a time.
+const KEYWORD_BATCH_FILES: usize = 256;
+
 /// Where the keyword index lives inside an index directory.
 pub fn keyword_dir(index_dir: &Path) -> PathBuf {
     index_dir.join("keyword")
@@ -181,10 +184,22 @@ pub fn update_derived(
                 keyword = fresh_keyword_index(&kdir)?;
             }
             let nodes = by_id(store.nodes()?);
-            let all_ids: Vec<NodeId> = nodes.keys().copied().collect();
-            let docs = keyword_docs(&store, &nodes, &all_ids)?;
-            report.keyword_docs = docs.len();
-            keyword.apply_with_generation(&[], &docs, store_id, generation)?;
+            // A batch of files at a time: the documents of a whole monorepo (bodies, once per
+            // nesting level) held at once were a gigabyte more than the index run itself.
+            let mut by_path: BTreeMap<&str, Vec<NodeId>> = BTreeMap::new();
+            for n in nodes.values() {
+                by_path.entry(n.path.as_str()).or_default().push(n.id);
+            }
+            let files: Vec<&Vec<NodeId>> = by_path.values().collect();
+            let mut count = 0;
+            let batches = files.chunks(KEYWORD_BATCH_FILES).map(|batch| {
+                let ids: Vec<NodeId> = batch.iter().flat_map(|ids| ids.iter().copied()).collect();
+                let docs = keyword_docs(&store, &nodes, &ids)?;
+                count += docs.len();
+                Ok::<_, Error>(docs)
+            });
+            keyword.apply_batches(&[], batches, store_id, generation)?;
+            report.keyword_docs = count;
         }
     }
     report.keyword_seconds = t.elapsed().as_secs_f64();

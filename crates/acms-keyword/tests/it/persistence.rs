@@ -1,6 +1,6 @@
 //! Persistence: reopen, generation round trip, concurrent instances, damaged directories.
 
-use acms_keyword::{Error, KeywordIndex};
+use acms_keyword::{Error, KeywordDoc, KeywordIndex};
 
 use crate::fixture::{docs, ids};
 
@@ -189,4 +189,38 @@ fn check_finds_deleted_segment_files() {
     let err = index.check().unwrap_err();
     assert!(matches!(err, Error::Damaged { .. }), "{err}");
     assert!(err.to_string().contains("acms index"), "{err}");
+}
+
+/// Documents added in batches are one commit: the same index as one apply of them all, and
+/// a batch that fails leaves the previous commit served, nothing of the earlier batches.
+#[test]
+fn batches_commit_once_or_not_at_all() {
+    let doc = |id: u64, word: &str| KeywordDoc {
+        id,
+        path: format!("f{id}.py"),
+        qualified_name: format!("m.{word}{id}"),
+        name: format!("{word}{id}"),
+        kind: "function".into(),
+        signature: format!("def {word}{id}():"),
+        doc: String::new(),
+        body: format!("def {word}{id}():\n    return {word}"),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut index = KeywordIndex::create_or_open(dir.path()).unwrap();
+    let batches =
+        (0..3u64).map(|b| Ok::<_, Error>((0..10).map(|i| doc(b * 10 + i, "alpha")).collect()));
+    index.apply_batches(&[], batches, "s", 1).unwrap();
+    assert_eq!(index.num_docs(), 30);
+    assert_eq!(index.generation(), 1);
+
+    let failing = vec![Ok(vec![doc(100, "beta")]), Err(Error::DuplicateId(7))];
+    assert!(index.apply_batches(&[0, 1], failing, "s", 2).is_err());
+    let again = KeywordIndex::create_or_open(dir.path()).unwrap();
+    assert_eq!((again.num_docs(), again.generation()), (30, 1));
+    assert!(again.search("beta100", 5).unwrap().is_empty());
+
+    // An id twice across batches is refused like an id twice in one.
+    let twice: Vec<Result<_, Error>> =
+        vec![Ok(vec![doc(200, "gamma")]), Ok(vec![doc(200, "gamma")])];
+    assert!(index.apply_batches(&[], twice, "s", 2).is_err());
 }
