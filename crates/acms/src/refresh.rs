@@ -38,8 +38,7 @@ pub struct Scan {
     pub files: usize,
     /// Whether the file watch said nothing changed, so nothing was walked.
     pub unchanged_by_watch: bool,
-    /// Why the file watch asked for or is not trusted, when a watch was asked for but every
-    /// scan walks.
+    /// Why a watch was asked for but every scan walks (none could be had, or it failed).
     pub watch_off: Option<String>,
     /// Files whose content was hashed because their stat moved.
     pub hashed: usize,
@@ -116,14 +115,6 @@ impl ChangeTracker {
     pub fn watch(&mut self) {
         if self.watch.is_none() {
             self.watch = Some(Watch::start(&self.index_dir));
-        }
-    }
-
-    /// Directories the file watch covers (0 without one).
-    pub fn watched(&self) -> usize {
-        match &self.watch {
-            Some(Ok(w)) => w.watched(),
-            _ => 0,
         }
     }
 

@@ -62,14 +62,6 @@ impl Watch {
         #[cfg(not(target_os = "linux"))]
         let _ = dirs;
     }
-
-    /// Directories watched.
-    pub(crate) fn watched(&self) -> usize {
-        #[cfg(target_os = "linux")]
-        return self.inner.watched();
-        #[cfg(not(target_os = "linux"))]
-        0
-    }
 }
 
 #[cfg(target_os = "linux")]
@@ -117,10 +109,6 @@ mod linux {
                 dirty: true,
                 broken: None,
             })
-        }
-
-        pub(super) fn watched(&self) -> usize {
-            self.by_wd.len()
         }
 
         pub(super) fn take_dirty(&mut self) -> bool {
