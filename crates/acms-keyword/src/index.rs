@@ -423,22 +423,22 @@ impl KeywordIndex {
         store: &str,
         generation: u64,
     ) -> Result<()> {
-        let batch = std::iter::once(Ok(add.to_vec()));
-        self.apply_batches(remove_ids, batch, store, generation)
+        self.apply_batches(remove_ids, [Ok::<_, Error>(add)], store, generation)
     }
 
     /// [`KeywordIndex::apply_with_generation`] with the documents to add in batches, staged
     /// one after another and committed once: a rebuild of a monorepo holds one batch of
     /// documents at a time, not all of them (their bodies are most of a file's text, once per
     /// nesting level). A batch that is an error stops the apply before anything is committed.
-    pub fn apply_batches<E>(
+    pub fn apply_batches<B, E>(
         &mut self,
         remove_ids: &[u64],
-        batches: impl IntoIterator<Item = std::result::Result<Vec<KeywordDoc>, E>>,
+        batches: impl IntoIterator<Item = std::result::Result<B, E>>,
         store: &str,
         generation: u64,
     ) -> std::result::Result<(), E>
     where
+        B: AsRef<[KeywordDoc]>,
         E: From<Error>,
     {
         let mut added = HashSet::new();
@@ -454,7 +454,7 @@ impl KeywordIndex {
                     return Err(e);
                 }
             };
-            self.stage(remove_ids, &batch, replace, &mut added)?;
+            self.stage(remove_ids, batch.as_ref(), replace, &mut added)?;
         }
         Ok(self.commit(store, generation)?)
     }

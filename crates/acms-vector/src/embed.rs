@@ -35,6 +35,12 @@ pub trait Embedder: Send + Sync {
 /// running sum is a dependency chain it must keep in order).
 #[inline]
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    dot_as(a, b)
+}
+
+/// [`dot`] of an f32 vector with one whose components widen to f32 (the int8 of `quant`).
+#[inline]
+pub(crate) fn dot_as<T: Copy + Into<f32>>(a: &[f32], b: &[T]) -> f32 {
     let n = a.len().min(b.len());
     let (a, b) = (&a[..n], &b[..n]);
     let mut acc = [0f32; 8];
@@ -44,11 +50,11 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
         .remainder()
         .iter()
         .zip(cb.remainder())
-        .map(|(x, y)| x * y)
+        .map(|(x, &y)| x * y.into())
         .sum();
     for (x, y) in ca.zip(cb) {
         for i in 0..8 {
-            acc[i] += x[i] * y[i];
+            acc[i] += x[i] * y[i].into();
         }
     }
     acc.iter().sum::<f32>() + tail

@@ -1051,19 +1051,26 @@ mod tests {
         check(&idx, [0.0, 0.0, 1.0], &[4, 0]);
     }
 
-    /// An index saved before vectors were int8 (version 2, f32) still loads, searches as
-    /// before, and its next save rewrites it in the current format.
-    #[test]
-    fn an_f32_index_of_version_2_is_read_and_upgraded() {
-        let dir = tempfile::tempdir().unwrap();
-        let vectors: [[f32; 3]; 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.6, 0.8, 0.0]];
-        let mut w = Writer::new(MAGIC, F32_VERSION);
+    /// The header of a `vectors.bin` of `version` for dimension 3, without a graph: what
+    /// comes before the count of ids.
+    fn header(version: u32) -> Writer {
+        let mut w = Writer::new(MAGIC, version);
         w.str("test");
         w.u32(3);
         w.u32(16);
         w.u32(200);
         w.str("");
         w.bytes(&[0; 64]);
+        w
+    }
+
+    /// An index saved before vectors were int8 (version 2, f32) still loads, searches as
+    /// before, and its next save rewrites it in the current format.
+    #[test]
+    fn an_f32_index_of_version_2_is_read_and_upgraded() {
+        let dir = tempfile::tempdir().unwrap();
+        let vectors: [[f32; 3]; 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.6, 0.8, 0.0]];
+        let mut w = header(F32_VERSION);
         w.u64(3);
         for id in [10u64, 20, 30] {
             w.u64(id);
@@ -1101,13 +1108,7 @@ mod tests {
     #[test]
     fn hostile_norms_and_counts_are_refused() {
         let file = |norm: f32, components: usize| {
-            let mut w = Writer::new(MAGIC, FORMAT_VERSION);
-            w.str("test");
-            w.u32(3);
-            w.u32(16);
-            w.u32(200);
-            w.str("");
-            w.bytes(&[0; 64]);
+            let mut w = header(FORMAT_VERSION);
             w.u64(1);
             w.u64(10);
             w.u64(0);

@@ -27,28 +27,11 @@ pub(crate) fn dequantize(x: &[i8], norm: f32) -> Vec<f32> {
     x.iter().map(|&c| f32::from(c) / norm).collect()
 }
 
-/// Cosine of the unit query `q` and the stored vector `(x, norm)`. Eight independent sums
-/// let the compiler vectorize the loop, as in [`crate::dot`].
+/// Cosine of the unit query `q` and the stored vector `(x, norm)`.
 #[inline]
 pub(crate) fn score(q: &[f32], x: &[i8], norm: f32) -> f32 {
-    let n = q.len().min(x.len());
-    let (q, x) = (&q[..n], &x[..n]);
-    let mut acc = [0f32; 8];
-    let cq = q.chunks_exact(8);
-    let cx = x.chunks_exact(8);
-    let tail: f32 = cq
-        .remainder()
-        .iter()
-        .zip(cx.remainder())
-        .map(|(a, &b)| a * f32::from(b))
-        .sum();
-    for (a, b) in cq.zip(cx) {
-        for i in 0..8 {
-            acc[i] += a[i] * f32::from(b[i]);
-        }
-    }
     if norm > 0.0 {
-        (acc.iter().sum::<f32>() + tail) / norm
+        crate::embed::dot_as(q, x) / norm
     } else {
         0.0
     }

@@ -1,6 +1,6 @@
 //! Persistence: reopen, generation round trip, concurrent instances, damaged directories.
 
-use acms_keyword::{Error, KeywordDoc, KeywordIndex};
+use acms_keyword::{Error, KeywordIndex};
 
 use crate::fixture::{docs, ids};
 
@@ -195,20 +195,28 @@ fn check_finds_deleted_segment_files() {
 /// a batch that fails leaves the previous commit served, nothing of the earlier batches.
 #[test]
 fn batches_commit_once_or_not_at_all() {
-    let doc = |id: u64, word: &str| KeywordDoc {
-        id,
-        path: format!("f{id}.py"),
-        qualified_name: format!("m.{word}{id}"),
-        name: format!("{word}{id}"),
-        kind: "function".into(),
-        signature: format!("def {word}{id}():"),
-        doc: String::new(),
-        body: format!("def {word}{id}():\n    return {word}"),
+    let doc = |id: u64, word: &str| {
+        let name = format!("{word}{id}");
+        let signature = format!("def {name}():");
+        crate::fixture::doc(
+            id,
+            "f.py",
+            &format!("m.{name}"),
+            "function",
+            &signature,
+            "",
+            word,
+        )
     };
     let dir = tempfile::tempdir().unwrap();
     let mut index = KeywordIndex::create_or_open(dir.path()).unwrap();
-    let batches =
-        (0..3u64).map(|b| Ok::<_, Error>((0..10).map(|i| doc(b * 10 + i, "alpha")).collect()));
+    let batches = (0..3u64).map(|b| {
+        Ok::<_, Error>(
+            (0..10)
+                .map(|i| doc(b * 10 + i, "alpha"))
+                .collect::<Vec<_>>(),
+        )
+    });
     index.apply_batches(&[], batches, "s", 1).unwrap();
     assert_eq!(index.num_docs(), 30);
     assert_eq!(index.generation(), 1);
