@@ -23,6 +23,7 @@
 mod error;
 pub mod harness;
 pub mod issues;
+pub mod lang;
 pub mod mine;
 pub mod patch;
 pub mod realtasks;

@@ -289,7 +289,7 @@ fn main() -> Result<()> {
             count,
             scan,
         } => {
-            let lang = acms_eval::mine::Lang::parse(&lang)?;
+            let lang = acms_eval::lang::Lang::parse(&lang)?;
             let tasks = acms_eval::mine::mine(&git_dir, &slug, &rev, lang, count, scan)?;
             for t in &tasks {
                 println!("{}", serde_json::to_string(t)?);

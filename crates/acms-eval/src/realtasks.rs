@@ -78,7 +78,7 @@ pub fn set_language(set: &str, tasks: &[IssueTask]) -> String {
     }
     let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
     for path in tasks.iter().flat_map(|t| &t.gold_files) {
-        if let Some(lang) = crate::mine::Lang::of_path(path) {
+        if let Some(lang) = crate::lang::Lang::of_path(path) {
             *counts.entry(lang.display_name()).or_default() += 1;
         }
     }
