@@ -22,9 +22,10 @@ mod warm;
 pub use clock::{Clock, FakeClock, SystemClock};
 pub use error::{Error, Result};
 pub use model::{
-    Decision, DecisionId, FragmentRef, History, PhaseRecord, Plan, PlanId, Tier, TierReport, hex_id,
+    Decision, DecisionId, FragmentRef, History, PhaseInputs, PhaseRecord, Plan, PlanId, Tier,
+    TierReport, hex_id,
 };
-pub use rerun::{PhaseChanges, PhaseInputs, compare};
+pub use rerun::{PhaseChanges, compare};
 pub use store::{
     DB_FILE, DEFAULT_BUSY_TIMEOUT, NewPhase, PlanStore, SCHEMA_VERSION, check_phase_name,
 };

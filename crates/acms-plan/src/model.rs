@@ -169,7 +169,7 @@ pub struct PhaseRecord {
     /// What it was assembled from besides the task, focus and budget (empty for phases
     /// recorded before inputs were).
     #[serde(default)]
-    pub inputs: crate::PhaseInputs,
+    pub inputs: PhaseInputs,
 }
 
 /// A recorded decision: what the agent decided in which phase, on which fragments.
@@ -217,4 +217,27 @@ pub struct TierReport {
     pub counts: [usize; 3],
     /// Seconds the clock was behind the latest time seen, when it moved backwards.
     pub clock_behind: Option<i64>,
+}
+
+/// What a phase was assembled from besides the plan's task and its own focus and budget.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PhaseInputs {
+    /// The phase (by `seq`) whose selection seeded the graph walk.
+    pub seeded_by: Option<i64>,
+    pub mentioned_files: Vec<String>,
+    pub mentioned_symbols: Vec<String>,
+    /// The parent plan's phase whose skeleton was inherited (child plans).
+    pub parent_phase: Option<(PlanId, i64)>,
+    /// The index assembled from: its store id and generation.
+    pub index: String,
+    /// What the strategies said about themselves when opened (embedder, incomplete vectors,
+    /// a stale keyword index).
+    pub strategy_notes: Vec<String>,
+    /// Strategies that gave no answer in this run, with why (failed, timed out, breaker open).
+    pub strategies_missing: Vec<String>,
+    /// Corrections in memory (fragment × corrected decision): each demotes a fragment.
+    pub corrections: u32,
+    /// Warm decisions offered to the `warm-memory` strategy (empty when it is off).
+    pub warm: Vec<DecisionId>,
 }

@@ -4,36 +4,13 @@
 //! phase's focus, budget and mentions, the phase whose selection seeds the graph walk (the
 //! latest phase of *another* name, so running a phase again never feeds on itself), the
 //! parent's skeleton, the index, the strategies' state and decision memory. Each phase records
-//! those [`PhaseInputs`]; running a phase again compares them with the previous run of the
+//! those [`PhaseInputs`](crate::PhaseInputs); running a phase again compares them with the previous run of the
 //! same name ([`compare`]) and says what changed — or that nothing did and the context is the
 //! same.
 
 use serde::{Deserialize, Serialize};
 
-use crate::{DecisionId, FragmentRef, PhaseRecord, PlanId};
-
-/// What a phase was assembled from besides the plan's task and its own focus and budget.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct PhaseInputs {
-    /// The phase (by `seq`) whose selection seeded the graph walk.
-    pub seeded_by: Option<i64>,
-    pub mentioned_files: Vec<String>,
-    pub mentioned_symbols: Vec<String>,
-    /// The parent plan's phase whose skeleton was inherited (child plans).
-    pub parent_phase: Option<(PlanId, i64)>,
-    /// The index assembled from: its store id and generation.
-    pub index: String,
-    /// What the strategies said about themselves when opened (embedder, incomplete vectors,
-    /// a stale keyword index).
-    pub strategy_notes: Vec<String>,
-    /// Strategies that gave no answer in this run, with why (failed, timed out, breaker open).
-    pub strategies_missing: Vec<String>,
-    /// Corrections in memory (fragment × corrected decision): each demotes a fragment.
-    pub corrections: u32,
-    /// Warm decisions offered to the `warm-memory` strategy (empty when it is off).
-    pub warm: Vec<DecisionId>,
-}
+use crate::model::{FragmentRef, PhaseRecord};
 
 /// How a phase run differs from the previous run of the same name in the same plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -157,6 +134,7 @@ fn same_fragments(a: &[FragmentRef], b: &[FragmentRef]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{PhaseInputs, PlanId};
 
     fn record(seq: i64, inputs: PhaseInputs) -> PhaseRecord {
         PhaseRecord {
