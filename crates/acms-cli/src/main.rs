@@ -1,5 +1,6 @@
-//! The `acms` binary: argument parsing and output formats only. Every command is one call on
-//! the `acms` library API.
+//! The `acms` binary: argument parsing and output formats only. A command is one call on the
+//! `acms` library API, except `mcp` and `proxy`, which run those crates' servers, and
+//! `compact --llm-summary`, which builds an `acms_llm::HttpClient` for the summarizer.
 //!
 //! Exit codes: 0 success; 1 an error (message on stderr says what to do); 2 bad usage.
 //! An error prints as one line, each cause once. A closed stdout (`acms … | head`) ends the
