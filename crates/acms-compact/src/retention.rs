@@ -442,11 +442,7 @@ pub fn read_trajectory(json: &str) -> Result<Conversation> {
             || m.get("role") == Some(&Value::from("tool"))
     });
     if has_tools {
-        return crate::format::read(
-            &Value::Array(messages).to_string(),
-            Some(crate::format::Format::OpenAi),
-        )
-        .map(|d| d.conversation);
+        return read_openai(messages);
     }
     let mut out = Vec::new();
     let mut pending: Option<String> = None;
@@ -459,14 +455,7 @@ pub fn read_trajectory(json: &str) -> Result<Conversation> {
                 match last_bash_block(&content) {
                     Some((thought, command)) => {
                         let id = format!("call_{i}");
-                        out.push(Message::calls(
-                            thought.trim_end().to_string(),
-                            vec![ToolCall {
-                                id: id.clone(),
-                                name: "bash".into(),
-                                arguments: serde_json::json!({ "command": command }).to_string(),
-                            }],
-                        ));
+                        out.push(bash_call(&id, thought, command));
                         pending = Some(id);
                     }
                     None => out.push(Message::text(Role::Assistant, content)),
@@ -508,11 +497,28 @@ pub fn read_as_sent(json: &str) -> Result<Conversation> {
             Value::Object(o)
         })
         .collect();
+    read_openai(sent)
+}
+
+/// Reads OpenAI-format `messages`.
+fn read_openai(messages: Vec<Value>) -> Result<Conversation> {
     crate::format::read(
-        &Value::Array(sent).to_string(),
+        &Value::Array(messages).to_string(),
         Some(crate::format::Format::OpenAi),
     )
     .map(|d| d.conversation)
+}
+
+/// An assistant message that says `thought` and runs `command` as call `id` of `bash`.
+fn bash_call(id: &str, thought: &str, command: &str) -> Message {
+    Message::calls(
+        thought.trim_end().to_string(),
+        vec![ToolCall {
+            id: id.to_string(),
+            name: "bash".into(),
+            arguments: serde_json::json!({ "command": command }).to_string(),
+        }],
+    )
 }
 
 /// A message field's text: a string, or the text parts of a content array joined.
@@ -572,15 +578,7 @@ fn read_swe_agent(messages: &[Value]) -> Conversation {
                     out.push(Message::calls(thought.trim_end().to_string(), calls));
                 } else if !action.trim().is_empty() {
                     let id = format!("call_{i}");
-                    out.push(Message::calls(
-                        thought.trim_end().to_string(),
-                        vec![ToolCall {
-                            id: id.clone(),
-                            name: "bash".into(),
-                            arguments: serde_json::json!({ "command": action.trim_end() })
-                                .to_string(),
-                        }],
-                    ));
+                    out.push(bash_call(&id, &thought, action.trim_end()));
                     pending = Some(id);
                 } else {
                     out.push(Message::text(Role::Assistant, content));

@@ -256,15 +256,7 @@ fn error_kind(line: &str) -> Option<ErrorKind> {
         return Some(ErrorKind::Status);
     }
     // An identifier (dotted) ending in Error/Exception/Warning, then `:` or the end.
-    let ident_end = t
-        .char_indices()
-        .find(|(_, c)| !(c.is_alphanumeric() || *c == '_' || *c == '.'))
-        .map_or(t.len(), |(i, _)| i);
-    let ident = &t[..ident_end];
-    let rest = &t[ident_end..];
-    if !(rest.is_empty() || rest.starts_with(':')) {
-        return None;
-    }
+    let ident = exception_name(t)?;
     if ident.ends_with("Error") || ident.ends_with("Exception") {
         Some(ErrorKind::Exception)
     } else if ident.ends_with("Warning") {
@@ -272,6 +264,17 @@ fn error_kind(line: &str) -> Option<ErrorKind> {
     } else {
         None
     }
+}
+
+/// The dotted identifier `t` starts with (possibly empty), when `:` or the end follows it:
+/// how an exception line begins (`httpx.ReadTimeout: timed out`).
+fn exception_name(t: &str) -> Option<&str> {
+    let end = t
+        .char_indices()
+        .find(|(_, c)| !(c.is_alphanumeric() || *c == '_' || *c == '.'))
+        .map_or(t.len(), |(i, _)| i);
+    let rest = &t[end..];
+    (rest.is_empty() || rest.starts_with(':')).then_some(&t[..end])
 }
 
 /// True for a line that states an error from its first column: `FooError: …` (or a bare
@@ -295,12 +298,7 @@ fn error_kinds(text: &str) -> impl Iterator<Item = (&str, Option<ErrorKind>)> {
         }
         if in_traceback && !t.is_empty() && !t.starts_with(char::is_whitespace) {
             in_traceback = false;
-            let name_end = t
-                .char_indices()
-                .find(|(_, c)| !(c.is_alphanumeric() || *c == '_' || *c == '.'))
-                .map_or(t.len(), |(i, _)| i);
-            let rest = &t[name_end..];
-            if name_end > 0 && (rest.is_empty() || rest.starts_with(':')) {
+            if exception_name(t).is_some_and(|name| !name.is_empty()) {
                 return (line, Some(ErrorKind::Exception));
             }
         }
