@@ -307,6 +307,9 @@ impl Assembler {
         )
     }
 
+    /// Runs passes over fresh snapshots (steps 1-8 of the module documentation) until one
+    /// settles: a pass the history changed under is restarted, and each restart costs an
+    /// attempt.
     fn run(
         &self,
         snapshot: &mut dyn FnMut() -> (u64, Vec<Message>),
@@ -343,8 +346,8 @@ impl Assembler {
         }
     }
 
-    /// Steps 1-5 on a fresh snapshot: measure it, evict rehydrated bodies, offload large
-    /// tool results and shorten the task where each is called for.
+    /// Steps 1, 2, 4 and 5 on a fresh snapshot: measure it, evict rehydrated bodies, offload
+    /// large tool results and shorten the task where each is called for.
     fn prepare(
         &self,
         (version, mut messages): (u64, Vec<Message>),
@@ -462,9 +465,9 @@ impl Assembler {
         }
     }
 
-    /// Step 7: the outcome of a pass the reducer is done with, and the preservation-only
-    /// fallback when the current state is still over the threshold. Terminates when the
-    /// required content alone is over the hard limit.
+    /// Steps 3 and 7: the outcome of a pass the reducer is done with, and the
+    /// preservation-only fallback when the current state is still over the threshold.
+    /// Terminates when the required content alone is over the hard limit.
     fn settle(
         &self,
         pass: &Pass,
