@@ -20,7 +20,8 @@
 //!
 //! This module stores and fetches bytes and reports UTF-8 byte attribution
 //! ([`ArtifactAttribution`]). Deciding what to offload is the assembler's job; re-injecting a
-//! body into a conversation is an explicit, budget-checked act ([`crate::lease::Run::rehydrate`]).
+//! body into a conversation is an explicit, budget-checked act of a run (`Run::rehydrate`, in
+//! `lease`, which builds on this module).
 
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
@@ -31,8 +32,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use acms_core::secrets;
 use sha2::{Digest, Sha256};
 
-use crate::compactor::OFFLOAD_MARKER;
-use crate::model::Message;
+use crate::model::{Message, OFFLOAD_MARKER};
+pub use crate::types::ArtifactRef;
 use crate::{Error, Result};
 
 /// The URI scheme prefix of an artifact reference.
@@ -44,15 +45,6 @@ pub const REFERENCE_BYTES: usize = ARTIFACT_SCHEME.len() + 64;
 /// The largest body the store writes or reads (256 MiB): what a damaged or planted store
 /// file can make acms read is bounded.
 pub const MAX_BODY_BYTES: u64 = 256 << 20;
-
-/// A reference to a stored body.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize)]
-pub struct ArtifactRef {
-    /// Lower-case hex sha256 of the body.
-    pub digest: String,
-    /// Size of the body in bytes.
-    pub bytes: usize,
-}
 
 /// True for exactly 64 lower-case hex digits.
 pub fn is_digest(s: &str) -> bool {

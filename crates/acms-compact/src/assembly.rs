@@ -31,16 +31,16 @@ use crate::artifact::{
     ArtifactAttribution, ArtifactOperation, ArtifactOutcome, ArtifactStore, PendingBody,
     REFERENCE_BYTES, store_referenced,
 };
-use crate::compactor::{History, OFFLOAD_MARKER};
-use crate::diagnostics::{self, Outcome, Rejection};
+use crate::density;
+use crate::diagnostics::{Outcome, Rejection};
 use crate::error::Terminated;
 use crate::events::{AssemblyDiagnostics, AssemblyStage, Verdict};
 use crate::lease::{CallLeases, EVICTED_MARKER, evicted_text, rehydrated_digest};
 use crate::measure::{Measured, Meter, SizeCache};
 use crate::model::{
-    Conversation, Message, Role, calls_by_id, groups, is_cleared, latest_user, normalize,
+    Conversation, History, Message, Role, calls_by_id, groups, groups_with, is_stub, normalize,
 };
-use crate::verify::{Reference, sequence, structure};
+use crate::verify::{Reference, sequence, structure, verify};
 use crate::{Error, Result};
 
 /// The limits one assembly enforces. Sizes are in the meter's unit.
@@ -185,6 +185,7 @@ impl std::fmt::Debug for Assembler {
 }
 
 /// Mutable record of one assembly.
+#[derive(Default)]
 struct Record {
     stages: Vec<AssemblyStage>,
     artifacts: Vec<ArtifactAttribution>,
@@ -193,6 +194,54 @@ struct Record {
     attempts: usize,
     restarts: usize,
     original: Option<(usize, usize)>,
+}
+
+/// One pass over a snapshot: the states it goes through, each kept beside the one before
+/// it rather than copied — the snapshot after eviction, then (where each happened) its
+/// offload, the task shortened and the last accepted reducer proposal.
+struct Pass {
+    /// The history's version the snapshot was taken at.
+    version: u64,
+    base: Measured,
+    /// Rehydrated bodies evicted from the snapshot.
+    evicted: usize,
+    /// What every later state is verified against.
+    reference: Reference,
+    offloaded: Option<Measured>,
+    shortened: Option<Measured>,
+    reduced: Option<Measured>,
+}
+
+impl Pass {
+    /// The state the reducer starts from: the task shortened, else the offload, else the
+    /// snapshot.
+    fn prepared(&self) -> &Measured {
+        self.shortened
+            .as_ref()
+            .or(self.offloaded.as_ref())
+            .unwrap_or(&self.base)
+    }
+
+    /// The current state: the last accepted proposal, else [`Pass::prepared`].
+    fn current(&self) -> &Measured {
+        self.reduced.as_ref().unwrap_or_else(|| self.prepared())
+    }
+
+    /// Whether any step changed the snapshot.
+    fn changed(&self) -> bool {
+        self.evicted > 0
+            || self.offloaded.is_some()
+            || self.shortened.is_some()
+            || self.reduced.is_some()
+    }
+
+    /// [`Pass::current`], owned.
+    fn into_current(self) -> Measured {
+        self.reduced
+            .or(self.shortened)
+            .or(self.offloaded)
+            .unwrap_or(self.base)
+    }
 }
 
 impl Assembler {
@@ -258,179 +307,216 @@ impl Assembler {
         )
     }
 
+    /// Runs passes over fresh snapshots (steps 1-8 of the module documentation) until one
+    /// settles: a pass the history changed under is restarted, and each restart costs an
+    /// attempt.
     fn run(
         &self,
         snapshot: &mut dyn FnMut() -> (u64, Vec<Message>),
         version: &dyn Fn() -> u64,
         mut leases: Option<&mut CallLeases>,
     ) -> std::result::Result<Bounded, TerminatedAssembly> {
-        let threshold = self.policy.trigger_threshold();
-        let hard = self.policy.hard_limit;
         let max = self.policy.max_attempts;
-        let mut rec = Record {
-            stages: Vec::new(),
-            artifacts: Vec::new(),
-            pending: Vec::new(),
-            attempts: 0,
-            restarts: 0,
-            original: None,
-        };
+        let mut rec = Record::default();
         loop {
-            let (snap_version, mut messages) = snapshot();
-            normalize(&mut messages);
-            let sizes = self.measure(&messages);
-            let snap = Measured::from_parts(messages, sizes);
-            rec.original
-                .get_or_insert((snap.total, snap.messages.len()));
-            rec.stages.push(AssemblyStage::Snapshot {
-                messages: snap.messages.len(),
-                size: snap.total,
-            });
-            let over = snap.total > threshold;
-            // The snapshot is owned and never copied: eviction edits it in place, offload and
-            // accepted proposals are new states beside it, and the reducer and the verifier
-            // borrow whichever state is current.
-            let (base, evicted) = self.evict(snap, over, leases.as_deref_mut());
-            if evicted > 0 {
-                rec.stages.push(AssemblyStage::EvictRehydrated { evicted });
-            }
-            let mut reference = Reference::of(&base.messages).pin_task(self.policy.pin_task);
-            let mut offloaded: Option<Measured> = None;
-            if base.total > threshold
-                && let Some(p) = self.offload(&base, &mut rec)
-            {
-                rec.stages.push(AssemblyStage::Offload {
-                    offloaded: rec
-                        .artifacts
-                        .iter()
-                        .filter(|a| a.output_bytes.is_some())
-                        .count(),
-                    size_after: p.total,
-                });
-                if crate::verify::verify(&reference, base.total, &p).is_ok() {
-                    offloaded = Some(p);
-                }
-            }
-            let mut after_offload = offloaded.as_ref().unwrap_or(&base);
-            let shortened = self.shorten_task(after_offload, threshold, hard);
-            if let Some(p) = &shortened {
-                // Accepted only because the required content cannot fit otherwise.
-                reference = reference.allow_shortened_task();
-                rec.stages.push(AssemblyStage::ShortenTask {
-                    size_after: p.total,
-                });
-                after_offload = p;
-            }
-            let mut reduced: Option<Measured> = None;
-            let mut invalidated = false;
-            loop {
-                let cur = reduced.as_ref().unwrap_or(after_offload);
-                if cur.total <= threshold || rec.attempts >= max {
-                    break;
-                }
-                rec.attempts += 1;
-                let cur_total = cur.total;
-                let proposal = self.reducer.propose(&ReduceRequest {
-                    messages: &cur.messages,
-                    sizes: &cur.sizes,
-                    total: cur.total,
-                    target: threshold,
-                    hard_limit: hard,
-                    attempt: rec.attempts,
-                    max_attempts: max,
-                });
-                if version() != snap_version {
-                    rec.stages.push(AssemblyStage::Reducer {
-                        attempt: rec.attempts,
-                        size_after: cur_total,
-                        verdict: Verdict::Invalidated,
-                    });
-                    invalidated = true;
-                    break;
-                }
-                let verdict = match proposal {
-                    Err(_) => Err(Rejection::ReducerFailed),
-                    Ok(p) => {
-                        let sizes = self.measure(&p);
-                        let p = Measured::from_parts(p, sizes);
-                        crate::verify::verify(&reference, cur_total, &p)
-                            .and_then(|()| sequence(&base.messages, &p.messages))
-                            .map(|()| p)
-                    }
-                };
-                match verdict {
-                    Ok(p) => {
-                        rec.stages.push(AssemblyStage::Reducer {
-                            attempt: rec.attempts,
-                            size_after: p.total,
-                            verdict: Verdict::Accepted,
-                        });
-                        reduced = Some(p);
-                    }
-                    Err(rejection) => rec.stages.push(AssemblyStage::Reducer {
-                        attempt: rec.attempts,
-                        size_after: cur_total,
-                        verdict: Verdict::Rejected { rejection },
-                    }),
-                }
-            }
-            let cur = reduced.as_ref().unwrap_or(after_offload);
-            if invalidated {
+            let mut pass = self.prepare(snapshot(), &mut rec, leases.as_deref_mut());
+            let snap_version = pass.version;
+            let stale = || version() != snap_version;
+            if !self.reduce(&mut pass, &mut rec, &stale) {
                 if rec.attempts >= max {
-                    return Err(self.terminate(Outcome::ConcurrentMutationLimit, cur, rec));
+                    let at = pass.current();
+                    return Err(self.terminate(Outcome::ConcurrentMutationLimit, at, rec));
                 }
                 rec.restarts += 1;
                 continue;
             }
-            let mut fallback: Option<Measured> = None;
-            let outcome = if cur.total <= threshold {
-                // A state other than the snapshot is an accepted, strictly smaller proposal
-                // (or offload), so it differs from what the caller sent.
-                let changed =
-                    evicted > 0 || offloaded.is_some() || shortened.is_some() || reduced.is_some();
-                if changed {
-                    Outcome::Reduced
-                } else {
-                    Outcome::WithinLimit
-                }
-            } else {
-                let (fb, required) = self.fallback(after_offload, threshold, hard);
-                rec.stages.push(AssemblyStage::PreservationFallback {
-                    size_after: fb.total,
-                });
-                if required > hard {
-                    return Err(self.terminate(Outcome::Irreducible, &fb, rec));
-                }
-                fallback = Some(fb);
-                Outcome::PreservationFallback
-            };
-            let out = fallback.as_ref().unwrap_or(cur);
+            let (outcome, fallback) = self.settle(&pass, &mut rec)?;
             // The result is stale if the history moved on meanwhile: start again (a restart
             // costs an attempt, so this loop is bounded).
-            if version() != snap_version {
+            if stale() {
                 rec.attempts += 1;
                 if rec.attempts >= max {
-                    return Err(self.terminate(Outcome::ConcurrentMutationLimit, out, rec));
+                    let at = fallback.as_ref().unwrap_or(pass.current());
+                    return Err(self.terminate(Outcome::ConcurrentMutationLimit, at, rec));
                 }
                 rec.restarts += 1;
                 continue;
             }
-            let sequence_valid = structure(&reference, &out.messages).is_ok()
-                && sequence(&base.messages, &out.messages).is_ok();
-            let changed = outcome != Outcome::WithinLimit;
-            self.store_referenced(Some(&out.messages), &mut rec);
-            let diagnostics = Arc::new(self.diagnostics(outcome, out, rec, sequence_valid));
-            let out = fallback
-                .or(reduced)
-                .or(shortened)
-                .or(offloaded)
-                .unwrap_or(base);
-            return Ok(Bounded {
-                messages: out.messages,
-                sizes: out.sizes,
-                changed,
-                diagnostics,
+            return Ok(self.finish(pass, fallback, outcome, rec));
+        }
+    }
+
+    /// Steps 1, 2, 4 and 5 on a fresh snapshot: measure it, evict rehydrated bodies, offload
+    /// large tool results and shorten the task where each is called for.
+    fn prepare(
+        &self,
+        (version, mut messages): (u64, Vec<Message>),
+        rec: &mut Record,
+        leases: Option<&mut CallLeases>,
+    ) -> Pass {
+        let threshold = self.policy.trigger_threshold();
+        normalize(&mut messages);
+        let sizes = self.measure(&messages);
+        let snap = Measured::from_parts(messages, sizes);
+        rec.original
+            .get_or_insert((snap.total, snap.messages.len()));
+        rec.stages.push(AssemblyStage::Snapshot {
+            messages: snap.messages.len(),
+            size: snap.total,
+        });
+        let over = snap.total > threshold;
+        // The snapshot is owned and never copied: eviction edits it in place, offload and
+        // accepted proposals are new states beside it, and the reducer and the verifier
+        // borrow whichever state is current.
+        let (base, evicted) = self.evict(snap, over, leases);
+        if evicted > 0 {
+            rec.stages.push(AssemblyStage::EvictRehydrated { evicted });
+        }
+        let mut pass = Pass {
+            version,
+            reference: Reference::of(&base.messages).pin_task(self.policy.pin_task),
+            base,
+            evicted,
+            offloaded: None,
+            shortened: None,
+            reduced: None,
+        };
+        if pass.base.total > threshold
+            && let Some(p) = self.offload(&pass.base, rec)
+        {
+            rec.stages.push(AssemblyStage::Offload {
+                offloaded: rec
+                    .artifacts
+                    .iter()
+                    .filter(|a| a.output_bytes.is_some())
+                    .count(),
+                size_after: p.total,
             });
+            if verify(&pass.reference, pass.base.total, &p).is_ok() {
+                pass.offloaded = Some(p);
+            }
+        }
+        pass.shortened = self.shorten_task(pass.prepared(), threshold, self.policy.hard_limit);
+        if let Some(p) = &pass.shortened {
+            // Accepted only because the required content cannot fit otherwise.
+            pass.reference = pass.reference.allow_shortened_task();
+            rec.stages.push(AssemblyStage::ShortenTask {
+                size_after: p.total,
+            });
+        }
+        pass
+    }
+
+    /// Step 6: asks the reducer for proposals until the current state is at or under the
+    /// threshold or the attempts are used up, and adopts each one that passes verification.
+    /// Returns false when the history changed under a proposal (`stale`): the pass is
+    /// invalidated.
+    fn reduce(&self, pass: &mut Pass, rec: &mut Record, stale: &dyn Fn() -> bool) -> bool {
+        let threshold = self.policy.trigger_threshold();
+        loop {
+            let cur = pass.current();
+            if cur.total <= threshold || rec.attempts >= self.policy.max_attempts {
+                return true;
+            }
+            rec.attempts += 1;
+            let cur_total = cur.total;
+            let proposal = self.reducer.propose(&ReduceRequest {
+                messages: &cur.messages,
+                sizes: &cur.sizes,
+                total: cur.total,
+                target: threshold,
+                hard_limit: self.policy.hard_limit,
+                attempt: rec.attempts,
+                max_attempts: self.policy.max_attempts,
+            });
+            if stale() {
+                rec.stages.push(AssemblyStage::Reducer {
+                    attempt: rec.attempts,
+                    size_after: cur_total,
+                    verdict: Verdict::Invalidated,
+                });
+                return false;
+            }
+            let verdict = match proposal {
+                Err(_) => Err(Rejection::ReducerFailed),
+                Ok(p) => {
+                    let sizes = self.measure(&p);
+                    let p = Measured::from_parts(p, sizes);
+                    verify(&pass.reference, cur_total, &p)
+                        .and_then(|()| sequence(&pass.base.messages, &p.messages))
+                        .map(|()| p)
+                }
+            };
+            match verdict {
+                Ok(p) => {
+                    rec.stages.push(AssemblyStage::Reducer {
+                        attempt: rec.attempts,
+                        size_after: p.total,
+                        verdict: Verdict::Accepted,
+                    });
+                    pass.reduced = Some(p);
+                }
+                Err(rejection) => rec.stages.push(AssemblyStage::Reducer {
+                    attempt: rec.attempts,
+                    size_after: cur_total,
+                    verdict: Verdict::Rejected { rejection },
+                }),
+            }
+        }
+    }
+
+    /// Steps 3 and 7: the outcome of a pass the reducer is done with, and the
+    /// preservation-only fallback when the current state is still over the threshold.
+    /// Terminates when the required content alone is over the hard limit.
+    fn settle(
+        &self,
+        pass: &Pass,
+        rec: &mut Record,
+    ) -> std::result::Result<(Outcome, Option<Measured>), TerminatedAssembly> {
+        let threshold = self.policy.trigger_threshold();
+        if pass.current().total <= threshold {
+            // A state other than the snapshot is an accepted, strictly smaller proposal
+            // (or offload), so it differs from what the caller sent.
+            let outcome = if pass.changed() {
+                Outcome::Reduced
+            } else {
+                Outcome::WithinLimit
+            };
+            return Ok((outcome, None));
+        }
+        let hard = self.policy.hard_limit;
+        let (fb, required) = self.fallback(pass.prepared(), threshold, hard);
+        rec.stages.push(AssemblyStage::PreservationFallback {
+            size_after: fb.total,
+        });
+        if required > hard {
+            let rec = std::mem::take(rec);
+            return Err(self.terminate(Outcome::Irreducible, &fb, rec));
+        }
+        Ok((Outcome::PreservationFallback, Some(fb)))
+    }
+
+    /// The bounded result of a pass: writes the offloaded bodies it references and records
+    /// its diagnostics.
+    fn finish(
+        &self,
+        pass: Pass,
+        fallback: Option<Measured>,
+        outcome: Outcome,
+        mut rec: Record,
+    ) -> Bounded {
+        let out = fallback.as_ref().unwrap_or(pass.current());
+        let sequence_valid = structure(&pass.reference, &out.messages).is_ok()
+            && sequence(&pass.base.messages, &out.messages).is_ok();
+        let changed = outcome != Outcome::WithinLimit;
+        self.store_referenced(Some(&out.messages), &mut rec);
+        let diagnostics = Arc::new(self.diagnostics(outcome, out, rec, sequence_valid));
+        let out = fallback.unwrap_or_else(|| pass.into_current());
+        Bounded {
+            messages: out.messages,
+            sizes: out.sizes,
+            changed,
+            diagnostics,
         }
     }
 
@@ -458,7 +544,7 @@ impl Assembler {
             original_messages,
             final_messages: out.messages.len(),
             stages: rec.stages,
-            categories: diagnostics::categories(&out.messages, &out.sizes, &calls),
+            categories: density::categories(&out.messages, &out.sizes, &calls),
             sequence_valid,
             artifacts: rec.artifacts,
         }
@@ -535,9 +621,8 @@ impl Assembler {
         for &i in &results[..results.len() - keep] {
             let m = &cur.messages[i];
             if m.content.len() < self.policy.offload_min_bytes
-                || m.content.starts_with(OFFLOAD_MARKER)
+                || is_stub(&m.content)
                 || m.content.starts_with(EVICTED_MARKER)
-                || is_cleared(&m.content)
             {
                 continue;
             }
@@ -585,26 +670,13 @@ impl Assembler {
     /// latest user request), plus the most recent optional groups that fit under `target` (under `hard`
     /// when required content alone is over `target`). Returns it with the required size.
     fn fallback(&self, cur: &Measured, target: usize, hard: usize) -> (Measured, usize) {
-        let msgs = &cur.messages;
-        let gs = groups(msgs);
-        let latest = latest_user(msgs);
-        let task = if self.policy.pin_task {
-            crate::task::task_index(msgs)
-        } else {
-            None
-        };
-        let required: Vec<bool> = gs
-            .iter()
-            .map(|g| {
-                g.clone().any(|i| {
-                    msgs[i].role.is_system()
-                        || msgs[i].pinned
-                        || Some(i) == latest
-                        || Some(i) == task
-                })
-            })
-            .collect();
-        let size = |g: usize| -> usize { cur.sizes[gs[g].clone()].iter().sum() };
+        let cur = cur.view();
+        let gs = groups(cur.messages);
+        let required = groups_with(
+            &gs,
+            &crate::task::required(cur.messages, self.policy.pin_task),
+        );
+        let size = |g: usize| cur.group_size(gs[g].clone());
         let required_size: usize = (0..gs.len()).filter(|&g| required[g]).map(size).sum();
         let budget = if required_size <= target {
             target
@@ -622,14 +694,6 @@ impl Assembler {
                 keep[g] = true;
             }
         }
-        let mut out = Vec::new();
-        let mut sizes = Vec::new();
-        for (g, range) in gs.iter().enumerate() {
-            if keep[g] {
-                out.extend(msgs[range.clone()].iter().cloned());
-                sizes.extend_from_slice(&cur.sizes[range.clone()]);
-            }
-        }
-        (Measured::from_parts(out, sizes), required_size)
+        (cur.select_groups(&gs, |g| keep[g], None), required_size)
     }
 }

@@ -4,23 +4,8 @@
 //!
 //! The tracker only classifies; it never compacts. Events carry sizes and states, never text.
 
+pub use crate::types::BudgetState;
 use crate::{Error, Result};
-
-/// The operational state of a context window, by remaining room.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BudgetState {
-    /// More room than the warning threshold: no action.
-    Normal,
-    /// Remaining ≤ warning: tier 1 (microcompact).
-    Warning,
-    /// Remaining ≤ pressure: tier 2 (session summary).
-    Pressure,
-    /// Remaining ≤ auto-compact: tier 3 (LLM summary).
-    AutoCompact,
-    /// Remaining ≤ blocking: tier 4 (reactive peel) before any further call.
-    Blocking,
-}
 
 /// A threshold on the remaining room: absolute, or a fraction of the window.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]

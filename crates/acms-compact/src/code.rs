@@ -7,7 +7,7 @@
 //! accepted, is decided by the compactor and its verifier.
 
 /// Lines kept at each end by the head/tail fallback.
-pub const HEAD_TAIL_LINES: usize = 5;
+const HEAD_TAIL_LINES: usize = 5;
 /// Prefix of an outline that replaced code.
 pub const OUTLINE_MARKER: &str = "[code outline: bodies elided]";
 
@@ -48,7 +48,7 @@ impl CodeOutliner for NoOutliner {
 
 /// A file name standing for the language of a fence info string (```` ```rust ````), so the
 /// outliner can detect the language by extension.
-pub fn path_for_fence(info: &str) -> Option<&'static str> {
+fn path_for_fence(info: &str) -> Option<&'static str> {
     let lang = info.split_whitespace().next()?.to_ascii_lowercase();
     Some(match lang.as_str() {
         "rust" | "rs" => "x.rs",
@@ -117,7 +117,7 @@ pub fn compact_code(outliner: &dyn CodeOutliner, path: Option<&str>, code: &str)
 
 /// First and last [`HEAD_TAIL_LINES`] lines with a marker saying how many were elided, or
 /// `None` when the code is too short for that to save anything.
-pub fn head_tail(code: &str) -> Option<String> {
+fn head_tail(code: &str) -> Option<String> {
     let lines: Vec<&str> = code.lines().collect();
     if lines.len() <= 2 * HEAD_TAIL_LINES + 2 {
         return None;

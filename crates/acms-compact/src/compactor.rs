@@ -19,6 +19,7 @@
 //! and so always terminates.
 
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -26,19 +27,18 @@ use crate::artifact::{ArtifactOutcome, ArtifactRef, ArtifactStore, PendingBody, 
 use crate::assembly::{ReduceRequest, Reducer, ReducerError};
 use crate::budget::Thresholds;
 use crate::code::{CodeOutliner, IndexOutliner, compact_code, compact_fences, is_code_path};
-use crate::diagnostics::{self, Diagnostics, Outcome, Rejection, Stage, StageReport};
+use crate::density;
+use crate::diagnostics::{Diagnostics, Outcome, Rejection, Stage, StageReport};
 use crate::measure::{Measured, Meter, SizeCache, View};
 use crate::model::{
-    CLEARED_PREFIX, Conversation, LEDGER_MARKER, Message, RESTORED_MARKER, Role, SUMMARY_MARKER,
-    ToolCall, calls_by_id, groups, is_cleared, latest_user, normalize,
+    CLEARED_PREFIX, Conversation, History, LEDGER_MARKER, Message, OFFLOAD_MARKER, RESTORED_MARKER,
+    Role, SUMMARY_MARKER, StructureWarning, ToolCall, call_of, calls_by_id, groups, groups_with,
+    is_stub, needs_normalize, normalize,
 };
-use crate::session::{self, Access, call_access, call_path};
+use crate::session::{self, Access, SessionFacts, call_access, call_path};
 use crate::summarize::{Summarizer, SummaryRequest};
 use crate::verify::{Reference, verify};
 use crate::{Error, Result};
-
-/// Prefix of a tool result replaced by an artifact reference.
-pub const OFFLOAD_MARKER: &str = "[Tool result offloaded to ";
 
 /// The one-line stub that replaces a cleared tool result: what produced it (the tool and its
 /// command or path, first 100 characters) and how long it was.
@@ -139,15 +139,6 @@ pub struct Compacted {
     pub diagnostics: Diagnostics,
 }
 
-/// A conversation history that may change while it is compacted (a host appending tool
-/// results from another thread). The version changes on every mutation.
-pub trait History {
-    /// The current version.
-    fn version(&self) -> u64;
-    /// A consistent copy and its version.
-    fn snapshot(&self) -> (u64, Conversation);
-}
-
 /// Compacts conversations to a hard limit. Build one, then call [`Compactor::compact`].
 pub struct Compactor {
     config: CompactConfig,
@@ -181,6 +172,138 @@ struct Proposal {
     changed: usize,
 }
 
+/// Tier 1's clearing in progress: stubs built beside the borrowed input (only the messages
+/// kept as they are get copied, once, at the end) and the sizes they leave.
+struct Clearing<'a> {
+    cur: View<'a>,
+    stubs: Vec<Option<Message>>,
+    sizes: Vec<usize>,
+    total: usize,
+    /// The results cleared, in order.
+    cleared: Vec<usize>,
+    /// Each candidate's text is read once per call (and once per distinct text across
+    /// calls): its facts give the stub's counts and the ledger's content.
+    read: HashMap<usize, Arc<session::ResultFacts>>,
+}
+
+/// A state of tier 1 where the stubs and the ledger fit: results cleared, total, ledger.
+struct Fit {
+    cleared: usize,
+    total: usize,
+    ledger: (Message, usize),
+}
+
+impl<'a> Clearing<'a> {
+    fn new(cur: View<'a>) -> Clearing<'a> {
+        Clearing {
+            cur,
+            stubs: vec![None; cur.messages.len()],
+            sizes: cur.sizes.to_vec(),
+            total: cur.total,
+            cleared: Vec::new(),
+            read: HashMap::new(),
+        }
+    }
+
+    /// Back to the state after the first `n` results were cleared, when the total was
+    /// `total`.
+    fn roll_back(&mut self, n: usize, total: usize) {
+        for &i in &self.cleared[n..] {
+            self.stubs[i] = None;
+            self.sizes[i] = self.cur.sizes[i];
+        }
+        self.cleared.truncate(n);
+        self.total = total;
+    }
+
+    /// The proposal: the stubs in place, and the `ledger` before the round that holds the
+    /// first cleared result (stubs keep the groups).
+    fn into_proposal(self, ledger: Option<(Message, usize)>) -> Proposal {
+        let mut sizes = self.sizes;
+        let mut messages: Vec<Message> = self
+            .cur
+            .messages
+            .iter()
+            .zip(self.stubs)
+            .map(|(m, s)| s.unwrap_or_else(|| m.clone()))
+            .collect();
+        if let Some((m, size)) = ledger {
+            let first = self.cleared[0];
+            let at = groups(self.cur.messages)
+                .into_iter()
+                .find(|g| g.contains(&first))
+                .map_or(first, |g| g.start);
+            messages.insert(at, m);
+            sizes.insert(at, size);
+        }
+        Proposal {
+            measured: Measured::from_parts(messages, sizes),
+            changed: self.cleared.len(),
+        }
+    }
+}
+
+/// A conversation's groups as tiers 2 and 3 choose from them: which are protected (hold a
+/// protected message, so they are kept whole) and how large each is.
+struct Span<'a> {
+    cur: View<'a>,
+    groups: Vec<Range<usize>>,
+    /// Per message.
+    protected: Vec<bool>,
+    /// Per group.
+    group_protected: Vec<bool>,
+    /// Per group.
+    sizes: Vec<usize>,
+}
+
+impl<'a> Span<'a> {
+    fn of(cur: View<'a>, protected: Vec<bool>) -> Span<'a> {
+        let groups = groups(cur.messages);
+        let group_protected = groups_with(&groups, &protected);
+        let sizes = groups.iter().map(|g| cur.group_size(g.clone())).collect();
+        Span {
+            cur,
+            groups,
+            protected,
+            group_protected,
+            sizes,
+        }
+    }
+
+    /// The size of the protected groups: what no summary frees.
+    fn protected_size(&self) -> usize {
+        self.sizes
+            .iter()
+            .zip(&self.group_protected)
+            .filter(|(_, p)| **p)
+            .map(|(size, _)| size)
+            .sum()
+    }
+
+    /// The unprotected groups, oldest first.
+    fn unprotected(&self) -> impl DoubleEndedIterator<Item = usize> + '_ {
+        (0..self.groups.len()).filter(|&g| !self.group_protected[g])
+    }
+
+    /// The messages of `groups`, in the order given.
+    fn messages_of(&self, groups: impl IntoIterator<Item = usize>) -> Vec<&'a Message> {
+        let messages = self.cur.messages;
+        groups
+            .into_iter()
+            .flat_map(|g| &messages[self.groups[g].clone()])
+            .collect()
+    }
+
+    /// The protected messages, in order.
+    fn protected_messages(&self) -> impl Iterator<Item = &'a Message> + '_ {
+        self.protected
+            .iter()
+            .zip(self.cur.messages)
+            .filter(|(p, _)| **p)
+            .map(|(_, m)| m)
+    }
+}
+
 /// The tiers as a seam [`Reducer`]: attempt 1 proposes tier 1 (clear old tool results,
 /// code outlines), attempt 2 adds the session summary (tier 3 when a summarizer is set, else
 /// tier 2), attempt 3 and later add tier 4 (peel oldest rounds). Each proposal is the
@@ -210,7 +333,7 @@ impl Reducer for TieredReducer {
         };
         // The assembler's state is already normalized: the tiers borrow it (a copy only
         // when it is not).
-        let (out, mut diag, pending) = if crate::model::needs_normalize(request.messages) {
+        let (out, mut diag, pending) = if needs_normalize(request.messages) {
             let input = Measured::from_parts(request.messages.to_vec(), request.sizes.to_vec());
             let (out, diag, pending) = self.compactor.run_best(input, request.target, tiers);
             (Some(out), diag, pending)
@@ -374,7 +497,7 @@ impl Compactor {
     /// Runs the enabled tiers toward `limit` and returns the smallest verified state
     /// reached, over the limit or not (the seam's reducer uses it as a proposal), and the
     /// offloaded bodies it may reference, not yet written.
-    pub(crate) fn run_best(
+    fn run_best(
         &self,
         input: Measured,
         limit: usize,
@@ -385,7 +508,7 @@ impl Compactor {
         let mut sizes = input.sizes;
         let warnings = normalize(&mut messages);
         for w in &warnings {
-            if let crate::model::StructureWarning::OrphanToolResult { index } = w {
+            if let StructureWarning::OrphanToolResult { index } = w {
                 sizes[*index] = self.meter.message(&messages[*index]);
             }
         }
@@ -397,11 +520,11 @@ impl Compactor {
 
     /// The tiers over a borrowed, normalized `input`: the smallest verified state reached
     /// (`None`: no stage was accepted, the input stands), and the offloaded bodies, unwritten.
-    pub(crate) fn reduce(
+    fn reduce(
         &self,
         input: View<'_>,
         original_size: usize,
-        warnings: Vec<crate::model::StructureWarning>,
+        warnings: Vec<StructureWarning>,
         limit: usize,
         tiers: [bool; 4],
     ) -> (Option<Measured>, Diagnostics, Vec<PendingBody>) {
@@ -501,7 +624,7 @@ impl Compactor {
         diag.state_after = self.config.thresholds.state(window, last.total);
         if self.config.category_report {
             let calls = calls_by_id(last.messages);
-            diag.categories = diagnostics::categories(last.messages, last.sizes, &calls);
+            diag.categories = density::categories(last.messages, last.sizes, &calls);
         }
         if last.total != original_size || !diag.stages.is_empty() {
             diag.outcome = Outcome::Reduced;
@@ -557,31 +680,20 @@ impl Compactor {
         self.sizes.message(m, &self.meter)
     }
 
-    /// The task's index when it is pinned.
-    fn task(&self, messages: &[Message]) -> Option<usize> {
-        if self.config.pin_task {
-            crate::task::task_index(messages)
-        } else {
-            None
-        }
+    /// Messages no step may remove: system, the task (when pinned), latest user request and
+    /// pinned messages.
+    fn required(&self, messages: &[Message]) -> Vec<bool> {
+        crate::task::required(messages, self.config.pin_task)
     }
 
-    /// Messages no step may touch: system, the task, latest user request, pinned, and
-    /// earlier compaction summaries (kept whole by tiers 1-3; tier 4 peels them last).
+    /// Messages no step may touch: the required ones and earlier compaction summaries (kept
+    /// whole by tiers 1-3; tier 4 peels them last).
     fn protected(&self, messages: &[Message]) -> Vec<bool> {
-        let latest = latest_user(messages);
-        let task = self.task(messages);
-        messages
-            .iter()
-            .enumerate()
-            .map(|(i, m)| {
-                m.role.is_system()
-                    || Some(i) == latest
-                    || Some(i) == task
-                    || m.pinned
-                    || m.is_compaction_artifact()
-            })
-            .collect()
+        let mut protected = self.required(messages);
+        for (p, m) in protected.iter_mut().zip(messages) {
+            *p |= m.is_compaction_artifact();
+        }
+        protected
     }
 
     /// Indices of tool results tier 1 may rewrite: not protected, not among the most recent.
@@ -690,15 +802,12 @@ impl Compactor {
             }
         });
         Ok(self.rewrite(cur, eligible, |_, m| {
-            if is_cleared(&m.content) || m.content.starts_with(OFFLOAD_MARKER) {
+            if is_stub(&m.content) {
                 return None;
             }
-            let file = m
-                .tool_call_id
-                .as_deref()
-                .and_then(|id| calls.get(id))
+            let file = call_of(m, &calls)
                 .filter(|c| call_access(c) == Access::Read)
-                .and_then(|c| call_path(c))
+                .and_then(call_path)
                 .filter(|p| is_code_path(p));
             match file {
                 Some(path) => compact_code(self.outliner.as_ref(), Some(&path), &m.content),
@@ -716,6 +825,41 @@ impl Compactor {
         cur: View<'_>,
         limit: usize,
     ) -> std::result::Result<Option<Proposal>, Rejection> {
+        let calls = calls_by_id(cur.messages);
+        let candidates = self.clear_candidates(cur);
+        if candidates.is_empty() {
+            return Ok(None);
+        }
+        let mut clearing = Clearing::new(cur);
+        let mut ledger = None;
+        if let Some(fit) = self.clear_until_fit(&mut clearing, &candidates, &calls, limit) {
+            // Back to the latest state that fit.
+            clearing.roll_back(fit.cleared, fit.total);
+            ledger = Some(fit.ledger);
+        }
+        if clearing.cleared.is_empty() {
+            return Ok(None);
+        }
+        let ledger_size = ledger.as_ref().map_or(0, |(_, n)| *n);
+        if ledger.is_none() || clearing.total + ledger_size > limit {
+            // Not fitting yet: later tiers need room, so the ledger takes at most a fifth.
+            ledger = self
+                .ledger(
+                    cur.messages,
+                    &clearing.cleared,
+                    &clearing.read,
+                    &calls,
+                    limit / 5,
+                )
+                .map(|(m, size, _)| (m, size));
+        }
+        Ok(Some(clearing.into_proposal(ledger)))
+    }
+
+    /// The tool results tier 1 may clear, oldest first: old results past the age limit. A
+    /// result without a timestamp cannot be shown to be recent, so it counts as old. An
+    /// offloaded result is already a small, recoverable reference: it is kept.
+    fn clear_candidates(&self, cur: View<'_>) -> Vec<usize> {
         let now = self.now.unwrap_or_else(|| {
             SystemTime::now()
                 .duration_since(UNIX_EPOCH)
@@ -723,120 +867,90 @@ impl Compactor {
                 .unwrap_or(0.0)
         });
         let age = self.config.microcompact_age_secs;
-        let calls = calls_by_id(cur.messages);
-        // A result without a timestamp cannot be shown to be recent, so it counts as old. An
-        // offloaded result is already a small, recoverable reference: keep it.
-        let candidates: Vec<usize> = self
-            .old_results(cur.messages)
+        self.old_results(cur.messages)
             .into_iter()
             .filter(|&i| {
                 let m = &cur.messages[i];
-                m.timestamp.is_none_or(|t| now - t >= age)
-                    && !is_cleared(&m.content)
-                    && !m.content.starts_with(OFFLOAD_MARKER)
+                m.timestamp.is_none_or(|t| now - t >= age) && !is_stub(&m.content)
             })
-            .collect();
-        if candidates.is_empty() {
-            return Ok(None);
-        }
-        // Stubs are built beside the borrowed input; only kept messages are copied, once.
-        let mut stubs: Vec<Option<Message>> = vec![None; cur.messages.len()];
-        let mut sizes = cur.sizes.to_vec();
-        let mut total = cur.total;
-        let mut cleared: Vec<usize> = Vec::new();
-        let mut ledger: Option<(Message, usize)> = None;
-        // The latest state where the stubs and the ledger fit: results cleared, total, ledger.
-        let mut fitted: Option<(usize, usize, (Message, usize))> = None;
+            .collect()
+    }
+
+    /// Clears `candidates` in order until the stubs and the ledger of what they cleared fit
+    /// `limit`; returns the latest state where they did, if any. `None` too when the cleared
+    /// results hold no facts: then the stubs alone fit and clearing stops there.
+    fn clear_until_fit(
+        &self,
+        clearing: &mut Clearing<'_>,
+        candidates: &[usize],
+        calls: &HashMap<&str, &ToolCall>,
+        limit: usize,
+    ) -> Option<Fit> {
+        let mut fitted: Option<Fit> = None;
         let mut past_fit = 0;
-        // Each candidate's text is read once per call (and once per distinct text across
-        // calls): its facts give the stub's counts and the ledger's content.
-        let mut read: HashMap<usize, Arc<session::ResultFacts>> = HashMap::new();
-        for &i in &candidates {
-            let m = &cur.messages[i];
-            let call = m
-                .tool_call_id
-                .as_deref()
-                .and_then(|id| calls.get(id))
-                .copied();
-            let before = sizes[i];
-            let rf = Arc::clone(read.entry(i).or_insert_with(|| self.facts.get(&m.content)));
-            let stubbed = with_content(m, cleared_stub(call, m.content.len(), rf.line_count));
-            let after = self.size_of(&stubbed);
-            // A result smaller than its stub stays as it is.
-            if after >= before {
+        for &i in candidates {
+            // The ledger only adds size, so it is built once the stubs alone fit.
+            if !self.clear(clearing, i, calls) || clearing.total >= limit {
                 continue;
             }
-            stubs[i] = Some(stubbed);
-            sizes[i] = after;
-            total = total + after - before;
-            cleared.push(i);
-            // The ledger only adds size, so it is built once the stubs alone fit.
-            if total < limit {
-                let Some((m, size, level)) =
-                    self.ledger(cur.messages, &cleared, &read, &calls, limit - total)
-                else {
-                    // No facts to keep: the stubs alone fit.
-                    ledger = None;
-                    fitted = None;
+            let room = limit - clearing.total;
+            let (m, size, level) = self.ledger(
+                clearing.cur.messages,
+                &clearing.cleared,
+                &clearing.read,
+                calls,
+                room,
+            )?;
+            if size <= room {
+                fitted = Some(Fit {
+                    cleared: clearing.cleared.len(),
+                    total: clearing.total,
+                    ledger: (m, size),
+                });
+                // A coarse ledger keeps few frames of each error; clearing a few more old
+                // results (each down to a stub) usually buys a detailed one.
+                if level <= 1 || past_fit >= 8 {
                     break;
-                };
-                if total + size <= limit {
-                    fitted = Some((cleared.len(), total, (m, size)));
-                    // A coarse ledger keeps few frames of each error; clearing a few more old
-                    // results (each down to a stub) usually buys a detailed one.
-                    if level <= 1 || past_fit >= 8 {
-                        break;
-                    }
                 }
-                if fitted.is_some() {
-                    past_fit += 1;
-                    if past_fit > 8 {
-                        break;
-                    }
+            }
+            if fitted.is_some() {
+                past_fit += 1;
+                if past_fit > 8 {
+                    break;
                 }
             }
         }
-        if let Some((n, t, l)) = fitted {
-            // Back to the latest state that fit.
-            for &i in &cleared[n..] {
-                stubs[i] = None;
-                sizes[i] = cur.sizes[i];
-            }
-            cleared.truncate(n);
-            total = t;
-            ledger = Some(l);
+        fitted
+    }
+
+    /// Replaces tool result `i` by its stub, unless the stub is not smaller; returns whether
+    /// it did.
+    fn clear(
+        &self,
+        clearing: &mut Clearing<'_>,
+        i: usize,
+        calls: &HashMap<&str, &ToolCall>,
+    ) -> bool {
+        let cur = clearing.cur;
+        let m = &cur.messages[i];
+        let facts = clearing
+            .read
+            .entry(i)
+            .or_insert_with(|| self.facts.get(&m.content));
+        let stubbed = with_content(
+            m,
+            cleared_stub(call_of(m, calls), m.content.len(), facts.line_count),
+        );
+        let (before, after) = (clearing.sizes[i], self.size_of(&stubbed));
+        // A result smaller than its stub stays as it is.
+        if after >= before {
+            return false;
         }
-        if cleared.is_empty() {
-            return Ok(None);
-        }
-        let ledger_size = ledger.as_ref().map_or(0, |(_, n)| *n);
-        if ledger.is_none() || total + ledger_size > limit {
-            // Not fitting yet: later tiers need room, so the ledger takes at most a fifth.
-            ledger = self
-                .ledger(cur.messages, &cleared, &read, &calls, limit / 5)
-                .map(|(m, size, _)| (m, size));
-        }
-        let changed = cleared.len();
-        let mut messages: Vec<Message> = cur
-            .messages
-            .iter()
-            .zip(stubs)
-            .map(|(m, s)| s.unwrap_or_else(|| m.clone()))
-            .collect();
-        if let Some((m, size)) = ledger {
-            // Before the round that holds the first cleared result (stubs keep the groups).
-            let first = cleared[0];
-            let at = groups(cur.messages)
-                .into_iter()
-                .find(|g| g.contains(&first))
-                .map_or(first, |g| g.start);
-            messages.insert(at, m);
-            sizes.insert(at, size);
-        }
-        Ok(Some(Proposal {
-            measured: Measured::from_parts(messages, sizes),
-            changed,
-        }))
+        clearing.stubs[i] = Some(stubbed);
+        clearing.sizes[i] = after;
+        clearing.total = clearing.total + after - before;
+        clearing.cleared.push(i);
+        true
     }
 
     /// The ledger message of the facts in the cleared results, its size and level: the most
@@ -847,7 +961,7 @@ impl Compactor {
         original: &[Message],
         cleared: &[usize],
         read: &HashMap<usize, Arc<session::ResultFacts>>,
-        calls: &std::collections::HashMap<&str, &crate::model::ToolCall>,
+        calls: &HashMap<&str, &ToolCall>,
         room: usize,
     ) -> Option<(Message, usize, usize)> {
         // The facts microcompact already read, found again by the text's address.
@@ -899,156 +1013,160 @@ impl Compactor {
         llm: bool,
         diag: &mut Diagnostics,
     ) -> std::result::Result<Option<Proposal>, Rejection> {
-        let msgs = cur.messages;
-        let gs = groups(msgs);
-        let protected = self.protected(msgs);
-        let group_protected: Vec<bool> =
-            gs.iter().map(|g| g.clone().any(|i| protected[i])).collect();
-        let group_size: Vec<usize> = gs
-            .iter()
-            .map(|g| cur.sizes[g.clone()].iter().sum())
-            .collect();
-        let protected_size: usize = (0..gs.len())
-            .filter(|&g| group_protected[g])
-            .map(|g| group_size[g])
-            .sum();
+        let span = Span::of(cur, self.protected(cur.messages));
+        let protected_size = span.protected_size();
         if protected_size >= limit {
             return Err(Rejection::OverBudget);
         }
         let room = limit - protected_size;
-        let calls = calls_by_id(msgs);
+        let calls = calls_by_id(cur.messages);
         // Tier 3 knows its summary budget up front; tier 2 measures its summary instead.
         let reserve = if llm {
             self.config.summary_reserve.min(room / 2)
         } else {
-            let all: Vec<&Message> = (0..gs.len())
-                .filter(|&g| !group_protected[g])
-                .flat_map(|g| &msgs[gs[g].clone()])
-                .collect();
-            let facts = session::extract_with(all.iter().copied(), &calls, &mut |m| {
-                self.facts.get(&m.content)
-            });
-            // Room for the full ledger (up to half the room): a fact kept in the ledger is
-            // cheaper than the verbatim round it came from.
-            self.meter
-                .text_capped(&facts.render_summary(all.len(), None), room / 2)
+            self.ledger_reserve(&span, &calls, room)
         };
-        // Recent unprotected groups, newest first, contiguous from the end.
-        let mut tail: Vec<usize> = Vec::new();
-        let mut tail_size = 0;
-        for g in (0..gs.len()).rev().filter(|&g| !group_protected[g]) {
-            if tail_size >= self.config.keep_recent || tail_size + group_size[g] + reserve > room {
-                break;
-            }
-            tail_size += group_size[g];
-            tail.push(g);
-        }
+        let (mut tail, mut tail_size) = self.recent_tail(&span, reserve, room);
         loop {
             let kept: HashSet<usize> = tail.iter().copied().collect();
-            let removed: Vec<usize> = (0..gs.len())
-                .filter(|&g| !group_protected[g] && !kept.contains(&g))
-                .collect();
+            let removed: Vec<usize> = span.unprotected().filter(|g| !kept.contains(g)).collect();
             if removed.is_empty() {
                 return Ok(None);
             }
-            let removed_msgs: Vec<&Message> =
-                removed.iter().flat_map(|&g| &msgs[gs[g].clone()]).collect();
-            let facts = session::extract_with(removed_msgs.iter().copied(), &calls, &mut |m| {
-                self.facts.get(&m.content)
-            });
+            let removed_msgs = span.messages_of(removed.iter().copied());
+            let facts = self.facts_of(&removed_msgs, &calls);
             let budget = room - tail_size;
             let summary = if llm {
-                let s = self.summarizer.as_deref().ok_or(Rejection::OverBudget)?;
-                let transcript: Vec<String> = removed_msgs.iter().map(|m| m.render()).collect();
-                let request = SummaryRequest {
-                    transcript: &transcript.join("\n\n"),
-                    facts: &facts,
-                    max_size: reserve,
-                };
-                let text = s.summarize(&request).map_err(Rejection::SummarizerFailed)?;
-                let mut body = text.trim().to_string();
-                // The last error is appended from the facts: a model may paraphrase it.
-                let last_error = facts.render_last_error();
-                if !last_error.is_empty() {
-                    body.push('\n');
-                    body.push_str(&last_error);
-                }
-                let m = Message::text(
-                    Role::User,
-                    format!(
-                        "{SUMMARY_MARKER} of {} earlier messages, written by the summary model]\n{body}",
-                        removed_msgs.len(),
-                    ),
-                );
-                let size = self.size_of(&m);
-                // Never loop on the model: one call, and an oversized answer means tier 2.
-                if size > reserve.min(budget) {
-                    return Err(Rejection::OverBudget);
-                }
-                Some((m, size))
+                Some(self.llm_summary(&removed_msgs, &facts, reserve, budget)?)
             } else {
-                let n = removed_msgs.len();
-                // With no recent context left to give up, the last resort is the summary
-                // of the last error alone.
-                let minimal = tail.is_empty().then(|| facts.render_minimal_summary(n));
-                [None, Some(2000), Some(400), Some(80)]
-                    .into_iter()
-                    .map(|cap| facts.render_summary(n, cap))
-                    .chain(minimal)
-                    .find_map(|text| {
-                        let m = Message::text(Role::User, text);
-                        let size = self.size_of(&m);
-                        (size <= budget).then_some((m, size))
-                    })
+                self.session_summary(&facts, removed_msgs.len(), tail.is_empty(), budget)
             };
             let Some((summary, summary_size)) = summary else {
                 // Not even the tightest summary fits next to this tail: give up the oldest
                 // tail group and try again (bounded by the tail's length).
-                match tail.pop() {
-                    Some(g) => {
-                        tail_size -= group_size[g];
-                        continue;
-                    }
-                    None => return Err(Rejection::OverBudget),
-                }
+                let g = tail.pop().ok_or(Rejection::OverBudget)?;
+                tail_size -= span.sizes[g];
+                continue;
             };
-            let left = budget - summary_size;
-            let tail_msgs: Vec<&Message> = tail
-                .iter()
-                .flat_map(|&g| &msgs[gs[g].clone()])
-                .chain(
-                    protected
-                        .iter()
-                        .zip(msgs)
-                        .filter(|(p, _)| **p)
-                        .map(|(_, m)| m),
-                )
+            let tail_msgs: Vec<&Message> = span
+                .messages_of(tail.iter().copied())
+                .into_iter()
+                .chain(span.protected_messages())
                 .collect();
-            let restored = self.restoration(&removed_msgs, &tail_msgs, &calls, left);
-            let mut out = Vec::with_capacity(msgs.len());
-            let mut out_sizes = Vec::with_capacity(msgs.len());
-            let first_removed = removed[0];
-            for (g, range) in gs.iter().enumerate() {
-                if g == first_removed {
-                    out.push(summary.clone());
-                    out_sizes.push(summary_size);
-                    if let Some((m, size, files, skills)) = &restored {
-                        out.push(m.clone());
-                        out_sizes.push(*size);
-                        diag.restored_files = *files;
-                        diag.restored_skills = *skills;
-                    }
-                }
-                if group_protected[g] || kept.contains(&g) {
-                    out.extend(msgs[range.clone()].iter().cloned());
-                    out_sizes.extend_from_slice(&cur.sizes[range.clone()]);
-                }
+            let restored =
+                self.restoration(&removed_msgs, &tail_msgs, &calls, budget - summary_size);
+            let changed = removed_msgs.len() + 1 + usize::from(restored.is_some());
+            let mut inserted = vec![(summary, summary_size)];
+            if let Some((m, size, files, skills)) = restored {
+                inserted.push((m, size));
+                diag.restored_files = files;
+                diag.restored_skills = skills;
             }
-            return Ok(Some(Proposal {
-                changed: removed_msgs.len() + 1 + usize::from(restored.is_some()),
-                measured: Measured::from_parts(out, out_sizes),
-            }));
+            let measured = cur.select_groups(
+                &span.groups,
+                |g| span.group_protected[g] || kept.contains(&g),
+                Some((removed[0], inserted)),
+            );
+            return Ok(Some(Proposal { measured, changed }));
         }
+    }
+
+    /// What `messages` say, read once per distinct text ([`session::FactCache`]).
+    fn facts_of(&self, messages: &[&Message], calls: &HashMap<&str, &ToolCall>) -> SessionFacts {
+        session::extract_with(messages.iter().copied(), calls, &mut |m| {
+            self.facts.get(&m.content)
+        })
+    }
+
+    /// Tier 2's reserve for its summary: room for the full ledger of everything it may
+    /// summarize (up to half the room), as a fact kept in the ledger is cheaper than the
+    /// verbatim round it came from.
+    fn ledger_reserve(
+        &self,
+        span: &Span<'_>,
+        calls: &HashMap<&str, &ToolCall>,
+        room: usize,
+    ) -> usize {
+        let all = span.messages_of(span.unprotected());
+        let facts = self.facts_of(&all, calls);
+        self.meter
+            .text_capped(&facts.render_summary(all.len(), None), room / 2)
+    }
+
+    /// Recent unprotected groups, newest first, contiguous from the end, with their size:
+    /// up to `keep_recent` of context, as long as it leaves `reserve` for the summary.
+    fn recent_tail(&self, span: &Span<'_>, reserve: usize, room: usize) -> (Vec<usize>, usize) {
+        let mut tail: Vec<usize> = Vec::new();
+        let mut tail_size = 0;
+        for g in span.unprotected().rev() {
+            if tail_size >= self.config.keep_recent || tail_size + span.sizes[g] + reserve > room {
+                break;
+            }
+            tail_size += span.sizes[g];
+            tail.push(g);
+        }
+        (tail, tail_size)
+    }
+
+    /// Tier 3's summary of `removed` by the summarizer, asked for at most `reserve` and
+    /// accepted within `budget` too.
+    fn llm_summary(
+        &self,
+        removed: &[&Message],
+        facts: &SessionFacts,
+        reserve: usize,
+        budget: usize,
+    ) -> std::result::Result<(Message, usize), Rejection> {
+        let s = self.summarizer.as_deref().ok_or(Rejection::OverBudget)?;
+        let transcript: Vec<String> = removed.iter().map(|m| m.render()).collect();
+        let request = SummaryRequest {
+            transcript: &transcript.join("\n\n"),
+            facts,
+            max_size: reserve,
+        };
+        let text = s.summarize(&request).map_err(Rejection::SummarizerFailed)?;
+        let mut body = text.trim().to_string();
+        // The last error is appended from the facts: a model may paraphrase it.
+        let last_error = facts.render_last_error();
+        if !last_error.is_empty() {
+            body.push('\n');
+            body.push_str(&last_error);
+        }
+        let m = Message::text(
+            Role::User,
+            format!(
+                "{SUMMARY_MARKER} of {} earlier messages, written by the summary model]\n{body}",
+                removed.len(),
+            ),
+        );
+        let size = self.size_of(&m);
+        // Never loop on the model: one call, and an oversized answer means tier 2.
+        if size > reserve.min(budget) {
+            return Err(Rejection::OverBudget);
+        }
+        Ok((m, size))
+    }
+
+    /// Tier 2's summary of `n` removed messages from their `facts`: the most detailed
+    /// rendering that fits `budget`. With `nothing_kept` (no recent context left to give
+    /// up) the last resort is the summary of the last error alone.
+    fn session_summary(
+        &self,
+        facts: &SessionFacts,
+        n: usize,
+        nothing_kept: bool,
+        budget: usize,
+    ) -> Option<(Message, usize)> {
+        let minimal = nothing_kept.then(|| facts.render_minimal_summary(n));
+        [None, Some(2000), Some(400), Some(80)]
+            .into_iter()
+            .map(|cap| facts.render_summary(n, cap))
+            .chain(minimal)
+            .find_map(|text| {
+                let m = Message::text(Role::User, text);
+                let size = self.size_of(&m);
+                (size <= budget).then_some((m, size))
+            })
     }
 
     /// The restoration message: the last files read in the compacted span (not read again in
@@ -1057,7 +1175,7 @@ impl Compactor {
         &self,
         removed: &[&Message],
         kept: &[&Message],
-        calls: &std::collections::HashMap<&str, &crate::model::ToolCall>,
+        calls: &HashMap<&str, &ToolCall>,
         room: usize,
     ) -> Option<(Message, usize, usize, usize)> {
         let still_visible: HashSet<String> = session::recent_reads_of(kept.iter().copied(), calls)
@@ -1153,23 +1271,9 @@ impl Compactor {
     ) -> std::result::Result<Option<Proposal>, Rejection> {
         let msgs = cur.messages;
         let gs = groups(msgs);
-        let latest = latest_user(msgs);
-        let task = self.task(msgs);
-        let hard: Vec<bool> = gs
-            .iter()
-            .map(|g| {
-                g.clone().any(|i| {
-                    msgs[i].role.is_system()
-                        || Some(i) == latest
-                        || Some(i) == task
-                        || msgs[i].pinned
-                })
-            })
-            .collect();
-        let summary: Vec<bool> = gs
-            .iter()
-            .map(|g| g.clone().any(|i| msgs[i].is_compaction_artifact()))
-            .collect();
+        let hard = groups_with(&gs, &self.required(msgs));
+        let summaries: Vec<bool> = msgs.iter().map(Message::is_compaction_artifact).collect();
+        let summary = groups_with(&gs, &summaries);
         let order = (0..gs.len())
             .filter(|&g| !hard[g] && !summary[g])
             .chain((0..gs.len()).filter(|&g| !hard[g] && summary[g]));
@@ -1180,23 +1284,15 @@ impl Compactor {
             if total <= limit {
                 break;
             }
-            total -= cur.sizes[gs[g].clone()].iter().sum::<usize>();
+            total -= cur.group_size(gs[g].clone());
             removed[g] = true;
             changed += gs[g].len();
         }
         if changed == 0 {
             return Ok(None);
         }
-        let mut out = Vec::new();
-        let mut sizes = Vec::new();
-        for (g, range) in gs.iter().enumerate() {
-            if !removed[g] {
-                out.extend(msgs[range.clone()].iter().cloned());
-                sizes.extend_from_slice(&cur.sizes[range.clone()]);
-            }
-        }
         Ok(Some(Proposal {
-            measured: Measured::from_parts(out, sizes),
+            measured: cur.select_groups(&gs, |g| !removed[g], None),
             changed,
         }))
     }

@@ -2,7 +2,7 @@
 //! user can act on them; they never quote conversation text, paths or provider bodies.
 
 use crate::diagnostics::{Diagnostics, Outcome};
-use crate::measure::Unit;
+use crate::types::Unit;
 
 /// Why a provider call was not made: the bounded assembly terminated. Carries only the
 /// outcome, the final size and the hard limit (in the estimator's unit), never the

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::artifact::ArtifactAttribution;
 use crate::diagnostics::{CategoryReport, Outcome, Rejection};
-use crate::measure::Unit;
+use crate::types::Unit;
 
 /// One opaque id per assembly attempt (a random 128-bit value, shown as a UUID), so two
 /// concurrent assemblies stay pairable although their sequence numbers interleave.

@@ -507,7 +507,7 @@ fn read_openai(index: usize, v: &Value) -> Result<Message> {
         other => {
             return Err(Error::UnknownRole {
                 index,
-                role: other.chars().take(32).collect(),
+                role: short(other),
             });
         }
     };
@@ -598,7 +598,7 @@ fn read_anthropic(index: usize, v: &Value, reader: &mut Reader) -> Result<()> {
         other => {
             return Err(Error::UnknownRole {
                 index,
-                role: other.chars().take(32).collect(),
+                role: short(other),
             });
         }
     };

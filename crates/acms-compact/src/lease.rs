@@ -24,13 +24,9 @@ use crate::artifact::{
 };
 use crate::measure::Meter;
 use crate::model::{Message, Role};
-
-/// Prefix of a message that carries a rehydrated body:
-/// `[Rehydrated artifact://sha256/<hex> (<n> bytes)]` on the first line, the body after it.
-pub const REHYDRATED_MARKER: &str = "[Rehydrated ";
-
-/// Prefix of the bounded reference that replaces an evicted rehydrated body.
-pub const EVICTED_MARKER: &str = "[Artifact ";
+// The markers live in `model` with the other prefixes compaction writes (a rehydrated body
+// is not a user request); they stay reachable here, where they are made.
+pub use crate::model::{EVICTED_MARKER, REHYDRATED_MARKER};
 
 /// The digest of a message that carries a rehydrated body.
 pub fn rehydrated_digest(message: &Message) -> Option<&str> {

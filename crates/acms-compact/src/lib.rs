@@ -26,11 +26,26 @@
 //! [`Message::render`] and summed per message; no step is accepted unless strictly smaller
 //! and structurally valid, and a terminated assembly is never forwarded.
 
+// Module order, lowest first: each module imports only from the lines above its own.
+//   code, types                  code outlines; units, budget states, artifact references
+//   model                        messages, tool groups, the markers compaction writes
+//   session                      facts of a session: errors, files, commands
+//   summarize                    the tier 3 summarizer seam
+//   diagnostics                  what a compaction reports
+//   error                        the error type (it carries diagnostics)
+//   measure, budget, format, artifact
+//   task, lease, events, density
+//   verify, retention
+//   assembly                     bounded assembly for one provider call
+//   compactor                    the tiers (`TieredReducer` is an assembly reducer)
+//   seam                         the provider seam over both
+
 pub mod artifact;
 pub mod assembly;
 pub mod budget;
 pub mod code;
 mod compactor;
+mod density;
 pub mod diagnostics;
 mod error;
 pub mod events;
@@ -43,6 +58,7 @@ pub mod seam;
 pub mod session;
 pub mod summarize;
 pub mod task;
+mod types;
 pub mod verify;
 
 pub use artifact::{
@@ -54,9 +70,7 @@ pub use assembly::{
 };
 pub use budget::{BudgetState, BudgetTracker, StateChange, Threshold, Thresholds};
 pub use code::{CodeOutliner, IndexOutliner, NoOutliner};
-pub use compactor::{
-    CompactConfig, Compacted, Compactor, History, OFFLOAD_MARKER, Skill, TieredReducer,
-};
+pub use compactor::{CompactConfig, Compacted, Compactor, Skill, TieredReducer};
 pub use diagnostics::{
     Category, CategoryReport, Diagnostics, Outcome, Rejection, Stage, StageReport,
 };
@@ -68,7 +82,7 @@ pub use events::{
 pub use format::{Document, Format};
 pub use lease::{CallLeases, Rehydrated, RehydrationFailed, Run};
 pub use measure::{Estimator, Measured, Meter, SizeCache, Unit};
-pub use model::{CLEARED_SENTINEL, Conversation, Message, Role, ToolCall};
+pub use model::{CLEARED_SENTINEL, Conversation, History, Message, OFFLOAD_MARKER, Role, ToolCall};
 pub use seam::{
     Capability, CapabilityProfile, CapabilityState, CapabilityStatus, ChatProvider, ChatRequest,
     ChatResponse, Client, ClientStack, CompactingClient, CompactionProfile, DeliveryPhase,

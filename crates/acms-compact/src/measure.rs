@@ -11,43 +11,13 @@
 //! ([`Unit::ExactTokens`]) or an estimator declared it an estimate of tokens
 //! ([`Unit::EstimatedTokens`]); a custom estimator cannot claim exact tokens.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use acms_core::{ExactCounter, TokenCounter, Tokenizer};
 
 use crate::model::{Conversation, Message};
-
-/// The unit a size or limit is expressed in, as the governing estimator declared it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Unit {
-    /// Tokens counted exactly with a named tokenizer.
-    ExactTokens,
-    /// An estimate of tokens (e.g. bytes / 3), not a count.
-    EstimatedTokens,
-    /// UTF-8 bytes.
-    Utf8Bytes,
-    /// Whatever a custom estimator counts; not tokens, not bytes.
-    Units,
-}
-
-impl Unit {
-    /// The plural label used when printing a size ("1200 estimated tokens").
-    pub fn label(self) -> &'static str {
-        match self {
-            Unit::ExactTokens => "tokens",
-            Unit::EstimatedTokens => "estimated tokens",
-            Unit::Utf8Bytes => "bytes",
-            Unit::Units => "units",
-        }
-    }
-}
-
-impl std::fmt::Display for Unit {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.label())
-    }
-}
+pub use crate::types::Unit;
 
 /// A custom size estimator (tests, or a host with its own notion of size). It declares its
 /// unit; [`Meter::custom`] refuses [`Unit::ExactTokens`], which only a tokenizer may claim.
@@ -64,11 +34,11 @@ pub trait Estimator: Send + Sync + std::fmt::Debug {
 
 /// Tokens a chat-completions request spends framing one message (role delimiters), as in
 /// OpenAI's published counting recipe.
-pub const TOKENS_PER_MESSAGE: usize = 3;
+const TOKENS_PER_MESSAGE: usize = 3;
 
 /// Bytes per estimated token: the padded ~3 bytes a token of code and prose takes, so the
 /// estimate errs on the large side.
-pub const BYTES_PER_ESTIMATED_TOKEN: usize = 3;
+const BYTES_PER_ESTIMATED_TOKEN: usize = 3;
 
 #[derive(Debug, Clone)]
 enum Kind {
@@ -92,7 +62,7 @@ impl Meter {
         }
     }
 
-    /// Estimated tokens: UTF-8 bytes / [`BYTES_PER_ESTIMATED_TOKEN`], rounded up.
+    /// Estimated tokens: UTF-8 bytes / 3 (`BYTES_PER_ESTIMATED_TOKEN`), rounded up.
     pub fn estimated_tokens() -> Meter {
         Meter {
             kind: Kind::Estimated,
@@ -301,13 +271,7 @@ impl SizeCache {
                 fresh.push((keys[i], n));
             }
         }
-        if !fresh.is_empty() {
-            let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
-            if map.len() + fresh.len() > self.capacity {
-                map.clear();
-            }
-            map.extend(fresh);
-        }
+        self.remember(fresh);
         sizes.into_iter().map(|s| s.unwrap_or(0)).collect()
     }
 
@@ -319,15 +283,11 @@ impl SizeCache {
         h.update(&[0xff]);
         h.update(text.as_bytes());
         let key = key_of(h);
-        if let Some(n) = self.map.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
-            return *n;
+        if let Some(n) = self.known(key) {
+            return n;
         }
         let n = meter.text(text);
-        let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
-        if map.len() >= self.capacity {
-            map.clear();
-        }
-        map.insert(key, n);
+        self.remember(vec![(key, n)]);
         n
     }
 
@@ -339,27 +299,36 @@ impl SizeCache {
         h.update(&(max as u64).to_le_bytes());
         h.update(text.as_bytes());
         let key = key_of(h);
-        let known = self
-            .map
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&key)
-            .copied();
-        if let Some(cut) = known.filter(|&c| text.is_char_boundary(c)) {
+        if let Some(cut) = self.known(key).filter(|&c| text.is_char_boundary(c)) {
             return &text[..cut];
         }
         let out = meter.truncate(text, max);
-        let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
-        if map.len() >= self.capacity {
-            map.clear();
-        }
-        map.insert(key, out.len());
+        self.remember(vec![(key, out.len())]);
         out
     }
 
     /// The size of one message (cached like [`SizeCache::measure`]).
     pub fn message(&self, message: &Message, meter: &Meter) -> usize {
         self.measure(std::slice::from_ref(message), meter)[0]
+    }
+
+    /// The value remembered under `key`.
+    fn known(&self, key: u128) -> Option<usize> {
+        let map = self.map.read().unwrap_or_else(|e| e.into_inner());
+        map.get(&key).copied()
+    }
+
+    /// Remembers `fresh` entries; the cache is emptied first when they would take it over
+    /// its capacity.
+    fn remember(&self, fresh: Vec<(u128, usize)>) {
+        if fresh.is_empty() {
+            return;
+        }
+        let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
+        if map.len() + fresh.len() > self.capacity {
+            map.clear();
+        }
+        map.extend(fresh);
     }
 }
 
@@ -398,6 +367,39 @@ pub(crate) struct View<'a> {
     pub messages: &'a [Message],
     pub sizes: &'a [usize],
     pub total: usize,
+}
+
+impl View<'_> {
+    /// The size of the messages in `group` (a range of [`crate::model::groups`]).
+    pub(crate) fn group_size(&self, group: Range<usize>) -> usize {
+        self.sizes[group].iter().sum()
+    }
+
+    /// A copy of the groups `keep` selects, in order, with their sizes; `insert` (messages
+    /// with their sizes) goes in before group `at` (where a summary replaces what it covers).
+    pub(crate) fn select_groups(
+        &self,
+        groups: &[Range<usize>],
+        keep: impl Fn(usize) -> bool,
+        insert: Option<(usize, Vec<(Message, usize)>)>,
+    ) -> Measured {
+        let (at, mut insert) = insert.map_or((None, Vec::new()), |(at, m)| (Some(at), m));
+        let mut messages = Vec::with_capacity(self.messages.len() + insert.len());
+        let mut sizes = Vec::with_capacity(self.messages.len() + insert.len());
+        for (g, range) in groups.iter().enumerate() {
+            if Some(g) == at {
+                for (m, size) in insert.drain(..) {
+                    messages.push(m);
+                    sizes.push(size);
+                }
+            }
+            if keep(g) {
+                messages.extend(self.messages[range.clone()].iter().cloned());
+                sizes.extend_from_slice(&self.sizes[range.clone()]);
+            }
+        }
+        Measured::from_parts(messages, sizes)
+    }
 }
 
 /// A conversation with each message's size cached.

@@ -2,6 +2,9 @@
 //! timestamps; the canonical rendering every size is measured on; and the grouping of a tool
 //! call with its results into one atomic unit.
 //!
+//! It also names the prefixes of the messages compaction writes (summaries, ledgers, stubs,
+//! rehydrated and evicted bodies), so any module can tell them from user requests.
+//!
 //! This module owns structure only. It does not parse wire formats (see `format`) or measure
 //! sizes (see `measure`).
 
@@ -95,7 +98,7 @@ pub const SUMMARY_MARKER: &str = "[Session summary";
 /// Prefix of the message that restores recently read files and active skills.
 pub const RESTORED_MARKER: &str = "[Restored context";
 /// Prefix of a tool result whose call was missing, kept as plain user text.
-pub const ORPHAN_MARKER: &str = "[Orphaned tool result]";
+const ORPHAN_MARKER: &str = "[Orphaned tool result]";
 /// The tier 1 sentinel that replaces an old tool result (the whole text of a bare stub).
 pub const CLEARED_SENTINEL: &str = "[Old tool result content cleared]";
 /// Prefix of every tier 1 stub, bare or naming what was cleared
@@ -103,10 +106,22 @@ pub const CLEARED_SENTINEL: &str = "[Old tool result content cleared]";
 pub const CLEARED_PREFIX: &str = "[Old tool result content cleared";
 /// Prefix of the session ledger tier 1 keeps of what it cleared.
 pub const LEDGER_MARKER: &str = "[Session ledger";
+/// Prefix of a tool result replaced by an artifact reference.
+pub const OFFLOAD_MARKER: &str = "[Tool result offloaded to ";
+/// Prefix of a message that carries a rehydrated body:
+/// `[Rehydrated artifact://sha256/<hex> (<n> bytes)]` on the first line, the body after it.
+pub const REHYDRATED_MARKER: &str = "[Rehydrated ";
+/// Prefix of the bounded reference that replaces an evicted rehydrated body.
+pub const EVICTED_MARKER: &str = "[Artifact ";
 
 /// True for a tool result tier 1 has already cleared.
 pub fn is_cleared(content: &str) -> bool {
     content.starts_with(CLEARED_PREFIX)
+}
+
+/// True for a tool result already reduced to a stub: cleared by tier 1, or offloaded.
+pub(crate) fn is_stub(content: &str) -> bool {
+    is_cleared(content) || content.starts_with(OFFLOAD_MARKER)
 }
 
 impl Message {
@@ -167,8 +182,8 @@ impl Message {
         self.role == Role::User
             && !self.content.starts_with(SUMMARY_MARKER)
             && !self.content.starts_with(LEDGER_MARKER)
-            && !self.content.starts_with(crate::lease::REHYDRATED_MARKER)
-            && !self.content.starts_with(crate::lease::EVICTED_MARKER)
+            && !self.content.starts_with(REHYDRATED_MARKER)
+            && !self.content.starts_with(EVICTED_MARKER)
             && !self.content.starts_with(RESTORED_MARKER)
             && !self.content.starts_with(ORPHAN_MARKER)
     }
@@ -198,6 +213,15 @@ impl Conversation {
     pub fn latest_user(&self) -> Option<usize> {
         latest_user(&self.messages)
     }
+}
+
+/// A conversation history that may change while it is compacted (a host appending tool
+/// results from another thread). The version changes on every mutation.
+pub trait History {
+    /// The current version.
+    fn version(&self) -> u64;
+    /// A consistent copy and its version.
+    fn snapshot(&self) -> (u64, Conversation);
 }
 
 /// Index of the latest user request in `messages`.
@@ -231,6 +255,15 @@ pub fn groups(messages: &[Message]) -> Vec<Range<usize>> {
     out
 }
 
+/// For each of `groups`, whether any of its messages is `flagged` (a group is kept or
+/// dropped whole, so one flagged message decides for all of it).
+pub(crate) fn groups_with(groups: &[Range<usize>], flagged: &[bool]) -> Vec<bool> {
+    groups
+        .iter()
+        .map(|g| flagged[g.clone()].contains(&true))
+        .collect()
+}
+
 /// Maps each tool call id to its call, for looking up what produced a tool result.
 pub fn calls_by_id(messages: &[Message]) -> HashMap<&str, &ToolCall> {
     messages
@@ -238,6 +271,18 @@ pub fn calls_by_id(messages: &[Message]) -> HashMap<&str, &ToolCall> {
         .flat_map(|m| m.tool_calls.iter())
         .map(|c| (c.id.as_str(), c))
         .collect()
+}
+
+/// The call a tool result answers, found in `calls` ([`calls_by_id`]).
+pub(crate) fn call_of<'c>(
+    result: &Message,
+    calls: &HashMap<&str, &'c ToolCall>,
+) -> Option<&'c ToolCall> {
+    result
+        .tool_call_id
+        .as_deref()
+        .and_then(|id| calls.get(id))
+        .copied()
 }
 
 /// A problem found in the structure of an input conversation. Carries positions and kinds,
@@ -271,7 +316,7 @@ pub fn needs_normalize(messages: &[Message]) -> bool {
 }
 
 /// Makes the tool structure valid: a tool result whose call does not directly precede it
-/// becomes a plain user message marked [`ORPHAN_MARKER`]. Returns what it found.
+/// becomes a plain user message marked `[Orphaned tool result]`. Returns what it found.
 pub fn normalize(messages: &mut [Message]) -> Vec<StructureWarning> {
     let mut warnings = Vec::new();
     // The calls of the assistant message that opened the current run of tool results.

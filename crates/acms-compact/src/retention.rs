@@ -29,7 +29,7 @@ use regex::Regex;
 use serde_json::Value;
 
 use crate::measure::Meter;
-use crate::model::{Conversation, Message, Role, ToolCall, groups, latest_user};
+use crate::model::{Conversation, Message, Role, ToolCall, call_of, groups, groups_with};
 use crate::{Error, Result};
 
 /// What a probe stands for.
@@ -104,7 +104,7 @@ fn call_text(c: &ToolCall) -> String {
 }
 
 /// Probes of one message.
-pub fn message_probes(m: &Message, out: &mut BTreeSet<Probe>) {
+fn message_probes(m: &Message, out: &mut BTreeSet<Probe>) {
     let mut add = |kind: ProbeKind, text: &str| {
         let text = text.trim();
         if text.len() >= 3 {
@@ -312,15 +312,11 @@ fn prints_files(name: &str, command: &str) -> bool {
 /// characters, as the error-line probes.
 pub fn last_error(messages: &[Message]) -> Option<String> {
     let calls = crate::model::calls_by_id(messages);
-    let task = messages.iter().position(Message::is_user_request);
+    let task = crate::task::task_index(messages);
     (0..messages.len()).rev().find_map(|i| {
         let m = &messages[i];
         let printed = match m.role {
-            Role::Tool => m
-                .tool_call_id
-                .as_deref()
-                .and_then(|id| calls.get(id))
-                .is_some_and(|c| prints_files(&c.name, &call_text(c))),
+            Role::Tool => call_of(m, &calls).is_some_and(|c| prints_files(&c.name, &call_text(c))),
             Role::User if Some(i) != task && i > 0 && m.is_user_request() => {
                 let prev = &messages[i - 1];
                 if prev.role != Role::Assistant {
@@ -349,23 +345,12 @@ pub fn last_error_kept(original: &[Message], compacted: &[Message]) -> Option<bo
     Some(compacted.iter().any(|m| m.content.contains(&line)))
 }
 
-/// Whether a group holds content no baseline may drop (system, pinned, latest request).
-fn required_groups(messages: &[Message]) -> Vec<bool> {
-    let latest = latest_user(messages);
-    groups(messages)
-        .iter()
-        .map(|g| {
-            g.clone()
-                .any(|i| messages[i].role.is_system() || messages[i].pinned || Some(i) == latest)
-        })
-        .collect()
-}
-
 /// Baseline: drop the oldest whole rounds (never system, pinned or the latest request)
 /// until the conversation fits `limit`.
 pub fn truncate_oldest(messages: &[Message], limit: usize, meter: &Meter) -> Vec<Message> {
     let gs = groups(messages);
-    let required = required_groups(messages);
+    // A baseline knows no task: only system, pinned and the latest request are required.
+    let required = groups_with(&gs, &crate::task::required(messages, false));
     let sizes: Vec<usize> = gs
         .iter()
         .map(|g| messages[g.clone()].iter().map(|m| meter.message(m)).sum())
@@ -389,7 +374,7 @@ pub fn truncate_oldest(messages: &[Message], limit: usize, meter: &Meter) -> Vec
 }
 
 /// The placeholder observation masking leaves.
-pub const MASKED: &str = "[observation omitted]";
+const MASKED: &str = "[observation omitted]";
 
 /// Baseline: observation masking — replace tool results, oldest first, with a fixed
 /// placeholder until the conversation fits; then drop the oldest rounds if still over.
@@ -457,11 +442,7 @@ pub fn read_trajectory(json: &str) -> Result<Conversation> {
             || m.get("role") == Some(&Value::from("tool"))
     });
     if has_tools {
-        return crate::format::read(
-            &Value::Array(messages).to_string(),
-            Some(crate::format::Format::OpenAi),
-        )
-        .map(|d| d.conversation);
+        return read_openai(messages);
     }
     let mut out = Vec::new();
     let mut pending: Option<String> = None;
@@ -474,14 +455,7 @@ pub fn read_trajectory(json: &str) -> Result<Conversation> {
                 match last_bash_block(&content) {
                     Some((thought, command)) => {
                         let id = format!("call_{i}");
-                        out.push(Message::calls(
-                            thought.trim_end().to_string(),
-                            vec![ToolCall {
-                                id: id.clone(),
-                                name: "bash".into(),
-                                arguments: serde_json::json!({ "command": command }).to_string(),
-                            }],
-                        ));
+                        out.push(bash_call(&id, thought, command));
                         pending = Some(id);
                     }
                     None => out.push(Message::text(Role::Assistant, content)),
@@ -523,11 +497,28 @@ pub fn read_as_sent(json: &str) -> Result<Conversation> {
             Value::Object(o)
         })
         .collect();
+    read_openai(sent)
+}
+
+/// Reads OpenAI-format `messages`.
+fn read_openai(messages: Vec<Value>) -> Result<Conversation> {
     crate::format::read(
-        &Value::Array(sent).to_string(),
+        &Value::Array(messages).to_string(),
         Some(crate::format::Format::OpenAi),
     )
     .map(|d| d.conversation)
+}
+
+/// An assistant message that says `thought` and runs `command` as call `id` of `bash`.
+fn bash_call(id: &str, thought: &str, command: &str) -> Message {
+    Message::calls(
+        thought.trim_end().to_string(),
+        vec![ToolCall {
+            id: id.to_string(),
+            name: "bash".into(),
+            arguments: serde_json::json!({ "command": command }).to_string(),
+        }],
+    )
 }
 
 /// A message field's text: a string, or the text parts of a content array joined.
@@ -587,15 +578,7 @@ fn read_swe_agent(messages: &[Value]) -> Conversation {
                     out.push(Message::calls(thought.trim_end().to_string(), calls));
                 } else if !action.trim().is_empty() {
                     let id = format!("call_{i}");
-                    out.push(Message::calls(
-                        thought.trim_end().to_string(),
-                        vec![ToolCall {
-                            id: id.clone(),
-                            name: "bash".into(),
-                            arguments: serde_json::json!({ "command": action.trim_end() })
-                                .to_string(),
-                        }],
-                    ));
+                    out.push(bash_call(&id, &thought, action.trim_end()));
                     pending = Some(id);
                 } else {
                     out.push(Message::text(Role::Assistant, content));

@@ -24,11 +24,11 @@ use serde_json::{Map, Value};
 
 use crate::artifact::ArtifactStore;
 use crate::assembly::{Assembler, AssemblyPolicy, Bounded, Reducer, TerminatedAssembly};
-use crate::compactor::{CompactConfig, Compactor, History, TieredReducer};
+use crate::compactor::{CompactConfig, Compactor, TieredReducer};
 use crate::events::{AssemblyDiagnostics, AssemblyId, CompactionEvent, ProgressSink};
 use crate::lease::{CallLeases, Rehydrated, RehydrationFailed, Run};
 use crate::measure::Meter;
-use crate::model::{Message, Role};
+use crate::model::{History, Message, Role};
 use crate::verify::{Reference, structure};
 use crate::{Error, Result};
 

@@ -20,7 +20,7 @@ use std::sync::{Arc, RwLock};
 
 use serde_json::Value;
 
-use crate::model::{Message, Role, ToolCall, is_cleared};
+use crate::model::{Message, Role, ToolCall, call_of, is_cleared};
 
 /// How a tool call touched a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -114,7 +114,7 @@ const FILE_EXTENSIONS: &[&str] = &[
 
 /// Words of a command that name files: containing `/` with a dotted last segment, or ending
 /// in a known extension. Shell quoting and punctuation are stripped.
-pub fn command_paths(command: &str) -> Vec<String> {
+fn command_paths(command: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for word in command.split(|c: char| {
         c.is_whitespace()
@@ -256,15 +256,7 @@ fn error_kind(line: &str) -> Option<ErrorKind> {
         return Some(ErrorKind::Status);
     }
     // An identifier (dotted) ending in Error/Exception/Warning, then `:` or the end.
-    let ident_end = t
-        .char_indices()
-        .find(|(_, c)| !(c.is_alphanumeric() || *c == '_' || *c == '.'))
-        .map_or(t.len(), |(i, _)| i);
-    let ident = &t[..ident_end];
-    let rest = &t[ident_end..];
-    if !(rest.is_empty() || rest.starts_with(':')) {
-        return None;
-    }
+    let ident = exception_name(t)?;
     if ident.ends_with("Error") || ident.ends_with("Exception") {
         Some(ErrorKind::Exception)
     } else if ident.ends_with("Warning") {
@@ -272,6 +264,17 @@ fn error_kind(line: &str) -> Option<ErrorKind> {
     } else {
         None
     }
+}
+
+/// The dotted identifier `t` starts with (possibly empty), when `:` or the end follows it:
+/// how an exception line begins (`httpx.ReadTimeout: timed out`).
+fn exception_name(t: &str) -> Option<&str> {
+    let end = t
+        .char_indices()
+        .find(|(_, c)| !(c.is_alphanumeric() || *c == '_' || *c == '.'))
+        .map_or(t.len(), |(i, _)| i);
+    let rest = &t[end..];
+    (rest.is_empty() || rest.starts_with(':')).then_some(&t[..end])
 }
 
 /// True for a line that states an error from its first column: `FooError: …` (or a bare
@@ -295,12 +298,7 @@ fn error_kinds(text: &str) -> impl Iterator<Item = (&str, Option<ErrorKind>)> {
         }
         if in_traceback && !t.is_empty() && !t.starts_with(char::is_whitespace) {
             in_traceback = false;
-            let name_end = t
-                .char_indices()
-                .find(|(_, c)| !(c.is_alphanumeric() || *c == '_' || *c == '.'))
-                .map_or(t.len(), |(i, _)| i);
-            let rest = &t[name_end..];
-            if name_end > 0 && (rest.is_empty() || rest.starts_with(':')) {
+            if exception_name(t).is_some_and(|name| !name.is_empty()) {
                 return (line, Some(ErrorKind::Exception));
             }
         }
@@ -487,7 +485,7 @@ fn redirects(segment: &str) -> bool {
 /// True when `command` only prints files: every simple command of it
 /// ([`command_segments`]) is a file printer (`sed` only without `-i`) that redirects
 /// nothing into a file.
-pub fn command_prints_files(command: &str) -> bool {
+fn command_prints_files(command: &str) -> bool {
     let segments = command_segments(command);
     !segments.is_empty()
         && segments.iter().all(|seg| {
@@ -503,7 +501,7 @@ pub fn command_prints_files(command: &str) -> bool {
 }
 
 /// True when `call` prints files: a read-like tool (by name), or a command that only
-/// prints files ([`command_prints_files`]; `str_replace_editor view` included).
+/// prints files (`command_prints_files`; `str_replace_editor view` included).
 pub fn prints_files(call: &ToolCall) -> bool {
     let n = call.name.to_ascii_lowercase();
     if call_access(call) == Access::Read
@@ -593,7 +591,7 @@ fn first_line(text: &str, max_chars: usize) -> String {
 /// that reads the whole text, so it can be cached by content ([`FactCache`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ResultFacts {
-    /// Error lines and traceback frames ([`error_lines`]).
+    /// Error lines and traceback frames (`error_lines`).
     pub lines: Vec<String>,
     pub frames: Vec<String>,
     /// Test names on failing lines, in order (repeats kept).
@@ -611,16 +609,9 @@ pub struct ResultFacts {
 }
 
 /// The facts of one tool result's `text`.
-pub fn result_facts(text: &str) -> ResultFacts {
+fn result_facts(text: &str) -> ResultFacts {
     let (lines, frames) = error_lines(text);
-    let last_line = failure_line(text).map(|l| {
-        let l = l.trim();
-        if l.chars().count() > 1000 {
-            format!("{} […]", l.chars().take(1000).collect::<String>())
-        } else {
-            l.to_string()
-        }
-    });
+    let last_line = failure_line(text).map(|l| cap(l.trim(), Some(1000)));
     let failing_tests = lines
         .iter()
         .filter(|l| {
@@ -777,11 +768,7 @@ pub fn extract_with<'m>(
                 }
             }
             Role::Tool if !is_cleared(&m.content) => {
-                let call = m
-                    .tool_call_id
-                    .as_deref()
-                    .and_then(|id| calls.get(id))
-                    .copied();
+                let call = call_of(m, calls);
                 // What a call that prints files returned is file content: an error only
                 // when the transcript flags it.
                 if call.is_some_and(prints_files) && !m.is_error {
@@ -822,7 +809,7 @@ fn error_fact(tool: &str, command: Option<&str>, rf: &ResultFacts) -> ErrorFact 
 /// The error lines (verbatim, deduplicated, at most 12) and traceback frames (at most 40,
 /// the innermost last) of a tool result. How the result ended is kept apart
 /// ([`ResultFacts::last_line`]), so the cap never hides it.
-pub fn error_lines(text: &str) -> (Vec<String>, Vec<String>) {
+fn error_lines(text: &str) -> (Vec<String>, Vec<String>) {
     let mut lines: Vec<String> = Vec::new();
     let mut frames: Vec<String> = Vec::new();
     for (line, kind) in error_kinds(text) {
@@ -869,7 +856,7 @@ pub fn recent_reads_of<'m>(
         .filter(|m| m.role == Role::Tool && !m.is_error)
         .enumerate()
     {
-        let Some(call) = m.tool_call_id.as_deref().and_then(|id| calls.get(id)) else {
+        let Some(call) = call_of(m, calls) else {
             continue;
         };
         if call_access(call) != Access::Read

@@ -11,7 +11,7 @@ use acms_llm::{ChatMessage, LlmClient};
 use crate::session::SessionFacts;
 
 /// The nine sections, in order.
-pub const SECTIONS: [&str; 9] = [
+const SECTIONS: [&str; 9] = [
     "Primary objective",
     "Key technical findings",
     "Files and artifacts",
@@ -72,7 +72,7 @@ impl<C: LlmClient> LlmSummarizer<C> {
 }
 
 /// The instruction sent to the model.
-pub fn prompt() -> String {
+fn prompt() -> String {
     let mut p = String::from(
         "You compact the history of a tool-using coding agent so it can keep working. \
          Write a summary with exactly these nine sections, each as a `## ` heading, in order. \

@@ -19,15 +19,27 @@
 //! [`AssemblyPolicy`]: crate::AssemblyPolicy
 
 use crate::measure::{Meter, View};
-use crate::model::{Message, Role, groups, latest_user};
+use crate::model::{Message, Role, groups, groups_with, latest_user};
 
 /// The first line of a shortened task.
-pub const TASK_SHORTENED_PREFIX: &str = "[Task shortened to fit the context limit: bytes 0..";
+const TASK_SHORTENED_PREFIX: &str = "[Task shortened to fit the context limit: bytes 0..";
 
 /// Index of the task: the first user request (summaries, ledgers and restorations are not
 /// requests).
 pub fn task_index(messages: &[Message]) -> Option<usize> {
     messages.iter().position(Message::is_user_request)
+}
+
+/// The messages no step may remove, by index: system messages, pinned ones, the latest user
+/// request and, when `pin_task`, the task.
+pub(crate) fn required(messages: &[Message], pin_task: bool) -> Vec<bool> {
+    let latest = latest_user(messages);
+    let task = if pin_task { task_index(messages) } else { None };
+    messages
+        .iter()
+        .enumerate()
+        .map(|(i, m)| m.role.is_system() || m.pinned || Some(i) == latest || Some(i) == task)
+        .collect()
 }
 
 /// The text of `original` with bytes `head..tail` elided (both on char boundaries).
@@ -130,19 +142,17 @@ pub(crate) fn fit(cur: View<'_>, target: usize, meter: &Meter) -> Option<(usize,
     if Some(task) == latest || msgs[task].pinned || msgs[task].role != Role::User {
         return None;
     }
-    let required: usize = groups(msgs)
-        .into_iter()
-        .filter(|g| {
-            g.clone().any(|i| {
-                msgs[i].role.is_system() || msgs[i].pinned || Some(i) == latest || i == task
-            })
-        })
-        .map(|g| cur.sizes[g].iter().sum::<usize>())
+    let gs = groups(msgs);
+    let required_size: usize = gs
+        .iter()
+        .zip(groups_with(&gs, &required(msgs, true)))
+        .filter(|(_, required)| *required)
+        .map(|(g, _)| cur.group_size(g.clone()))
         .sum();
-    if required <= target {
+    if required_size <= target {
         return None;
     }
-    let others = required - cur.sizes[task];
+    let others = required_size - cur.sizes[task];
     let room = target.checked_sub(others)?;
     let (m, size) = room
         .checked_sub(target / 10)

@@ -64,16 +64,23 @@ impl Reference {
 fn results_per_call(messages: &[Message]) -> HashMap<String, usize> {
     let mut out = HashMap::new();
     for g in groups(messages) {
-        let group = &messages[g];
-        for c in &group[0].tool_calls {
-            let n = group[1..]
-                .iter()
-                .filter(|r| r.tool_call_id.as_deref() == Some(c.id.as_str()))
-                .count();
-            out.insert(c.id.clone(), n);
+        for (id, n) in results_in(&messages[g]) {
+            out.insert(id.to_string(), n);
         }
     }
     out
+}
+
+/// For each call of a group's first message, its id and how many of the group's results
+/// answer it.
+fn results_in(group: &[Message]) -> impl Iterator<Item = (&str, usize)> {
+    group[0].tool_calls.iter().map(|c| {
+        let n = group[1..]
+            .iter()
+            .filter(|r| r.tool_call_id.as_deref() == Some(c.id.as_str()))
+            .count();
+        (c.id.as_str(), n)
+    })
 }
 
 /// Checks `proposal` against `reference` and the size it must beat.
@@ -125,7 +132,7 @@ pub fn sequence(base: &[Message], proposal: &[Message]) -> Result<(), Rejection>
 /// What [`sequence`] looks a message up by: equal messages have equal fingerprints.
 #[derive(PartialEq, Eq, Hash)]
 struct Fingerprint<'m> {
-    role: crate::model::Role,
+    role: Role,
     tool_call_id: Option<&'m str>,
     calls: usize,
     len: usize,
@@ -177,17 +184,10 @@ pub fn structure(reference: &Reference, messages: &[Message]) -> Result<(), Reje
     }
     for g in groups(messages) {
         let group = &messages[g];
-        if group[0].role == Role::Tool {
+        if group[0].role == Role::Tool
+            || results_in(group).any(|(id, n)| reference.results_per_call.get(id) != Some(&n))
+        {
             return Err(Rejection::ToolPairBroken);
-        }
-        for c in &group[0].tool_calls {
-            let n = group[1..]
-                .iter()
-                .filter(|r| r.tool_call_id.as_deref() == Some(c.id.as_str()))
-                .count();
-            if reference.results_per_call.get(&c.id) != Some(&n) {
-                return Err(Rejection::ToolPairBroken);
-            }
         }
     }
     Ok(())
