@@ -128,6 +128,18 @@ impl FileLines {
         let b = b.min(self.len());
         (a.min(b)..b).filter_map(|i| self.get(i))
     }
+
+    /// The leading whitespace of line `line`, counted from 1 as node spans are (0 reads as
+    /// 1); empty past the end of the file.
+    pub fn indent(&self, line: u32) -> String {
+        self.get((line.max(1) - 1) as usize)
+            .map(leading_whitespace)
+            .unwrap_or_default()
+    }
+}
+
+fn leading_whitespace(line: &str) -> String {
+    line.chars().take_while(|ch| ch.is_whitespace()).collect()
 }
 
 /// One fragment to lay out, in context order.
@@ -334,13 +346,7 @@ fn with_container(container: Option<&str>, body: String, lines: &FileLines, star
     if start > 1 && above == c.trim() {
         return format!("{c}\n{body}");
     }
-    let indent: String = body
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .chars()
-        .take_while(|ch| ch.is_whitespace())
-        .collect();
+    let indent = leading_whitespace(body.lines().next().unwrap_or_default());
     format!("{c}\n{indent}...\n{body}")
 }
 
