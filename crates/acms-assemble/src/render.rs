@@ -17,7 +17,7 @@ use acms_core::Depth;
 use acms_index::{NodeKind, NodeRecord};
 
 /// Fragments at depth 9 at most this many lines apart are shown as one region.
-pub const MERGE_GAP: u32 = 3;
+const MERGE_GAP: u32 = 3;
 
 /// `# src/pkg/app.py:120-180 · App.make_response · depth 9`: the header of a block holding
 /// `node` alone (`module` is its file's module node, for the display name).
@@ -45,7 +45,7 @@ pub fn fragment(node: &NodeRecord, depth: Depth, text: &str) -> String {
 
 /// A path or name as it may appear in a header line: control characters (a newline in a file
 /// name would forge a header) are shown escaped.
-pub fn escape(s: &str) -> String {
+fn escape(s: &str) -> String {
     if !s.chars().any(char::is_control) {
         return s.to_string();
     }
