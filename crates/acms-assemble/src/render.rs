@@ -4,7 +4,7 @@
 //!
 //! Two layout rules make a context read like code rather than like a list of snippets:
 //! - **regions**: fragments of one file at depth 9 whose spans touch or are at most
-//!   [`MERGE_GAP`] lines apart become one block with the lines between them, so two methods of
+//!   `MERGE_GAP` (3) lines apart become one block with the lines between them, so two methods of
 //!   a class read as the class does;
 //! - **container lines**: a fragment inside a class (impl, trait, struct, interface, enum)
 //!   that is not itself shown starts with that container's declaration line, so a method is
@@ -246,7 +246,7 @@ fn indented(text: &str, indent: &str) -> String {
 }
 
 /// Lays `pieces` (in context order) out as blocks. Neighbouring depth-9 pieces of one file
-/// (at most [`MERGE_GAP`] lines apart) become one verbatim region; consecutive shallower
+/// (at most `MERGE_GAP` lines apart) become one verbatim region; consecutive shallower
 /// pieces of one file become one outline block under one header.
 pub fn blocks(pieces: &[Piece<'_>]) -> Vec<Block> {
     let mut out: Vec<Block> = Vec::new();
