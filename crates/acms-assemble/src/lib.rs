@@ -7,18 +7,21 @@
 //! **Architecture Invariant:** [`AssembledContext::text`] counted exactly with the configured
 //! tokenizer is never over the budget; all ten stages run on every assembly.
 
+mod assembly;
+mod budget;
 mod engine;
 mod error;
+mod layout;
+mod outcome;
 mod pipeline;
 pub mod render;
-mod session;
+mod stage_log;
 pub mod stages;
 mod types;
 
 pub use engine::{Engine, PackInstance};
 pub use error::{Error, Result};
 pub use pipeline::{Component, Pipeline, PipelineRegistry};
-pub use session::PlanSession;
 pub use types::{
     AssembledContext, AssemblyRequest, Budget, Diagnostics, DropReason, Dropped, Fragment,
     ManifestEntry, PackReport, Placed, Skeleton, StageReport,

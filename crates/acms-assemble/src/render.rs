@@ -4,7 +4,7 @@
 //!
 //! Two layout rules make a context read like code rather than like a list of snippets:
 //! - **regions**: fragments of one file at depth 9 whose spans touch or are at most
-//!   [`MERGE_GAP`] lines apart become one block with the lines between them, so two methods of
+//!   `MERGE_GAP` (3) lines apart become one block with the lines between them, so two methods of
 //!   a class read as the class does;
 //! - **container lines**: a fragment inside a class (impl, trait, struct, interface, enum)
 //!   that is not itself shown starts with that container's declaration line, so a method is
@@ -17,7 +17,7 @@ use acms_core::Depth;
 use acms_index::{NodeKind, NodeRecord};
 
 /// Fragments at depth 9 at most this many lines apart are shown as one region.
-pub const MERGE_GAP: u32 = 3;
+const MERGE_GAP: u32 = 3;
 
 /// `# src/pkg/app.py:120-180 · App.make_response · depth 9`: the header of a block holding
 /// `node` alone (`module` is its file's module node, for the display name).
@@ -45,7 +45,7 @@ pub fn fragment(node: &NodeRecord, depth: Depth, text: &str) -> String {
 
 /// A path or name as it may appear in a header line: control characters (a newline in a file
 /// name would forge a header) are shown escaped.
-pub fn escape(s: &str) -> String {
+fn escape(s: &str) -> String {
     if !s.chars().any(char::is_control) {
         return s.to_string();
     }
@@ -128,6 +128,18 @@ impl FileLines {
         let b = b.min(self.len());
         (a.min(b)..b).filter_map(|i| self.get(i))
     }
+
+    /// The leading whitespace of line `line`, counted from 1 as node spans are (0 reads as
+    /// 1); empty past the end of the file.
+    pub fn indent(&self, line: u32) -> String {
+        self.get((line.max(1) - 1) as usize)
+            .map(leading_whitespace)
+            .unwrap_or_default()
+    }
+}
+
+fn leading_whitespace(line: &str) -> String {
+    line.chars().take_while(|ch| ch.is_whitespace()).collect()
 }
 
 /// One fragment to lay out, in context order.
@@ -234,7 +246,7 @@ fn indented(text: &str, indent: &str) -> String {
 }
 
 /// Lays `pieces` (in context order) out as blocks. Neighbouring depth-9 pieces of one file
-/// (at most [`MERGE_GAP`] lines apart) become one verbatim region; consecutive shallower
+/// (at most `MERGE_GAP` lines apart) become one verbatim region; consecutive shallower
 /// pieces of one file become one outline block under one header.
 pub fn blocks(pieces: &[Piece<'_>]) -> Vec<Block> {
     let mut out: Vec<Block> = Vec::new();
@@ -334,13 +346,7 @@ fn with_container(container: Option<&str>, body: String, lines: &FileLines, star
     if start > 1 && above == c.trim() {
         return format!("{c}\n{body}");
     }
-    let indent: String = body
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .chars()
-        .take_while(|ch| ch.is_whitespace())
-        .collect();
+    let indent = leading_whitespace(body.lines().next().unwrap_or_default());
     format!("{c}\n{indent}...\n{body}")
 }
 

@@ -90,17 +90,6 @@ pub struct Packing {
 }
 
 impl Packing {
-    /// The empty packing, optimal for an instance where nothing can be taken.
-    pub fn empty() -> Packing {
-        Packing {
-            items: Vec::new(),
-            tokens: 0,
-            value: 0.0,
-            upper_bound: Some(0.0),
-            certified_gap: Some(0.0),
-        }
-    }
-
     /// Builds a packing from one chosen option index (into `candidates[i].options`) per
     /// candidate. The packers guarantee the indices are valid.
     fn from_choices(

@@ -7,6 +7,8 @@
 //!
 //! It does not render or tokenize itself, and it does not re-pack: freed tokens are not
 //! reused, because re-adding risks another overflow and the overflow is usually a few tokens.
+//! The caller's renderer may fail (it reads the texts it lays out); its error ends the
+//! verification and is returned as it is.
 
 use crate::front::usable;
 use crate::{Candidate, PackItem};
@@ -109,15 +111,18 @@ fn downgrade(candidates: &[Candidate], item: &PackItem) -> Option<PackItem> {
 /// terminates because every step removes a depth or an item, and it ends within budget
 /// whenever the empty rendering does; when even that is over budget it returns no items and
 /// [`VerifyOutcome::EmptyOverBudget`].
-pub fn verify_and_trim(
+///
+/// The last call to `render` is always on the returned items, so a renderer may keep what it
+/// worked out for them. The first error `render` returns is returned.
+pub fn verify_and_trim<E>(
     candidates: &[Candidate],
     items: &[PackItem],
     budget: u32,
-    render: &dyn Fn(&[PackItem]) -> String,
-    count: &dyn Fn(&str) -> usize,
-) -> Verified {
+    mut render: impl FnMut(&[PackItem]) -> Result<String, E>,
+    count: impl Fn(&str) -> usize,
+) -> Result<Verified, E> {
     let budget = budget as usize;
-    let text = render(items);
+    let text = render(items)?;
     let mut out = Verified {
         items: items.to_vec(),
         tokens: count(&text),
@@ -128,10 +133,10 @@ pub fn verify_and_trim(
         renders: 1,
     };
     if out.tokens <= budget {
-        return out;
+        return Ok(out);
     }
     // If nothing fits, say so at once rather than trimming item by item to find out.
-    let empty = render(&[]);
+    let empty = render(&[])?;
     let empty_tokens = count(&empty);
     out.renders += 1;
     if empty_tokens > budget {
@@ -140,7 +145,7 @@ pub fn verify_and_trim(
         out.text = empty;
         out.tokens = empty_tokens;
         out.outcome = VerifyOutcome::EmptyOverBudget;
-        return out;
+        return Ok(out);
     }
     out.outcome = VerifyOutcome::Trimmed;
 
@@ -185,7 +190,7 @@ pub fn verify_and_trim(
             }
         }
         out.items = slots.iter().flatten().copied().collect();
-        out.text = render(&out.items);
+        out.text = render(&out.items)?;
         out.tokens = count(&out.text);
         out.renders += 1;
         if out.items.is_empty() && out.tokens > budget {
@@ -195,5 +200,5 @@ pub fn verify_and_trim(
             break;
         }
     }
-    out
+    Ok(out)
 }

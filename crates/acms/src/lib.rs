@@ -58,7 +58,7 @@ pub use workspace::{
 
 pub use acms_assemble::{
     AssembledContext, AssemblyRequest, Budget, Diagnostics, DropReason, Engine, ManifestEntry,
-    PipelineRegistry, PlanSession, Skeleton,
+    PipelineRegistry, Skeleton,
 };
 pub use acms_core::{Config, ContextConfig, Depth, NodeId, TokenCounter, Tokenizer};
 pub use acms_plan::{

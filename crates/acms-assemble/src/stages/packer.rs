@@ -55,10 +55,10 @@ const SCORE_SHARPNESS: i32 = 3;
 /// scaled by the budget, because a small window is better spent on breadth (at 2k–4k the full
 /// exponent cost the docstring sets up to 0.05 of recall). Measured in docs/EVAL.md, "A longer
 /// body is worth more".
-pub const SIZE_EXPONENT: f64 = 0.5;
+const SIZE_EXPONENT: f64 = 0.5;
 
 /// The budget from which a rendering's size counts with the whole [`SIZE_EXPONENT`].
-pub const SIZE_FULL_BUDGET: u32 = 16_000;
+const SIZE_FULL_BUDGET: u32 = 16_000;
 
 /// The knapsack value of showing a fragment of `score` at `depth` in `tokens` of a `budget`:
 /// the sharpened score, times what the depth delivers, times the size factor (1 at 100
@@ -68,7 +68,7 @@ pub const SIZE_FULL_BUDGET: u32 = 16_000;
 /// (`def _print_nth_root(self, base, exp):`) was worth a third of a 100-token one, and the
 /// short bodies of methods half as relevant took its place (docs/EVAL.md, "A short signature
 /// is not worth less").
-pub fn value(score: f64, depth: Depth, tokens: u32, budget: u32) -> f64 {
+fn value(score: f64, depth: Depth, tokens: u32, budget: u32) -> f64 {
     let e = SIZE_EXPONENT * full_budget_share(budget);
     let size = (f64::from(tokens.max(1)) / 100.0).powf(e);
     let size = if depth == Depth::Full {
@@ -94,16 +94,16 @@ fn full_budget_share(budget: u32) -> f64 {
 /// was a candidate (its file ranked 10th–93rd). With it, the best fragment of such a file
 /// comes as its signature for ~40 tokens. 2 against 1.5 and 3 in docs/EVAL.md, "A file the
 /// evidence points to is named".
-pub const FILE_PRESENCE: f64 = 2.0;
+const FILE_PRESENCE: f64 = 2.0;
 
 /// The value the best fragment of a file earns, at any depth, for naming its file.
-pub fn presence(score: f64, budget: u32) -> f64 {
+fn presence(score: f64, budget: u32) -> f64 {
     FILE_PRESENCE * full_budget_share(budget) * score.powi(SCORE_SHARPNESS)
 }
 
 /// Adds [`presence`] to every option of each file's best-scored candidate that has options:
 /// `files[i]` and `scores[i]` belong to `candidates[i]`.
-pub fn name_each_file(candidates: &mut [Candidate], files: &[&str], scores: &[f64], budget: u32) {
+fn name_each_file(candidates: &mut [Candidate], files: &[&str], scores: &[f64], budget: u32) {
     let mut best: HashMap<&str, usize> = HashMap::new();
     for (i, c) in candidates.iter().enumerate() {
         if c.options.is_empty() {
@@ -126,15 +126,15 @@ pub fn name_each_file(candidates: &mut [Candidate], files: &[&str], scores: &[f6
 /// score, on top of its body's own value: the one symbol the evidence puts first is the one
 /// an agent reads first, and a window that spreads its budget over three near-namesakes while
 /// the function the report names in its title comes as a signature has failed the task.
-pub const LEAD: f64 = 1.0;
+const LEAD: f64 = 1.0;
 
 /// The largest share of the budget (1 / `LEAD_SHARE`) the best match's body may take and
 /// still earn [`LEAD`]: beyond it, a huge body would crowd out the rest of the window.
-pub const LEAD_SHARE: u32 = 3;
+const LEAD_SHARE: u32 = 3;
 
 /// Adds [`LEAD`] to the full option of the best-scored candidate that has options, if its
 /// body fits in a [`LEAD_SHARE`]th of the budget.
-pub fn lead_in_full(candidates: &mut [Candidate], scores: &[f64], budget: u32) {
+fn lead_in_full(candidates: &mut [Candidate], scores: &[f64], budget: u32) {
     let best = (0..candidates.len())
         .filter(|&i| !candidates[i].options.is_empty())
         .max_by(|&a, &b| scores[a].total_cmp(&scores[b]));

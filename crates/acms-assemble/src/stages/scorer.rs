@@ -48,7 +48,7 @@ pub struct EvidenceScorer;
 pub struct WeightedSumScorer;
 
 /// How much of a symbol's usefulness a depth delivers, relative to its full source.
-pub fn depth_value(depth: Depth) -> f64 {
+pub(crate) fn depth_value(depth: Depth) -> f64 {
     match depth {
         Depth::Full => 1.0,
         Depth::Skeleton => 0.55,

@@ -1,9 +1,9 @@
-//! Stage order, component replacement, ordering, preamble, skeletons and plan sessions.
+//! Stage order, component replacement, ordering, preamble, skeletons and window budgets.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use acms_assemble::{AssemblyRequest, Budget, Engine, Error, PipelineRegistry, PlanSession};
+use acms_assemble::{AssemblyRequest, Budget, Engine, Error, PipelineRegistry};
 use acms_core::{ContextConfig, CustomStrategyConfig, Depth};
 use acms_retrieve::{Hit, Query, Reason, Strategy, StrategyInput, StrategyRegistry};
 
@@ -232,32 +232,21 @@ fn child_plans_inherit_a_skeleton_within_the_ratio() {
 }
 
 #[test]
-fn plan_sessions_reassemble_only_when_the_budget_moves_past_the_threshold() {
+fn a_window_budget_leaves_the_response_reserve_and_the_tools() {
     let f = Fixture::new();
     let engine = f.engine(&ContextConfig::default());
-    let mut session = PlanSession::new(&engine);
-    let q = || Query::new("cart total");
-    session.phase(q(), Budget::Tokens(4000)).unwrap();
-    session.phase(q(), Budget::Tokens(4400)).unwrap(); // +10 %: reuse
-    assert_eq!(session.assemblies, 1);
-    session.phase(q(), Budget::Tokens(6000)).unwrap(); // +50 %: refresh
-    assert_eq!(session.assemblies, 2);
-    session
-        .phase(Query::new("refund"), Budget::Tokens(6000))
-        .unwrap(); // new task
-    assert_eq!(session.assemblies, 3);
-    let window = session
-        .phase(
-            q(),
-            Budget::Window {
+    let window = engine
+        .assemble(&AssemblyRequest {
+            query: Query::new("cart total"),
+            budget: Budget::Window {
                 model_context_window: 8192,
                 tool_definitions: 1000,
             },
-        )
+            parent: None,
+        })
         .unwrap();
     assert_eq!(window.budget, 8192 - 4096 - 1000);
-    let child = session.child();
-    drop(child);
+    assert!(window.tokens <= window.budget);
 }
 
 #[test]

@@ -2,6 +2,8 @@
 //! then per item a one-word header and `tokens` words, items separated by a `--` line; the
 //! counter counts words, so separators and headers make the total more than the parts.
 
+use std::convert::Infallible;
+
 use crate::{cand, typical};
 use acms_pack::{Candidate, HullPacker, PackItem, Packer, VerifyOutcome, verify_and_trim};
 
@@ -29,12 +31,12 @@ fn check(
     outcome: VerifyOutcome,
 ) {
     let packed = HullPacker.pack(candidates, budget);
-    let v = verify_and_trim(
+    let Ok(v) = verify_and_trim(
         candidates,
         &packed.items,
         budget,
-        &|items| render(preamble, items),
-        &count,
+        |items| Ok::<_, Infallible>(render(preamble, items)),
+        count,
     );
     let got: Vec<(u64, u8)> = v.items.iter().map(|it| (it.id, it.depth.value())).collect();
     assert_eq!(got, expected);
@@ -66,7 +68,13 @@ fn preamble_larger_than_budget() {
 fn counts_steps_and_renders() {
     let cs = [typical(1, 100, 10.0), typical(2, 100, 1.0)];
     let packed = HullPacker.pack(&cs, 200);
-    let v = verify_and_trim(&cs, &packed.items, 200, &|items| render(0, items), &count);
+    let Ok(v) = verify_and_trim(
+        &cs,
+        &packed.items,
+        200,
+        |items| Ok::<_, Infallible>(render(0, items)),
+        count,
+    );
     assert_eq!((v.downgraded, v.dropped, v.renders), (1, 0, 3));
     assert_eq!(v.tokens, 101 + 36 + 1);
 }
@@ -78,7 +86,61 @@ fn items_that_do_not_match_their_candidate_are_dropped() {
         candidate: 7,
         ..HullPacker.pack(&cs, 1000).items[0]
     };
-    let v = verify_and_trim(&cs, &[bogus], 50, &|items| render(0, items), &count);
+    let Ok(v) = verify_and_trim(
+        &cs,
+        &[bogus],
+        50,
+        |items| Ok::<_, Infallible>(render(0, items)),
+        count,
+    );
     assert!(v.items.is_empty());
     assert_eq!((v.dropped, v.outcome), (1, VerifyOutcome::Trimmed));
+}
+
+#[test]
+fn the_last_rendering_is_of_the_returned_items() {
+    let cs = [
+        typical(1, 100, 10.0),
+        typical(2, 100, 1.0),
+        typical(3, 50, 0.5),
+    ];
+    for budget in [0, 60, 150, 200, 400] {
+        let packed = HullPacker.pack(&cs, budget + 100);
+        let mut last = Vec::new();
+        let Ok(v) = verify_and_trim(
+            &cs,
+            &packed.items,
+            budget,
+            |items| {
+                last = items.to_vec();
+                Ok::<_, Infallible>(render(0, items))
+            },
+            count,
+        );
+        assert_eq!(last, v.items, "{budget}");
+    }
+}
+
+#[test]
+fn a_rendering_error_ends_verification() {
+    let cs = [typical(1, 100, 10.0), typical(2, 100, 1.0)];
+    let packed = HullPacker.pack(&cs, 200);
+    let mut renders = 0;
+    // The first rendering is over budget; the second (the empty one) fails.
+    let result = verify_and_trim(
+        &cs,
+        &packed.items,
+        200,
+        |items| {
+            renders += 1;
+            if renders == 2 {
+                Err("store unreadable")
+            } else {
+                Ok(render(0, items))
+            }
+        },
+        count,
+    );
+    assert_eq!(result, Err("store unreadable"));
+    assert_eq!(renders, 2);
 }
