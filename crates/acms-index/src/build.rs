@@ -13,35 +13,12 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::analyze::{Analyzer, ParseLimits, analyzer_for, detect_language, strip_ext};
-use crate::model::{Language, NodeKind, ParsedFile, RefKind};
+use crate::model::{Language, NodeKind, ParsedFile, RefKind, Warning};
 use crate::store::{
     EdgeKind, EdgeRecord, FileRecord, FileRows, NodeRecord, NodeRow, Store, StoredEdge,
 };
 use crate::walk::{Deny, WalkEntry, Walked, git_commit_times, walk};
 use crate::{Error, Result};
-
-/// A problem with one file; the run went on without it (or with what could be recovered).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Warning {
-    /// Repository-relative path.
-    pub path: String,
-    pub message: String,
-}
-
-impl Warning {
-    pub(crate) fn new(path: impl Into<String>, message: impl Into<String>) -> Warning {
-        Warning {
-            path: path.into(),
-            message: message.into(),
-        }
-    }
-}
-
-impl std::fmt::Display for Warning {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.path, self.message)
-    }
-}
 
 /// Nodes whose derived entries (keyword, vector) must be refreshed after a run.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -26,7 +26,8 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::UNIX_EPOCH;
 
-use crate::build::Warning;
+use crate::escape::escape_bytes;
+use crate::model::Warning;
 
 /// The secret deny list of a run: the built-in patterns and the configuration's, in
 /// gitignore syntax, matched against repository-relative paths.
@@ -370,34 +371,6 @@ pub(crate) fn rel_path(repo: &Path, path: &Path) -> String {
         .map(|c| escape_bytes(c.as_os_str().as_bytes()))
         .collect::<Vec<_>>()
         .join("/")
-}
-
-/// The escaped text of a file name's bytes (see [`rel_path`]).
-pub(crate) fn escape_bytes(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len());
-    for chunk in bytes.utf8_chunks() {
-        push_escaped(&mut out, chunk.valid());
-        for b in chunk.invalid() {
-            out.push_str(&format!("\\x{b:02x}"));
-        }
-    }
-    out
-}
-
-/// Appends `s` with backslashes and line-breaking or control characters escaped.
-pub(crate) fn push_escaped(out: &mut String, s: &str) {
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() || c == '\u{2028}' || c == '\u{2029}' => {
-                out.push_str(&format!("\\u{{{:x}}}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
 }
 
 /// Last commit time (unix seconds) of each repository-relative path, from `git log`, when

@@ -478,7 +478,7 @@ pub(crate) fn clean_name(name: String) -> String {
         .any(|c| c.is_control() || c == '\u{2028}' || c == '\u{2029}');
     let mut name = if needs_escape {
         let mut out = String::with_capacity(name.len() + 8);
-        crate::walk::push_escaped(&mut out, &name);
+        crate::escape::push_escaped(&mut out, &name);
         out
     } else {
         name

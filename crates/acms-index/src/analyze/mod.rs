@@ -109,6 +109,7 @@ mod markdown;
 mod python;
 mod query;
 mod rust;
+mod syntax;
 mod text;
 mod typescript;
 mod walker;
