@@ -1231,12 +1231,7 @@ fn cannot_read(entry: &WalkEntry, old: Option<&FileRecord>, e: &std::io::Error) 
 }
 
 /// Assigns stable ids and exact token counts to an analyzer's output.
-pub(crate) fn to_rows(
-    path: &str,
-    content: &str,
-    parsed: &ParsedFile,
-    counter: &dyn TokenCounter,
-) -> FileRows {
+fn to_rows(path: &str, content: &str, parsed: &ParsedFile, counter: &dyn TokenCounter) -> FileRows {
     let mut ordinals: HashMap<(NodeKind, &str), u32> = HashMap::new();
     let ids: Vec<NodeId> = parsed
         .nodes
@@ -1298,7 +1293,7 @@ pub(crate) fn to_rows(
 
 /// Builds the graph's edges from the nodes, raw references and imports of the whole index
 /// (references resolve as [`resolve_ref`] says).
-pub(crate) fn resolve_edges(
+fn resolve_edges(
     nodes: &[NodeRecord],
     refs: &[(NodeId, String, RefKind)],
     imports: &[(String, String)],

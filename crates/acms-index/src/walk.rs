@@ -63,7 +63,7 @@ impl Deny {
     }
 
     /// The pattern that holds the file `path` (under the repository) back, if any.
-    pub fn rule(&self, path: &Path) -> Option<String> {
+    fn rule(&self, path: &Path) -> Option<String> {
         self.rule_in(path, &mut HashMap::new())
     }
 
@@ -365,7 +365,7 @@ fn short_walk_error(err: &ignore::Error) -> String {
 /// control character (or a line or paragraph separator) `\n`, `\r`, `\t` or `\u{..}`, and
 /// each byte of invalid UTF-8 `\xNN`. The mapping is injective, so distinct names stay
 /// distinct, and no stored path can break a line.
-pub(crate) fn rel_path(repo: &Path, path: &Path) -> String {
+fn rel_path(repo: &Path, path: &Path) -> String {
     let rel = path.strip_prefix(repo).unwrap_or(path);
     rel.components()
         .map(|c| escape_bytes(c.as_os_str().as_bytes()))

@@ -179,7 +179,7 @@ impl LineSet {
 }
 
 /// Largest char boundary `<= i` in `s`.
-pub(crate) fn floor_char(s: &str, i: usize) -> usize {
+fn floor_char(s: &str, i: usize) -> usize {
     let mut i = i.min(s.len());
     while !s.is_char_boundary(i) {
         i -= 1;
