@@ -4,6 +4,7 @@
 //! **Architecture Invariant:** a bad file is a [`Warning`] in the [`IndexReport`], never an
 //! error; only a missing repository or an unwritable index directory fails a run.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -13,35 +14,12 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::analyze::{Analyzer, ParseLimits, analyzer_for, detect_language, strip_ext};
-use crate::model::{Language, NodeKind, ParsedFile, RefKind};
+use crate::model::{Language, NodeKind, ParsedFile, RefKind, Warning};
 use crate::store::{
-    EdgeKind, EdgeRecord, FileRecord, FileRows, NodeRecord, NodeRow, Store, StoredEdge,
+    EdgeKind, EdgeRecord, FileRecord, FileRows, Meta, NodeRecord, NodeRow, Store, StoredEdge,
 };
 use crate::walk::{Deny, WalkEntry, Walked, git_commit_times, walk};
 use crate::{Error, Result};
-
-/// A problem with one file; the run went on without it (or with what could be recovered).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Warning {
-    /// Repository-relative path.
-    pub path: String,
-    pub message: String,
-}
-
-impl Warning {
-    pub(crate) fn new(path: impl Into<String>, message: impl Into<String>) -> Warning {
-        Warning {
-            path: path.into(),
-            message: message.into(),
-        }
-    }
-}
-
-impl std::fmt::Display for Warning {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.path, self.message)
-    }
-}
 
 /// Nodes whose derived entries (keyword, vector) must be refreshed after a run.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -156,64 +134,121 @@ struct ChangedFile {
 /// Indexes `repo` into `opts.index_dir`, incrementally unless `opts.rebuild`.
 pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
     let started = Instant::now();
-    let repo = repo
+    let repo = repo_root(repo)?;
+    let counter = opts.config.tokenizer.counter();
+    let store = open_store(&repo, opts)?;
+    let before = Before::read(&store, opts.rebuild, counter.name())?;
+    let (entries, found) = find_files(&repo, opts);
+    let commit_times = git_commit_times(&repo);
+    let outcomes = look_at_all(&entries, &before, &commit_times, &repo, opts, &counter);
+    let mut merged = merge(outcomes, found, &before, &commit_times, &opts.config);
+    let (edges, changes) = resolve(&store, &before, &mut merged)?;
+    commit(store, opts, &before, &merged, &edges, counter.name())?;
+    Ok(merged.into_report(changes, before.generation(), started))
+}
+
+/// The repository root, canonical: an error when it is missing or cannot be listed.
+fn repo_root(repo: &Path) -> Result<PathBuf> {
+    let root = repo
         .canonicalize()
         .ok()
         .filter(|p| p.is_dir())
         .ok_or_else(|| Error::RepoNotFound(repo.to_path_buf()))?;
     // An unreadable root would walk as an empty tree and wipe the index.
-    std::fs::read_dir(&repo).map_err(|source| Error::RepoUnreadable {
-        path: repo.clone(),
+    std::fs::read_dir(&root).map_err(|source| Error::RepoUnreadable {
+        path: root.clone(),
         source,
     })?;
-    let counter = opts.config.tokenizer.counter();
+    Ok(root)
+}
 
-    // A damaged store is found before anything read from it is trusted: an incremental run
-    // would otherwise carry garbled rows forward and report success. The whole file is read
-    // only when it is not byte-for-byte as the last committed run left it (its size and
-    // modification times differ from that run's stamp); otherwise damage shows as an error of
-    // the pages this run reads, which checks the whole file then (`Store::err`).
+/// Opens the store for this run, checked for damage when it may have been changed since.
+///
+/// A damaged store is found before anything read from it is trusted: an incremental run
+/// would otherwise carry garbled rows forward and report success. The whole file is read
+/// only when it is not byte-for-byte as the last committed run left it (its size and
+/// modification times differ from that run's stamp); otherwise damage shows as an error of
+/// the pages this run reads, which checks the whole file then (`Store::err`).
+fn open_store(repo: &Path, opts: &IndexOptions<'_>) -> Result<Store> {
     let trusted = !opts.rebuild && crate::store::stamp_matches(&opts.index_dir);
-    let checked = Store::open_for_write(&opts.index_dir, &repo).and_then(|store| {
+    let checked = Store::open_for_write(&opts.index_dir, repo).and_then(|store| {
         if !trusted {
             store.check_integrity()?;
         }
         Ok(store)
     });
-    let mut store = match checked {
+    match checked {
         // Only a rebuild may discard an index this build cannot read (and only one acms wrote:
         // `remove_db` refuses any other file).
         Err(Error::FormatVersion { .. } | Error::Store { .. } | Error::Damaged { .. })
             if opts.rebuild =>
         {
             crate::store::remove_db(&opts.index_dir)?;
-            Store::open_for_write(&opts.index_dir, &repo)?
+            Store::open_for_write(&opts.index_dir, repo)
         }
-        other => other?,
-    };
-    let meta = store.meta()?;
-    // Counts made with another tokenizer are worthless, and symbols found by older analyzers
-    // are stale (an upgrade must not wait for each file to change): re-parse everything. A
-    // rebuild is the same thing asked for explicitly, and stays one transaction.
-    let recount = opts.rebuild
-        || (meta.generation > 0
-            && (meta.tokenizer != counter.name() || meta.analyzers != crate::ANALYZERS_VERSION));
-    let old_files: HashMap<String, FileRecord> = store
-        .files()?
-        .into_iter()
-        .map(|f| (f.path.clone(), f))
-        .collect();
-    let old_skipped = store.skipped()?;
+        other => other,
+    }
+}
 
-    let (deny, deny_warnings) = Deny::new(&repo, &opts.config.file.deny);
+/// What the store held before the run.
+struct Before {
+    meta: Meta,
+    /// Every file is parsed again, changed or not.
+    recount: bool,
+    files: HashMap<String, FileRecord>,
+    skipped: BTreeMap<String, (u64, i64)>,
+}
+
+impl Before {
+    /// The generation of the index this run commits.
+    fn generation(&self) -> u64 {
+        self.meta.generation + 1
+    }
+
+    fn read(store: &Store, rebuild: bool, tokenizer: &str) -> Result<Before> {
+        let meta = store.meta()?;
+        // Counts made with another tokenizer are worthless, and symbols found by older
+        // analyzers are stale (an upgrade must not wait for each file to change): re-parse
+        // everything. A rebuild is the same thing asked for explicitly, and stays one
+        // transaction.
+        let recount = rebuild
+            || (meta.generation > 0
+                && (meta.tokenizer != tokenizer || meta.analyzers != crate::ANALYZERS_VERSION));
+        let files = store
+            .files()?
+            .into_iter()
+            .map(|f| (f.path.clone(), f))
+            .collect();
+        let skipped = store.skipped()?;
+        Ok(Before {
+            meta,
+            recount,
+            files,
+            skipped,
+        })
+    }
+}
+
+/// What the walk found besides the files to look at.
+struct Found {
+    warnings: Vec<Warning>,
+    /// Files the index does not hold, by stat: the change check before an assembly compares
+    /// with these, so a file that is not indexed is not taken for a new one on every check.
+    skipped: BTreeMap<String, (u64, i64)>,
+    /// Directories whose listing failed.
+    unreadable: Vec<String>,
+}
+
+/// Walks the repository (or takes the caller's fresh walk): returns the files to look at, and
+/// sets aside the files the deny list holds back and those over `context.file.max-size`.
+fn find_files(repo: &Path, opts: &IndexOptions<'_>) -> (Vec<WalkEntry>, Found) {
+    let (deny, deny_warnings) = Deny::new(repo, &opts.config.file.deny);
     let walked = match opts.walked {
         Some(w) => w.clone(),
-        None => walk(&repo, &opts.index_dir, &deny),
+        None => walk(repo, &opts.index_dir, &deny),
     };
     let (entries, mut warnings) = (walked.entries, walked.warnings);
     warnings.extend(deny_warnings);
-    // Files the index does not hold, by stat: the change check before an assembly compares
-    // with these, so a file that is not indexed is not taken for a new one on every check.
     let mut skipped: BTreeMap<String, (u64, i64)> = BTreeMap::new();
     for (entry, rule) in &walked.held_back {
         warnings.push(Warning::new(
@@ -225,138 +260,251 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
         ));
         skipped.insert(entry.rel.clone(), (entry.size, entry.mtime));
     }
+    let (entries, capped, size_warnings) = over_max_size(entries, &opts.config);
+    warnings.extend(size_warnings);
+    skipped.extend(capped.into_iter().map(|e| (e.rel, (e.size, e.mtime))));
+    let found = Found {
+        warnings,
+        skipped,
+        unreadable: walked.unreadable,
+    };
+    (entries, found)
+}
+
+/// Looks at every file on all cores: unchanged, or read and analyzed ([`look_at`]).
+fn look_at_all<'e>(
+    entries: &'e [WalkEntry],
+    before: &Before,
+    commit_times: &HashMap<String, i64>,
+    repo: &Path,
+    opts: &IndexOptions<'_>,
+    counter: &dyn TokenCounter,
+) -> Vec<(Outcome, &'e WalkEntry)> {
     let index_dir = opts
         .index_dir
         .canonicalize()
         .unwrap_or_else(|_| opts.index_dir.clone());
-    let (entries, capped, size_warnings) = over_max_size(entries, &opts.config);
-    warnings.extend(size_warnings);
-    skipped.extend(capped.into_iter().map(|e| (e.rel, (e.size, e.mtime))));
-    let commit_times = git_commit_times(&repo);
     let limits = ParseLimits {
         timeout: Duration::from_millis(opts.config.index.parse_timeout_ms),
         chunk_lines: opts.config.index.chunk_lines.max(1),
     };
-
     let total = entries.len();
     let done = std::sync::atomic::AtomicUsize::new(0);
-    let outcomes: Vec<(Outcome, &WalkEntry)> = entries
+    entries
         .par_iter()
         .map(|entry| {
-            let old = old_files.get(&entry.rel).filter(|_| !recount);
+            let old = before.files.get(&entry.rel).filter(|_| !before.recount);
             let modified = commit_times.get(&entry.rel).copied().unwrap_or(entry.mtime);
-            let out = look_at(entry, old, modified, &limits, &counter, &repo, &index_dir);
+            let out = look_at(entry, old, modified, &limits, counter, repo, &index_dir);
             let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             if let Some(progress) = opts.progress {
                 progress(n, total);
             }
             (out, entry)
         })
-        .collect();
+        .collect()
+}
 
-    // Merge the old state with this run's outcomes.
-    let mut report = IndexReport {
-        files: total,
-        ..IndexReport::default()
-    };
-    let mut keep: HashSet<String> = HashSet::new();
-    let mut changed: Vec<ChangedFile> = Vec::new();
-    let mut touched: Vec<(String, i64, i64)> = Vec::new();
-    // The total cap counts only what is indexed (data files, binaries and files acms does not
-    // index cost nothing against it), first come in walk order.
-    let mut indexed_bytes = 0u64;
-    let mut left_out = LeftOut {
-        files: 0,
-        bytes: 0,
-        limit: opts.config.file.max_total_size,
+/// The index after the run, edges aside: the old state merged with this run's outcomes.
+struct Merged<'o> {
+    report: IndexReport,
+    warnings: Vec<Warning>,
+    skipped: BTreeMap<String, (u64, i64)>,
+    /// Indexed files kept as they are.
+    keep: HashSet<String>,
+    changed: Vec<ChangedFile>,
+    /// Unchanged files whose stat or commit time changed: (path, mtime, modified).
+    touched: Vec<(String, i64, i64)>,
+    /// Indexed files no longer indexed.
+    gone: Vec<&'o String>,
+    /// The language of every file indexed after the run.
+    languages: HashMap<String, Language>,
+    /// What `context.file.max-total-size` left out.
+    left_out: LeftOut,
+    /// Bytes indexed so far, against `left_out.limit`.
+    indexed_bytes: u64,
+}
+
+/// Merges the old state with this run's outcomes.
+fn merge<'o>(
+    outcomes: Vec<(Outcome, &WalkEntry)>,
+    found: Found,
+    before: &'o Before,
+    commit_times: &HashMap<String, i64>,
+    config: &ContextConfig,
+) -> Merged<'o> {
+    let mut merged = Merged {
+        report: IndexReport {
+            files: outcomes.len(),
+            ..IndexReport::default()
+        },
+        warnings: found.warnings,
+        skipped: found.skipped,
+        keep: HashSet::new(),
+        changed: Vec::new(),
+        touched: Vec::new(),
+        gone: Vec::new(),
+        languages: HashMap::new(),
+        left_out: LeftOut {
+            files: 0,
+            bytes: 0,
+            limit: config.file.max_total_size,
+        },
+        indexed_bytes: 0,
     };
     for (out, entry) in outcomes {
-        if matches!(out, Outcome::Unchanged { .. } | Outcome::Changed(_)) {
-            if indexed_bytes + entry.size > left_out.limit {
-                left_out.files += 1;
-                left_out.bytes += entry.size;
-                skipped.insert(entry.rel.clone(), (entry.size, entry.mtime));
-                continue;
-            }
-            indexed_bytes += entry.size;
-        }
-        if matches!(out, Outcome::Skipped(_) | Outcome::Ignored)
-            || matches!(&out, Outcome::Kept(_) if !old_files.contains_key(&entry.rel))
-        {
-            skipped.insert(entry.rel.clone(), (entry.size, entry.mtime));
-        }
-        match out {
-            Outcome::Unchanged { path, mtime } => {
-                report.unchanged += 1;
-                let old = &old_files[&path];
-                let modified = commit_times.get(&path).copied().unwrap_or(mtime);
-                if old.mtime != mtime || old.modified != modified {
-                    touched.push((path.clone(), mtime, modified));
-                }
-                keep.insert(path);
-            }
-            Outcome::Changed(file) => {
-                report.parsed += 1;
-                report.bytes_parsed += file.record.size;
-                warnings.extend(file.warnings.iter().cloned());
-                changed.push(*file);
-            }
-            Outcome::Skipped(warning) => warnings.push(warning),
-            Outcome::Kept(warning) => {
-                if old_files.contains_key(&warning.path) {
-                    keep.insert(warning.path.clone());
-                }
-                warnings.push(warning);
-            }
-            Outcome::Ignored => {}
-        }
+        merged.add(out, entry, before, commit_times);
     }
     // A directory that could not be listed hides its files, it does not delete them.
-    for dir in &walked.unreadable {
+    for dir in &found.unreadable {
         let prefix = format!("{dir}/");
-        keep.extend(
-            old_files
+        merged.keep.extend(
+            before
+                .files
                 .keys()
                 .filter(|p| p.starts_with(&prefix) || dir == ".")
                 .cloned(),
         );
     }
-    let changed_paths: HashSet<&str> = changed.iter().map(|f| f.record.path.as_str()).collect();
-    let gone: Vec<&String> = old_files
-        .keys()
-        .filter(|p| !keep.contains(*p) && !changed_paths.contains(p.as_str()))
-        .collect();
-    report.removed = gone.len();
-
-    let mut languages: HashMap<String, Language> = old_files
+    let changed_paths: HashSet<&str> = merged
+        .changed
         .iter()
-        .filter(|(p, _)| keep.contains(*p))
+        .map(|f| f.record.path.as_str())
+        .collect();
+    merged.gone = before
+        .files
+        .keys()
+        .filter(|p| !merged.keep.contains(*p) && !changed_paths.contains(p.as_str()))
+        .collect();
+    merged.report.removed = merged.gone.len();
+
+    merged.languages = before
+        .files
+        .iter()
+        .filter(|(p, _)| merged.keep.contains(*p))
         .map(|(p, f)| (p.clone(), f.language))
         .collect();
-    for f in &changed {
-        languages.insert(f.record.path.clone(), f.record.language);
+    for f in &merged.changed {
+        merged
+            .languages
+            .insert(f.record.path.clone(), f.record.language);
+    }
+    merged
+}
+
+impl Merged<'_> {
+    /// Counts one file's outcome.
+    fn add(
+        &mut self,
+        out: Outcome,
+        entry: &WalkEntry,
+        before: &Before,
+        commit_times: &HashMap<String, i64>,
+    ) {
+        // The total cap counts only what is indexed (data files, binaries and files acms does
+        // not index cost nothing against it), first come in walk order.
+        if matches!(out, Outcome::Unchanged { .. } | Outcome::Changed(_)) {
+            if self.indexed_bytes + entry.size > self.left_out.limit {
+                self.left_out.files += 1;
+                self.left_out.bytes += entry.size;
+                self.skipped
+                    .insert(entry.rel.clone(), (entry.size, entry.mtime));
+                return;
+            }
+            self.indexed_bytes += entry.size;
+        }
+        if matches!(out, Outcome::Skipped(_) | Outcome::Ignored)
+            || matches!(&out, Outcome::Kept(_) if !before.files.contains_key(&entry.rel))
+        {
+            self.skipped
+                .insert(entry.rel.clone(), (entry.size, entry.mtime));
+        }
+        match out {
+            Outcome::Unchanged { path, mtime } => {
+                self.report.unchanged += 1;
+                let old = &before.files[&path];
+                let modified = commit_times.get(&path).copied().unwrap_or(mtime);
+                if old.mtime != mtime || old.modified != modified {
+                    self.touched.push((path.clone(), mtime, modified));
+                }
+                self.keep.insert(path);
+            }
+            Outcome::Changed(file) => {
+                self.report.parsed += 1;
+                self.report.bytes_parsed += file.record.size;
+                self.warnings.extend(file.warnings.iter().cloned());
+                self.changed.push(*file);
+            }
+            Outcome::Skipped(warning) => self.warnings.push(warning),
+            Outcome::Kept(warning) => {
+                if before.files.contains_key(&warning.path) {
+                    self.keep.insert(warning.path.clone());
+                }
+                self.warnings.push(warning);
+            }
+            Outcome::Ignored => {}
+        }
     }
 
-    // A few edited files (none added or removed, so every import resolves as before) change
-    // only the edges of their own nodes and of the references named like their symbols:
-    // those are resolved from indexed lookups. Anything else resolves every edge again.
-    let few = changed.len() <= INCREMENTAL_MAX_FILES.max(old_files.len() / 8);
-    let only_edits = gone.is_empty()
+    /// What `context.file.max-total-size` left out, if anything.
+    fn left_out(&self) -> Option<&LeftOut> {
+        (self.left_out.files > 0).then_some(&self.left_out)
+    }
+
+    /// The run's report, once committed.
+    fn into_report(
+        self,
+        mut changes: NodeChanges,
+        generation: u64,
+        started: Instant,
+    ) -> IndexReport {
+        let left_out = self.left_out().cloned();
+        let mut report = self.report;
+        for lang in self.languages.values() {
+            *report.languages.entry(lang.name().to_string()).or_default() += 1;
+        }
+        changes.removed.sort();
+        changes.upserted.sort();
+        let mut warnings = self.warnings;
+        warnings.sort_by(|a, b| a.path.cmp(&b.path).then(a.message.cmp(&b.message)));
+        report.warnings = warnings;
+        report.generation = generation;
+        report.left_out = left_out;
+        report.changes = changes;
+        report.seconds = started.elapsed().as_secs_f64();
+        report
+    }
+}
+
+/// Resolves the edges of the index after the run, and counts its nodes and edges.
+///
+/// A few edited files (none added or removed, so every import resolves as before) change
+/// only the edges of their own nodes and of the references named like their symbols: those
+/// are resolved from indexed lookups. Anything else resolves every edge again.
+fn resolve(
+    store: &Store,
+    before: &Before,
+    merged: &mut Merged<'_>,
+) -> Result<(EdgeWrite, NodeChanges)> {
+    let changed = &merged.changed;
+    let few = changed.len() <= INCREMENTAL_MAX_FILES.max(before.files.len() / 8);
+    let only_edits = merged.gone.is_empty()
         && changed
             .iter()
-            .all(|f| old_files.contains_key(&f.record.path));
-    let diff = if !recount && meta.generation > 0 && few && only_edits {
-        incremental_edges(&store, &changed, &languages)?
+            .all(|f| before.files.contains_key(&f.record.path));
+    let diff = if !before.recount && before.meta.generation > 0 && few && only_edits {
+        incremental_edges(store, changed, &merged.languages)?
     } else {
         None
     };
     let mut changes = NodeChanges::default();
+    let report = &mut merged.report;
     let edges = match diff {
         Some(diff) => {
             let nodes = store.count("nodes")?;
             let edges = store.count("edges")?;
             changes.removed = diff.removed_nodes.clone();
-            for f in &changed {
+            for f in changed {
                 changes
                     .upserted
                     .extend(f.rows.nodes.iter().map(|r| r.record.id));
@@ -367,40 +515,54 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
             EdgeWrite::Diff(diff)
         }
         None => {
-            let (all_nodes, edges) =
-                resolve_all(&store, &keep, &changed, &languages, &mut changes)?;
+            let (all_nodes, edges) = resolve_all(
+                store,
+                &merged.keep,
+                changed,
+                &merged.languages,
+                &mut changes,
+            )?;
             report.nodes = all_nodes;
             report.edges = edges.len();
             EdgeWrite::All(edges)
         }
     };
+    Ok((edges, changes))
+}
 
-    let generation = meta.generation + 1;
+/// Writes the run in one transaction, then seals and stamps the index folder.
+fn commit(
+    mut store: Store,
+    opts: &IndexOptions<'_>,
+    before: &Before,
+    merged: &Merged<'_>,
+    edges: &EdgeWrite,
+    tokenizer: &str,
+) -> Result<()> {
     let tx = store.begin()?;
-    for path in &gone {
+    for path in &merged.gone {
         tx.remove_file(path)?;
     }
-    for (path, mtime, modified) in &touched {
+    for (path, mtime, modified) in &merged.touched {
         tx.touch_file(path, *mtime, *modified)?;
     }
-    for f in &changed {
+    for f in &merged.changed {
         tx.put_file(&f.record, &f.content, &f.rows)?;
     }
-    match &edges {
+    match edges {
         EdgeWrite::All(edges) => tx.replace_edges(edges)?,
         EdgeWrite::Diff(diff) => tx.edit_edges(&diff.gone, &diff.added)?,
     }
-    if skipped != old_skipped {
-        tx.replace_skipped(&skipped)?;
+    if merged.skipped != before.skipped {
+        tx.replace_skipped(&merged.skipped)?;
     }
-    tx.set_meta("tokenizer", counter.name())?;
+    tx.set_meta("tokenizer", tokenizer)?;
     tx.set_meta("analyzers", crate::ANALYZERS_VERSION)?;
-    tx.set_meta("generation", &generation.to_string())?;
-    let left_out = (left_out.files > 0).then_some(left_out);
+    tx.set_meta("generation", &before.generation().to_string())?;
     tx.set_meta(
         "left_out",
-        &left_out
-            .as_ref()
+        &merged
+            .left_out()
             .map(ToString::to_string)
             .unwrap_or_default(),
     )?;
@@ -409,19 +571,7 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
     // Closed first: closing may checkpoint the WAL into the database file.
     drop(store);
     crate::store::record_stamp(&opts.index_dir);
-
-    for lang in languages.values() {
-        *report.languages.entry(lang.name().to_string()).or_default() += 1;
-    }
-    changes.removed.sort();
-    changes.upserted.sort();
-    warnings.sort_by(|a, b| a.path.cmp(&b.path).then(a.message.cmp(&b.message)));
-    report.warnings = warnings;
-    report.generation = generation;
-    report.left_out = left_out;
-    report.changes = changes;
-    report.seconds = started.elapsed().as_secs_f64();
-    Ok(report)
+    Ok(())
 }
 
 /// Changed files an incremental run resolves edges for by lookups; more (beyond an eighth of
@@ -497,6 +647,40 @@ fn resolve_all(
 /// A node a reference of `name` may resolve to: (id, path, kind).
 type Candidate = (NodeId, String, NodeKind);
 
+/// Edges keyed by (source, target, kind), each with its highest confidence.
+#[derive(Default)]
+struct EdgeSet(BTreeMap<(NodeId, NodeId, EdgeKind), f32>);
+
+impl EdgeSet {
+    /// Adds an edge, unless it points from a node to itself; an edge added again keeps the
+    /// highest confidence.
+    fn add(&mut self, src: NodeId, dst: NodeId, kind: EdgeKind, conf: f32) {
+        if src != dst {
+            let e = self.0.entry((src, dst, kind)).or_insert(conf);
+            *e = e.max(conf);
+        }
+    }
+
+    /// Takes `e` out of the set when the set holds it with the very same confidence.
+    fn take_same(&mut self, e: &EdgeRecord) -> bool {
+        let key = (e.src, e.dst, e.kind);
+        if self
+            .0
+            .get(&key)
+            .is_some_and(|c| c.to_bits() == e.confidence.to_bits())
+        {
+            self.0.remove(&key);
+            true
+        } else {
+            false
+        }
+    }
+
+    fn into_records(self) -> Vec<EdgeRecord> {
+        self.0.into_iter().map(edge_record).collect()
+    }
+}
+
 /// Resolves the edges a run over the edited files `changed` changes, reading only what they
 /// touch: the edges out of their nodes (structure, imports, references), and the edges of
 /// every other reference named like one of their symbols before or after the edit (whose
@@ -508,159 +692,93 @@ fn incremental_edges(
     changed: &[ChangedFile],
     languages: &HashMap<String, Language>,
 ) -> Result<Option<EdgeDiff>> {
-    let edited: HashMap<&str, &ChangedFile> = changed
-        .iter()
-        .map(|f| (f.record.path.as_str(), f))
-        .collect();
-    let mut removed_nodes = Vec::new();
-    let mut old_edges: Vec<StoredEdge> = Vec::new();
-    // Names whose candidate set may have changed.
-    let mut names: HashSet<String> = HashSet::new();
-    for f in changed {
-        let old = store.file_nodes(&f.record.path)?;
-        let old_root = old.iter().find(|n| n.3.is_none()).map(|n| n.0);
-        let new_root = f
-            .rows
-            .nodes
-            .iter()
-            .find(|n| n.record.parent.is_none())
-            .map(|n| n.record.id);
-        if old_root != new_root {
-            return Ok(None);
-        }
-        for (id, name, kind, _) in old {
-            if is_candidate(kind) {
-                names.insert(name);
-            }
-            old_edges.extend(store.edges_from(id)?);
-            removed_nodes.push(id);
-        }
-        for n in &f.rows.nodes {
-            if is_candidate(n.record.kind) {
-                names.insert(n.record.name.clone());
-            }
-        }
-    }
-
-    let mut candidates: HashMap<String, Vec<Candidate>> = HashMap::new();
-    let mut candidates_of = |name: &str| -> Result<Vec<Candidate>> {
-        if let Some(c) = candidates.get(name) {
-            return Ok(c.clone());
-        }
-        let mut c: Vec<Candidate> = store
-            .nodes_named(name)?
-            .into_iter()
-            .filter(|(_, path, kind)| is_candidate(*kind) && !edited.contains_key(path.as_str()))
-            .collect();
-        for f in changed {
-            c.extend(
-                f.rows
-                    .nodes
-                    .iter()
-                    .map(|n| &n.record)
-                    .filter(|n| n.name == name && is_candidate(n.kind))
-                    .map(|n| (n.id, n.path.clone(), n.kind)),
-            );
-        }
-        candidates.insert(name.to_string(), c.clone());
-        Ok(c)
+    let Some(replaced) = Replaced::read(store, changed)? else {
+        return Ok(None);
     };
-    // Module nodes are the same before and after the run (checked above), so the store says
-    // which paths have one.
-    let roots: std::cell::RefCell<HashMap<String, Option<NodeId>>> = Default::default();
-    let failed: std::cell::RefCell<Option<Error>> = Default::default();
-    let root_of = |path: &str| -> Option<NodeId> {
-        if let Some(r) = roots.borrow().get(path) {
-            return *r;
-        }
-        let r = store.root_of(path).unwrap_or_else(|e| {
-            failed.borrow_mut().get_or_insert(e);
-            None
-        });
-        roots.borrow_mut().insert(path.to_string(), r);
-        r
-    };
-    let exists = |path: &str| {
-        if path.ends_with('/') {
-            store.has_dir(path).unwrap_or_else(|e| {
-                failed.borrow_mut().get_or_insert(e);
-                false
-            })
-        } else {
-            root_of(path).is_some()
-        }
-    };
-    let mut imported: HashMap<String, HashSet<String>> = HashMap::new();
-
-    let mut wanted: BTreeMap<(NodeId, NodeId, EdgeKind), f32> = BTreeMap::new();
-    let mut add = |src: NodeId, dst: NodeId, kind: EdgeKind, conf: f32| {
-        if src != dst {
-            let e = wanted.entry((src, dst, kind)).or_insert(conf);
-            *e = e.max(conf);
-        }
-    };
-
-    // The edges out of the changed files' nodes.
-    for f in changed {
-        let path = f.record.path.as_str();
-        for n in &f.rows.nodes {
-            if let Some(p) = n.record.parent {
-                add(p, n.record.id, EdgeKind::Contains, 1.0);
-            }
-        }
-        let analyzer = analyzer_for(f.record.language);
-        let mut targets = HashSet::new();
-        for imp in &f.rows.imports {
-            let Some(target) = analyzer.resolve_import(path, &imp.module, &exists) else {
-                continue;
-            };
-            if let (Some(src), Some(dst)) = (root_of(path), root_of(&target)) {
-                add(src, dst, EdgeKind::Imports, 1.0);
-            }
-            targets.insert(target);
-        }
-        add_visible(analyzer, path, &mut targets, &exists);
-        imported.insert(path.to_string(), targets);
-        for (src, name, kind) in &f.rows.refs {
-            let cands = candidates_of(name)?;
-            resolve_ref(*src, path, *kind, &cands, imported.get(path), &mut add);
-        }
-    }
-
-    // The other references named like a changed symbol, and their stored edges.
-    let mut sources: HashSet<NodeId> = HashSet::new();
-    let mut names_sorted: Vec<&String> = names.iter().collect();
-    names_sorted.sort();
-    for name in names_sorted {
-        let cands = candidates_of(name)?;
-        for (path, src, kind) in store.refs_named(name)? {
-            if edited.contains_key(path.as_str()) {
-                continue;
-            }
-            if !imported.contains_key(&path) {
-                let mut targets = HashSet::new();
-                if let Some(lang) = languages.get(&path) {
-                    let analyzer = analyzer_for(*lang);
-                    for module in store.imports_of(&path)? {
-                        if let Some(t) = analyzer.resolve_import(&path, &module, &exists) {
-                            targets.insert(t);
-                        }
-                    }
-                    add_visible(analyzer, &path, &mut targets, &exists);
-                }
-                imported.insert(path.clone(), targets);
-            }
-            resolve_ref(src, &path, kind, &cands, imported.get(&path), &mut add);
-            sources.insert(src);
-        }
-    }
-    if let Some(e) = failed.into_inner() {
+    let mut run = Incremental::new(store, changed, languages);
+    run.edges_of_changed()?;
+    let sources = run.edges_of_namesakes(&replaced.names)?;
+    if let Some(e) = run.lookup.failed.into_inner() {
         return Err(e);
     }
+    let mut old_edges = replaced.edges;
+    old_edges.extend(namesake_edges(store, &sources, &replaced.names)?);
+
+    let mut wanted = run.wanted;
+    let mut gone = Vec::new();
+    for (rowid, edge, _) in old_edges {
+        if !edge.is_some_and(|e| wanted.take_same(&e)) {
+            gone.push(rowid);
+        }
+    }
+    let mut removed_nodes = replaced.nodes;
+    removed_nodes.sort();
+    Ok(Some(EdgeDiff {
+        gone,
+        added: wanted.into_records(),
+        removed_nodes,
+    }))
+}
+
+/// What the changed files held before the run.
+struct Replaced {
+    /// Their nodes.
+    nodes: Vec<NodeId>,
+    /// The stored edges out of their nodes.
+    edges: Vec<StoredEdge>,
+    /// Names whose candidate set may have changed: their symbols' names, before and after.
+    names: HashSet<String>,
+}
+
+impl Replaced {
+    /// `None` when a changed file's module node is not the one it had.
+    fn read(store: &Store, changed: &[ChangedFile]) -> Result<Option<Replaced>> {
+        let mut replaced = Replaced {
+            nodes: Vec::new(),
+            edges: Vec::new(),
+            names: HashSet::new(),
+        };
+        for f in changed {
+            let old = store.file_nodes(&f.record.path)?;
+            let old_root = old.iter().find(|n| n.3.is_none()).map(|n| n.0);
+            let new_root = f
+                .rows
+                .nodes
+                .iter()
+                .find(|n| n.record.parent.is_none())
+                .map(|n| n.record.id);
+            if old_root != new_root {
+                return Ok(None);
+            }
+            for (id, name, kind, _) in old {
+                if is_candidate(kind) {
+                    replaced.names.insert(name);
+                }
+                replaced.edges.extend(store.edges_from(id)?);
+                replaced.nodes.push(id);
+            }
+            for n in &f.rows.nodes {
+                if is_candidate(n.record.kind) {
+                    replaced.names.insert(n.record.name.clone());
+                }
+            }
+        }
+        Ok(Some(replaced))
+    }
+}
+
+/// The stored edges of the references of `sources` (other files' nodes) that name one of
+/// `names`: the edges their resolution replaces.
+fn namesake_edges(
+    store: &Store,
+    sources: &HashSet<NodeId>,
+    names: &HashSet<String>,
+) -> Result<Vec<StoredEdge>> {
     let mut others: Vec<NodeId> = sources.iter().copied().collect();
     others.sort();
+    let mut edges = Vec::new();
     for &src in &others {
-        old_edges.extend(
+        edges.extend(
             store
                 .edges_from(src)?
                 .into_iter()
@@ -676,32 +794,188 @@ fn incremental_edges(
                 }),
         );
     }
+    Ok(edges)
+}
 
-    let mut gone = Vec::new();
-    for (rowid, edge, _) in old_edges {
-        let kept = edge.is_some_and(|e| {
-            let key = (e.src, e.dst, e.kind);
-            if wanted
-                .get(&key)
-                .is_some_and(|c| c.to_bits() == e.confidence.to_bits())
-            {
-                wanted.remove(&key);
-                true
-            } else {
-                false
-            }
-        });
-        if !kept {
-            gone.push(rowid);
+/// One incremental resolution: the store lookups it makes (cached), and the edges it
+/// produces.
+struct Incremental<'s> {
+    store: &'s Store,
+    changed: &'s [ChangedFile],
+    /// The changed files by path.
+    edited: HashMap<&'s str, &'s ChangedFile>,
+    languages: &'s HashMap<String, Language>,
+    /// The candidates of each name looked up.
+    candidates: HashMap<String, Vec<Candidate>>,
+    lookup: Lookup<'s>,
+    /// What each file whose references are resolved imports, and sees without importing.
+    imported: HashMap<String, HashSet<String>>,
+    /// The edges produced for the sources the changed files affect.
+    wanted: EdgeSet,
+}
+
+impl<'s> Incremental<'s> {
+    fn new(
+        store: &'s Store,
+        changed: &'s [ChangedFile],
+        languages: &'s HashMap<String, Language>,
+    ) -> Self {
+        Incremental {
+            store,
+            changed,
+            edited: changed
+                .iter()
+                .map(|f| (f.record.path.as_str(), f))
+                .collect(),
+            languages,
+            candidates: HashMap::new(),
+            lookup: Lookup {
+                store,
+                roots: RefCell::default(),
+                failed: RefCell::default(),
+            },
+            imported: HashMap::new(),
+            wanted: EdgeSet::default(),
         }
     }
-    let added = wanted.into_iter().map(edge_record).collect();
-    removed_nodes.sort();
-    Ok(Some(EdgeDiff {
-        gone,
-        added,
-        removed_nodes,
-    }))
+
+    /// The nodes a reference of `name` may resolve to after the run: the store's, outside
+    /// the changed files, and the changed files' own.
+    fn candidates_of(&mut self, name: &str) -> Result<Vec<Candidate>> {
+        if let Some(c) = self.candidates.get(name) {
+            return Ok(c.clone());
+        }
+        let mut c: Vec<Candidate> = self
+            .store
+            .nodes_named(name)?
+            .into_iter()
+            .filter(|(_, path, kind)| {
+                is_candidate(*kind) && !self.edited.contains_key(path.as_str())
+            })
+            .collect();
+        for f in self.changed {
+            c.extend(
+                f.rows
+                    .nodes
+                    .iter()
+                    .map(|n| &n.record)
+                    .filter(|n| n.name == name && is_candidate(n.kind))
+                    .map(|n| (n.id, n.path.clone(), n.kind)),
+            );
+        }
+        self.candidates.insert(name.to_string(), c.clone());
+        Ok(c)
+    }
+
+    /// The edges out of the changed files' nodes: containment, imports, references.
+    fn edges_of_changed(&mut self) -> Result<()> {
+        for f in self.changed {
+            let path = f.record.path.as_str();
+            for n in &f.rows.nodes {
+                if let Some(p) = n.record.parent {
+                    self.wanted.add(p, n.record.id, EdgeKind::Contains, 1.0);
+                }
+            }
+            let analyzer = analyzer_for(f.record.language);
+            let exists = |p: &str| self.lookup.exists(p);
+            let mut targets = HashSet::new();
+            for imp in &f.rows.imports {
+                let Some(target) = analyzer.resolve_import(path, &imp.module, &exists) else {
+                    continue;
+                };
+                let roots = (self.lookup.root_of(path), self.lookup.root_of(&target));
+                if let (Some(src), Some(dst)) = roots {
+                    self.wanted.add(src, dst, EdgeKind::Imports, 1.0);
+                }
+                targets.insert(target);
+            }
+            add_visible(analyzer, path, &mut targets, &exists);
+            self.imported.insert(path.to_string(), targets);
+            for (src, name, kind) in &f.rows.refs {
+                let cands = self.candidates_of(name)?;
+                let imported = self.imported.get(path);
+                resolve_ref(*src, path, *kind, &cands, imported, &mut self.wanted);
+            }
+        }
+        Ok(())
+    }
+
+    /// The edges of the other files' references named like a changed symbol (`names`).
+    /// Returns the nodes those references are made from.
+    fn edges_of_namesakes(&mut self, names: &HashSet<String>) -> Result<HashSet<NodeId>> {
+        let mut sources: HashSet<NodeId> = HashSet::new();
+        let mut names_sorted: Vec<&String> = names.iter().collect();
+        names_sorted.sort();
+        for name in names_sorted {
+            let cands = self.candidates_of(name)?;
+            for (path, src, kind) in self.store.refs_named(name)? {
+                if self.edited.contains_key(path.as_str()) {
+                    continue;
+                }
+                if !self.imported.contains_key(&path) {
+                    let targets = self.stored_imports(&path)?;
+                    self.imported.insert(path.clone(), targets);
+                }
+                let imported = self.imported.get(&path);
+                resolve_ref(src, &path, kind, &cands, imported, &mut self.wanted);
+                sources.insert(src);
+            }
+        }
+        Ok(sources)
+    }
+
+    /// What the unchanged file `path` imports and sees, from its stored imports.
+    fn stored_imports(&self, path: &str) -> Result<HashSet<String>> {
+        let mut targets = HashSet::new();
+        if let Some(lang) = self.languages.get(path) {
+            let analyzer = analyzer_for(*lang);
+            let exists = |p: &str| self.lookup.exists(p);
+            for module in self.store.imports_of(path)? {
+                if let Some(t) = analyzer.resolve_import(path, &module, &exists) {
+                    targets.insert(t);
+                }
+            }
+            add_visible(analyzer, path, &mut targets, &exists);
+        }
+        Ok(targets)
+    }
+}
+
+/// The store lookups an import resolver makes (it cannot be handed an error): cached, the first
+/// error kept for the caller.
+struct Lookup<'s> {
+    store: &'s Store,
+    /// The module node of each path looked up. Module nodes are the same before and after
+    /// the run (checked first), so the store says which paths have one.
+    roots: RefCell<HashMap<String, Option<NodeId>>>,
+    /// The first store error met.
+    failed: RefCell<Option<Error>>,
+}
+
+impl Lookup<'_> {
+    fn root_of(&self, path: &str) -> Option<NodeId> {
+        if let Some(r) = self.roots.borrow().get(path) {
+            return *r;
+        }
+        let r = self.store.root_of(path).unwrap_or_else(|e| {
+            self.failed.borrow_mut().get_or_insert(e);
+            None
+        });
+        self.roots.borrow_mut().insert(path.to_string(), r);
+        r
+    }
+
+    /// Whether the index holds the file (or, ending in `/`, the directory) `path`.
+    fn exists(&self, path: &str) -> bool {
+        if path.ends_with('/') {
+            self.store.has_dir(path).unwrap_or_else(|e| {
+                self.failed.borrow_mut().get_or_insert(e);
+                false
+            })
+        } else {
+            self.root_of(path).is_some()
+        }
+    }
 }
 
 /// Adds to what the file at `path` imports (`targets`) what else it sees without naming it: the
@@ -746,7 +1020,7 @@ fn resolve_ref(
     kind: RefKind,
     candidates: &[Candidate],
     imported: Option<&HashSet<String>>,
-    add: &mut impl FnMut(NodeId, NodeId, EdgeKind, f32),
+    edges: &mut EdgeSet,
 ) {
     let cands: Vec<&Candidate> = candidates
         .iter()
@@ -765,7 +1039,7 @@ fn resolve_ref(
     };
     let same_file: Vec<_> = cands.iter().filter(|c| c.1 == src_path).collect();
     if same_file.len() == 1 {
-        add(src, same_file[0].0, edge_kind, 0.9);
+        edges.add(src, same_file[0].0, edge_kind, 0.9);
         return;
     }
     let via_import: Vec<_> = cands
@@ -779,17 +1053,17 @@ fn resolve_ref(
             .iter()
             .all(|c| strip_ext(&c.1) == strip_ext(&via_import[0].1));
     if via_import.len() == 1 {
-        add(src, via_import[0].0, edge_kind, 0.8);
+        edges.add(src, via_import[0].0, edge_kind, 0.8);
     } else if one_pair {
         for c in &via_import {
-            add(src, c.0, edge_kind, 0.8 / via_import.len() as f32);
+            edges.add(src, c.0, edge_kind, 0.8 / via_import.len() as f32);
         }
     } else if cands.len() == 1 {
-        add(src, cands[0].0, edge_kind, 0.6);
+        edges.add(src, cands[0].0, edge_kind, 0.6);
     } else if !cands.is_empty() && cands.len() <= MAX_CANDIDATES {
         let conf = 0.5 / cands.len() as f32;
         for c in &cands {
-            add(src, c.0, edge_kind, conf);
+            edges.add(src, c.0, edge_kind, conf);
         }
     }
 }
@@ -957,12 +1231,7 @@ fn cannot_read(entry: &WalkEntry, old: Option<&FileRecord>, e: &std::io::Error) 
 }
 
 /// Assigns stable ids and exact token counts to an analyzer's output.
-pub(crate) fn to_rows(
-    path: &str,
-    content: &str,
-    parsed: &ParsedFile,
-    counter: &dyn TokenCounter,
-) -> FileRows {
+fn to_rows(path: &str, content: &str, parsed: &ParsedFile, counter: &dyn TokenCounter) -> FileRows {
     let mut ordinals: HashMap<(NodeKind, &str), u32> = HashMap::new();
     let ids: Vec<NodeId> = parsed
         .nodes
@@ -1024,24 +1293,18 @@ pub(crate) fn to_rows(
 
 /// Builds the graph's edges from the nodes, raw references and imports of the whole index
 /// (references resolve as [`resolve_ref`] says).
-pub(crate) fn resolve_edges(
+fn resolve_edges(
     nodes: &[NodeRecord],
     refs: &[(NodeId, String, RefKind)],
     imports: &[(String, String)],
     languages: &HashMap<String, Language>,
 ) -> Vec<EdgeRecord> {
-    let mut edges: BTreeMap<(NodeId, NodeId, EdgeKind), f32> = BTreeMap::new();
-    let mut add = |src: NodeId, dst: NodeId, kind: EdgeKind, conf: f32| {
-        if src != dst {
-            let e = edges.entry((src, dst, kind)).or_insert(conf);
-            *e = e.max(conf);
-        }
-    };
+    let mut edges = EdgeSet::default();
     let by_id: HashMap<NodeId, &NodeRecord> = nodes.iter().map(|n| (n.id, n)).collect();
     let mut module_of: HashMap<&str, NodeId> = HashMap::new();
     for n in nodes {
         if let Some(p) = n.parent {
-            add(p, n.id, EdgeKind::Contains, 1.0);
+            edges.add(p, n.id, EdgeKind::Contains, 1.0);
         } else {
             module_of.entry(n.path.as_str()).or_insert(n.id);
         }
@@ -1062,7 +1325,7 @@ pub(crate) fn resolve_edges(
         if let (Some(&src), Some(&dst)) =
             (module_of.get(path.as_str()), module_of.get(target.as_str()))
         {
-            add(src, dst, EdgeKind::Imports, 1.0);
+            edges.add(src, dst, EdgeKind::Imports, 1.0);
         }
         imported.entry(path.as_str()).or_default().insert(target);
     }
@@ -1093,9 +1356,9 @@ pub(crate) fn resolve_edges(
             continue;
         };
         let path = src_node.path.as_str();
-        resolve_ref(*src, path, *kind, cands, imported.get(path), &mut add);
+        resolve_ref(*src, path, *kind, cands, imported.get(path), &mut edges);
     }
-    edges.into_iter().map(edge_record).collect()
+    edges.into_records()
 }
 
 /// An edge from its (source, target, kind) key and confidence.

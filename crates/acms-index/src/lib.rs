@@ -6,6 +6,7 @@ pub mod analyze;
 mod banner;
 mod build;
 mod error;
+mod escape;
 pub mod model;
 pub mod seal;
 pub mod store;
@@ -21,7 +22,7 @@ pub mod walk;
 pub const ANALYZERS_VERSION: &str = "9";
 
 pub use banner::{HEAD_CHARS, HEADER_LINES, generated_file, generated_header};
-pub use build::{IndexOptions, IndexReport, LeftOut, NodeChanges, Warning, index_repo, indexable};
+pub use build::{IndexOptions, IndexReport, LeftOut, NodeChanges, index_repo, indexable};
 pub use error::{Error, Result};
 pub use seal::{Standing, default_index_dir, standing};
 pub use store::{
@@ -33,4 +34,6 @@ pub use analyze::{
     Analyzer, Cost, GROWTH_PER_BYTE, GROWTH_SLACK, MAX_DEF_DEPTH, MAX_NAME_BYTES, ParseLimits,
     analyzer_for, detect_language,
 };
-pub use model::{Language, NodeKind, ParsedFile, ParsedImport, ParsedNode, ParsedRef, RefKind};
+pub use model::{
+    Language, NodeKind, ParsedFile, ParsedImport, ParsedNode, ParsedRef, RefKind, Warning,
+};

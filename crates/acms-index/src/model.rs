@@ -1,4 +1,5 @@
-//! The UKO vocabulary: what an analyzer extracts from one file, before ids and token counts.
+//! The UKO vocabulary: what an analyzer extracts from one file, before ids and token counts,
+//! and the [`Warning`] a run reports about a file.
 
 use serde::{Deserialize, Serialize};
 
@@ -202,7 +203,7 @@ pub struct ParsedRef {
 /// An import statement, resolved to a repository file later by the language's resolver.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ParsedImport {
-    /// The module path as written (`..utils`, `./app`, `crate::store`, `java.util.List`).
+    /// The module path as written (`..utils`, `./app`, `crate::config`, `java.util.List`).
     pub module: String,
     /// Names imported from it, if the statement lists them.
     pub names: Vec<String>,
@@ -219,4 +220,27 @@ pub struct ParsedFile {
     /// Human-readable problems (syntax errors recovered, parse timeout, ...), without the
     /// file name: the caller adds it.
     pub warnings: Vec<String>,
+}
+
+/// A problem with one file; the run went on without it (or with what could be recovered).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Warning {
+    /// Repository-relative path.
+    pub path: String,
+    pub message: String,
+}
+
+impl Warning {
+    pub(crate) fn new(path: impl Into<String>, message: impl Into<String>) -> Warning {
+        Warning {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
 }

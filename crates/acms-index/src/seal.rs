@@ -3,7 +3,7 @@
 //! An index folder is input like the repository beside it: a clone can ship a `.acms/`, a
 //! tarball can carry one, `git pull` can overwrite the ignored files in it. So acms uses an
 //! index folder only when it can prove that it wrote it, for this user, on this machine. The
-//! proof is the **seal** ([`SEAL_FILE`]): a keyed BLAKE3 MAC, under a per-user secret
+//! proof is the **seal** (the file `seal` in it): a keyed BLAKE3 MAC, under a per-user secret
 //! ([`KEY_FILE`] in the user's acms configuration directory: 32 random bytes created on first
 //! use, readable by the user only), over the canonical path of the repository the index was
 //! built from and the random id of its store (`store_id` in `index.sqlite`'s `meta`).
@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 use crate::{Error, Result};
 
 /// The seal file inside an index folder.
-pub const SEAL_FILE: &str = "seal";
+const SEAL_FILE: &str = "seal";
 
 /// The per-user key file, inside [`acms_core::user_config_dir`].
 pub const KEY_FILE: &str = "index-key";

@@ -30,7 +30,7 @@ use crate::{Error, Result};
 /// demand needs (lower-case names, roots and edges by target indexed, files' generated flag).
 /// 4: a reference no longer repeats its file's path (its source node has it), a tenth of a
 /// monorepo's store; a version-3 store is read as it is and migrated by its next index run.
-pub const FORMAT_VERSION: u32 = 4;
+const FORMAT_VERSION: u32 = 4;
 /// The version before `refs` lost its path column: readable (readers never read `refs`).
 const REFS_WITH_PATH: u32 = 3;
 
@@ -153,7 +153,7 @@ pub(crate) fn remove_db(index_dir: &Path) -> Result<()> {
 
 /// File in the index directory holding the [`stamp`] of the store's files as acms's last
 /// committed run left them.
-pub const STAMP_FILE: &str = "index.sqlite.stamp";
+const STAMP_FILE: &str = "index.sqlite.stamp";
 
 /// Size and modification time (ns) of the database and its WAL file; `None` when a time cannot
 /// be read (then no stamp is trusted).
@@ -298,7 +298,7 @@ impl NodeRecord {
 
 /// Everything stored for one file by one index run.
 #[derive(Debug, Clone, Default)]
-pub struct FileRows {
+pub(crate) struct FileRows {
     pub nodes: Vec<NodeRow>,
     pub refs: Vec<(NodeId, String, crate::model::RefKind)>,
     pub imports: Vec<crate::model::ParsedImport>,
@@ -306,7 +306,7 @@ pub struct FileRows {
 
 /// A node as written, with all renderings.
 #[derive(Debug, Clone)]
-pub struct NodeRow {
+pub(crate) struct NodeRow {
     pub record: NodeRecord,
     pub with_doc: String,
     pub skeleton: String,
@@ -390,7 +390,7 @@ impl Store {
     /// Checks the whole file with `PRAGMA quick_check` (every page read once): an index run
     /// does this before it trusts what the store holds, unless the store is exactly as the
     /// last run left it (see [`STAMP_FILE`]).
-    pub fn check_integrity(&self) -> Result<()> {
+    pub(crate) fn check_integrity(&self) -> Result<()> {
         match quick_check(&self.conn) {
             Some(detail) => Err(self.damaged(detail)),
             None => Ok(()),
@@ -424,7 +424,7 @@ impl Store {
     /// Opens an index for writing the index of `repo` (canonical), creating it in a vacant
     /// folder. A folder acms did not seal for this user is [`Error::Untrusted`]: nothing in it
     /// is read, changed or deleted.
-    pub fn open_for_write(index_dir: &Path, repo: &Path) -> Result<Store> {
+    pub(crate) fn open_for_write(index_dir: &Path, repo: &Path) -> Result<Store> {
         let path = index_dir.join(DB_FILE);
         let sealed_id = match seal::standing(index_dir)? {
             Standing::Vacant => {
@@ -1406,7 +1406,7 @@ impl Tx<'_> {
 
 /// The order [`Store::edges`] returns: the order `ORDER BY src, dst, kind` gave (ids compare
 /// as SQLite's signed integers), ties by confidence.
-pub fn edge_order(a: &EdgeRecord, b: &EdgeRecord) -> std::cmp::Ordering {
+fn edge_order(a: &EdgeRecord, b: &EdgeRecord) -> std::cmp::Ordering {
     (a.src.0 as i64, a.dst.0 as i64, a.kind.name())
         .cmp(&(b.src.0 as i64, b.dst.0 as i64, b.kind.name()))
         .then(a.confidence.total_cmp(&b.confidence))

@@ -26,7 +26,8 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::UNIX_EPOCH;
 
-use crate::build::Warning;
+use crate::escape::escape_bytes;
+use crate::model::Warning;
 
 /// The secret deny list of a run: the built-in patterns and the configuration's, in
 /// gitignore syntax, matched against repository-relative paths.
@@ -62,7 +63,7 @@ impl Deny {
     }
 
     /// The pattern that holds the file `path` (under the repository) back, if any.
-    pub fn rule(&self, path: &Path) -> Option<String> {
+    fn rule(&self, path: &Path) -> Option<String> {
         self.rule_in(path, &mut HashMap::new())
     }
 
@@ -364,40 +365,12 @@ fn short_walk_error(err: &ignore::Error) -> String {
 /// control character (or a line or paragraph separator) `\n`, `\r`, `\t` or `\u{..}`, and
 /// each byte of invalid UTF-8 `\xNN`. The mapping is injective, so distinct names stay
 /// distinct, and no stored path can break a line.
-pub(crate) fn rel_path(repo: &Path, path: &Path) -> String {
+fn rel_path(repo: &Path, path: &Path) -> String {
     let rel = path.strip_prefix(repo).unwrap_or(path);
     rel.components()
         .map(|c| escape_bytes(c.as_os_str().as_bytes()))
         .collect::<Vec<_>>()
         .join("/")
-}
-
-/// The escaped text of a file name's bytes (see [`rel_path`]).
-pub(crate) fn escape_bytes(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len());
-    for chunk in bytes.utf8_chunks() {
-        push_escaped(&mut out, chunk.valid());
-        for b in chunk.invalid() {
-            out.push_str(&format!("\\x{b:02x}"));
-        }
-    }
-    out
-}
-
-/// Appends `s` with backslashes and line-breaking or control characters escaped.
-pub(crate) fn push_escaped(out: &mut String, s: &str) {
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() || c == '\u{2028}' || c == '\u{2029}' => {
-                out.push_str(&format!("\\u{{{:x}}}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
 }
 
 /// Last commit time (unix seconds) of each repository-relative path, from `git log`, when

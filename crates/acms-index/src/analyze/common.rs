@@ -179,7 +179,7 @@ impl LineSet {
 }
 
 /// Largest char boundary `<= i` in `s`.
-pub(crate) fn floor_char(s: &str, i: usize) -> usize {
+fn floor_char(s: &str, i: usize) -> usize {
     let mut i = i.min(s.len());
     while !s.is_char_boundary(i) {
         i -= 1;
@@ -478,7 +478,7 @@ pub(crate) fn clean_name(name: String) -> String {
         .any(|c| c.is_control() || c == '\u{2028}' || c == '\u{2029}');
     let mut name = if needs_escape {
         let mut out = String::with_capacity(name.len() + 8);
-        crate::walk::push_escaped(&mut out, &name);
+        crate::escape::push_escaped(&mut out, &name);
         out
     } else {
         name

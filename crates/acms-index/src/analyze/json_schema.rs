@@ -185,31 +185,7 @@ fn walk_json(
     let mut clock = Clock::new(deadline);
     let root = tree.root_node();
     let lines = Lines::new(source);
-    let top = root.named_child(0).filter(|n| n.kind() == "object");
-    let title = top
-        .and_then(|t| member(t, "title", source).or_else(|| member(t, "$id", source)))
-        .filter(|t| t.kind() == "string")
-        .map(|t| string_value(t, source));
-    let signature = match &title {
-        Some(t) => format!("{path}: {t}"),
-        None => path.to_string(),
-    };
-    let mdoc = top
-        .and_then(|t| member(t, "description", source))
-        .map(|d| string_value(d, source));
-    let mut f = ParsedFile::default();
-    f.nodes.push(module_node(
-        &lines,
-        path,
-        module_q.clone(),
-        signature.clone(),
-        mdoc.clone(),
-        with_doc(&signature, mdoc.as_deref()),
-        String::new(),
-    ));
-    let mut pointers = vec![clean_name(format!("{module_q}#"))];
-    let mut seen_refs: HashSet<(usize, String, RefKind)> = HashSet::new();
-    let mut seen_imports: HashSet<String> = HashSet::new();
+    let mut walk = SchemaWalk::new(path, &lines, root, module_q);
 
     let mut cursor = root.walk();
     let root_ctx = Ctx {
@@ -220,8 +196,6 @@ fn walk_json(
         depth: 0,
     };
     let mut stack = vec![root_ctx];
-    // Entries not made nodes because they are nested deeper than `MAX_DEF_DEPTH`.
-    let mut folded = 0usize;
     // The top-level object is the module's schema: its `properties` belong to the module.
     loop {
         if clock.expired() {
@@ -236,79 +210,7 @@ fn walk_json(
         };
         match n.kind() {
             "object" => child.member_of = ctx.pending,
-            "pair" => {
-                let key = n
-                    .child_by_field_name("key")
-                    .map(|k| string_value(k, source));
-                let value = n.child_by_field_name("value");
-                if let (Some(_), Some(_), Some(_)) = (&key, value, ctx.member_of)
-                    && ctx.depth >= MAX_DEF_DEPTH
-                {
-                    // Too deep: the entry stays part of its enclosing schema node.
-                    folded += 1;
-                } else if let (Some(key), Some(value), Some(c)) = (&key, value, ctx.member_of) {
-                    let idx = f.nodes.len();
-                    let pointer = clean_name(format!(
-                        "{}/{}/{}",
-                        pointers[ctx.def],
-                        CONTAINERS[c],
-                        key.replace('~', "~0").replace('/', "~1")
-                    ));
-                    let signature = format!("{key}: {}", type_of(value, source));
-                    let doc = doc_of(value, source);
-                    let wd = with_doc(&signature, doc.as_deref());
-                    f.nodes.push(make_node(
-                        &lines,
-                        NodeKind::Schema,
-                        key.clone(),
-                        pointer.clone(),
-                        Some(ctx.def),
-                        n.start_byte(),
-                        n.end_byte(),
-                        signature,
-                        doc,
-                        wd,
-                        String::new(),
-                    ));
-                    pointers.push(pointer);
-                    child.def = idx;
-                    child.all_of = false;
-                    child.depth = ctx.depth + 1;
-                } else if let Some(key) = &key {
-                    child.pending = CONTAINERS.iter().position(|c| c == key);
-                    if key == "allOf" {
-                        child.all_of = true;
-                    }
-                    if key == "$ref"
-                        && let Some(v) = value.filter(|v| v.kind() == "string")
-                    {
-                        let target = string_value(v, source);
-                        let (file, frag) = target.split_once('#').unwrap_or((&target, ""));
-                        if !file.is_empty()
-                            && !file.contains("://")
-                            && seen_imports.insert(file.to_string())
-                        {
-                            f.imports.push(ParsedImport {
-                                module: file.to_string(),
-                                names: Vec::new(),
-                            });
-                        }
-                        let name = frag.rsplit('/').next().unwrap_or("");
-                        let kind = if ctx.all_of {
-                            RefKind::Inherits
-                        } else {
-                            RefKind::Call
-                        };
-                        if !name.is_empty() && seen_refs.insert((ctx.def, name.to_string(), kind)) {
-                            f.refs.push(ParsedRef {
-                                from: ctx.def,
-                                name: name.to_string(),
-                                kind,
-                            });
-                        }
-                    }
-                }
-            }
+            "pair" => walk.pair(n, ctx, &mut child),
             _ => {}
         }
         // The top-level object's pairs sit directly in `document`/`object`, not under a
@@ -332,30 +234,178 @@ fn walk_json(
             break;
         }
     }
+    Some(walk.finish(root))
+}
 
-    // Skeletons: signature, doc, then the signatures of direct children, indented.
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); f.nodes.len()];
-    for (i, n) in f.nodes.iter().enumerate().skip(1) {
-        if let Some(p) = n.parent {
-            children[p].push(i);
+/// The state of one walk over a schema: the nodes so far and their JSON pointers.
+struct SchemaWalk<'a> {
+    src: &'a str,
+    lines: &'a Lines<'a>,
+    file: ParsedFile,
+    /// The JSON pointer of each node in `file.nodes`.
+    pointers: Vec<String>,
+    seen_refs: HashSet<(usize, String, RefKind)>,
+    seen_imports: HashSet<String>,
+    /// Entries not made nodes because they are nested deeper than `MAX_DEF_DEPTH`.
+    folded: usize,
+}
+
+impl<'a> SchemaWalk<'a> {
+    /// Starts with the module node: the schema's title (or `$id`) signs it, its description
+    /// is its doc.
+    fn new(path: &str, lines: &'a Lines<'a>, root: Node, module_q: String) -> Self {
+        let source = lines.src;
+        let top = root.named_child(0).filter(|n| n.kind() == "object");
+        let title = top
+            .and_then(|t| member(t, "title", source).or_else(|| member(t, "$id", source)))
+            .filter(|t| t.kind() == "string")
+            .map(|t| string_value(t, source));
+        let signature = match &title {
+            Some(t) => format!("{path}: {t}"),
+            None => path.to_string(),
+        };
+        let mdoc = top
+            .and_then(|t| member(t, "description", source))
+            .map(|d| string_value(d, source));
+        let mut file = ParsedFile::default();
+        file.nodes.push(module_node(
+            lines,
+            path,
+            module_q.clone(),
+            signature.clone(),
+            mdoc.clone(),
+            with_doc(&signature, mdoc.as_deref()),
+            String::new(),
+        ));
+        SchemaWalk {
+            src: source,
+            lines,
+            file,
+            pointers: vec![clean_name(format!("{module_q}#"))],
+            seen_refs: HashSet::new(),
+            seen_imports: HashSet::new(),
+            folded: 0,
         }
     }
-    for (i, kids) in children.iter().enumerate() {
-        let mut s = f.nodes[i].with_doc.clone();
-        for &c in kids {
-            s.push_str("\n  ");
-            s.push_str(&f.nodes[c].signature);
+
+    /// A pair is an entry of a container (a node), a container key, or a `$ref`.
+    fn pair(&mut self, n: Node, ctx: Ctx, child: &mut Ctx) {
+        let key = n
+            .child_by_field_name("key")
+            .map(|k| string_value(k, self.src));
+        let value = n.child_by_field_name("value");
+        if let (Some(_), Some(_), Some(_)) = (&key, value, ctx.member_of)
+            && ctx.depth >= MAX_DEF_DEPTH
+        {
+            // Too deep: the entry stays part of its enclosing schema node.
+            self.folded += 1;
+        } else if let (Some(key), Some(value), Some(c)) = (&key, value, ctx.member_of) {
+            self.entry(n, key, value, CONTAINERS[c], ctx, child);
+        } else if let Some(key) = &key {
+            child.pending = CONTAINERS.iter().position(|c| c == key);
+            if key == "allOf" {
+                child.all_of = true;
+            }
+            if key == "$ref"
+                && let Some(v) = value.filter(|v| v.kind() == "string")
+            {
+                self.reference(v, ctx);
+            }
         }
-        f.nodes[i].skeleton = s;
     }
-    if root.has_error() {
-        f.warnings
-            .push("syntax errors; indexed what the parser recovered".to_string());
+
+    /// An entry `key` of the container `container`: a Schema node named by its pointer.
+    fn entry(
+        &mut self,
+        n: Node,
+        key: &str,
+        value: Node,
+        container: &str,
+        ctx: Ctx,
+        child: &mut Ctx,
+    ) {
+        let idx = self.file.nodes.len();
+        let pointer = clean_name(format!(
+            "{}/{}/{}",
+            self.pointers[ctx.def],
+            container,
+            key.replace('~', "~0").replace('/', "~1")
+        ));
+        let signature = format!("{key}: {}", type_of(value, self.src));
+        let doc = doc_of(value, self.src);
+        let wd = with_doc(&signature, doc.as_deref());
+        self.file.nodes.push(make_node(
+            self.lines,
+            NodeKind::Schema,
+            key.to_string(),
+            pointer.clone(),
+            Some(ctx.def),
+            n.start_byte(),
+            n.end_byte(),
+            signature,
+            doc,
+            wd,
+            String::new(),
+        ));
+        self.pointers.push(pointer);
+        child.def = idx;
+        child.all_of = false;
+        child.depth = ctx.depth + 1;
     }
-    if folded > 0 {
-        f.warnings.push(folded_warning(folded));
+
+    /// A `$ref` (the string node `v`): a reference to its last pointer segment (a base inside
+    /// `allOf`), and an import of the file it names, if any.
+    fn reference(&mut self, v: Node, ctx: Ctx) {
+        let target = string_value(v, self.src);
+        let (file, frag) = target.split_once('#').unwrap_or((&target, ""));
+        if !file.is_empty() && !file.contains("://") && self.seen_imports.insert(file.to_string()) {
+            self.file.imports.push(ParsedImport {
+                module: file.to_string(),
+                names: Vec::new(),
+            });
+        }
+        let name = frag.rsplit('/').next().unwrap_or("");
+        let kind = if ctx.all_of {
+            RefKind::Inherits
+        } else {
+            RefKind::Call
+        };
+        if !name.is_empty() && self.seen_refs.insert((ctx.def, name.to_string(), kind)) {
+            self.file.refs.push(ParsedRef {
+                from: ctx.def,
+                name: name.to_string(),
+                kind,
+            });
+        }
     }
-    Some(f)
+
+    /// Skeletons (signature, doc, then the signatures of direct children, indented) and the
+    /// file's warnings.
+    fn finish(self, root: Node) -> ParsedFile {
+        let mut f = self.file;
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); f.nodes.len()];
+        for (i, n) in f.nodes.iter().enumerate().skip(1) {
+            if let Some(p) = n.parent {
+                children[p].push(i);
+            }
+        }
+        for (i, kids) in children.iter().enumerate() {
+            let mut s = f.nodes[i].with_doc.clone();
+            for &c in kids {
+                s.push_str("\n  ");
+                s.push_str(&f.nodes[c].signature);
+            }
+            f.nodes[i].skeleton = s;
+        }
+        if root.has_error() {
+            f.warnings
+                .push("syntax errors; indexed what the parser recovered".to_string());
+        }
+        if self.folded > 0 {
+            f.warnings.push(folded_warning(self.folded));
+        }
+        f
+    }
 }
 
 /// The schema reduced to its definitions' and properties' signatures.

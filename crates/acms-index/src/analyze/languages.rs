@@ -9,7 +9,8 @@ use super::common::{
     clean_comment, dirname, file_stem, first_existing, join, package_file, strip_ext,
 };
 use super::query::QuerySpec;
-use super::walker::{self, Def, DocSpan, DocStyle, Table};
+use super::syntax::Def;
+use super::walker::{self, DocSpan, DocStyle, Table};
 use super::{Analyzer, ParseLimits};
 use crate::model::{Language, ParsedFile, ParsedImport};
 

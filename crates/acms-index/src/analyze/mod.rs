@@ -58,7 +58,7 @@ pub struct Cost {
 
 impl Cost {
     /// Bytes charged per node on top of its texts.
-    pub const NODE_OVERHEAD: usize = 16;
+    const NODE_OVERHEAD: usize = 16;
 
     /// The cost of `file`.
     pub fn of(file: &ParsedFile) -> Cost {
@@ -109,6 +109,7 @@ mod markdown;
 mod python;
 mod query;
 mod rust;
+mod syntax;
 mod text;
 mod typescript;
 mod walker;

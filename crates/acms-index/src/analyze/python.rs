@@ -9,7 +9,8 @@
 use tree_sitter::Node;
 
 use super::common::{dirname, first_existing, join, strip_ext};
-use super::walker::{self, Def, DocStyle, Table, field_text, head_name, named_children, text};
+use super::syntax::{Def, field_text, head_name, named_children, text};
+use super::walker::{self, DocStyle, Table};
 use super::{Analyzer, ParseLimits};
 use crate::model::{Language, NodeKind, ParsedFile, ParsedImport};
 

@@ -26,7 +26,7 @@ use streaming_iterator::StreamingIterator;
 use tree_sitter::{Node, Query, QueryCursor, QueryCursorOptions, Tree};
 
 use super::common::{Clock, ParseFailure};
-use super::walker::{Def, text};
+use super::syntax::{Def, text};
 use crate::model::{NodeKind, ParsedImport, RefKind};
 
 /// A language's query source and, once compiled, the query.

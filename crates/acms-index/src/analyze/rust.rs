@@ -9,9 +9,8 @@
 use tree_sitter::Node;
 
 use super::common::{dirname, file_stem, first_existing};
-use super::walker::{
-    self, Def, DocSpan, DocStyle, Table, field_text, head_name, named_children, text,
-};
+use super::syntax::{Def, field_text, head_name, named_children, text};
+use super::walker::{self, DocSpan, DocStyle, Table};
 use super::{Analyzer, ParseLimits};
 use crate::model::{Language, NodeKind, ParsedFile, ParsedImport};
 

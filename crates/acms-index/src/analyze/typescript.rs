@@ -9,9 +9,8 @@
 use tree_sitter::Node;
 
 use super::common::{dirname, first_existing, join, strip_ext};
-use super::walker::{
-    self, Def, DocStyle, Table, field_text, head_name, is_identifier, named_children, text,
-};
+use super::syntax::{Def, field_text, head_name, is_identifier, named_children, text};
+use super::walker::{self, DocStyle, Table};
 use super::{Analyzer, ParseLimits};
 use crate::model::{Language, NodeKind, ParsedFile, ParsedImport};
 
@@ -147,27 +146,7 @@ fn classify<'t>(n: Node<'t>, src: &str, parent: &str) -> Option<Def<'t>> {
         "function_signature" | "method_signature" | "abstract_method_signature"
             if !matches!(parent, "interface_body" | "object_type") =>
         {
-            let next = n.next_named_sibling();
-            let overloaded = next.is_some_and(|s| {
-                matches!(
-                    s.kind(),
-                    "function_declaration"
-                        | "function_signature"
-                        | "method_definition"
-                        | "method_signature"
-                        | "abstract_method_signature"
-                ) && field_text(s, "name", src) == field_text(n, "name", src)
-            }) || (parent == "export_statement"
-                && n.parent()
-                    .and_then(|p| p.next_named_sibling())
-                    .is_some_and(|s| {
-                        s.kind() == "export_statement"
-                            && s.child_by_field_name("declaration").is_some_and(|d| {
-                                matches!(d.kind(), "function_declaration" | "function_signature")
-                                    && field_text(d, "name", src) == field_text(n, "name", src)
-                            })
-                    }));
-            if overloaded {
+            if overloaded(n, src, parent) {
                 return None;
             }
             return Some(Def {
@@ -182,30 +161,7 @@ fn classify<'t>(n: Node<'t>, src: &str, parent: &str) -> Option<Def<'t>> {
             return Some(Def::simple(n, NodeKind::Function, name()?));
         }
         // Test blocks: `describe("parser", () => {…})`, `it("parses", async () => {…})`.
-        "call_expression" => {
-            let f = n.child_by_field_name("function")?;
-            if !TEST_BLOCKS.contains(&text(f, src)) {
-                return None;
-            }
-            let args = named_children(n.child_by_field_name("arguments")?);
-            let title = args
-                .first()
-                .filter(|a| matches!(a.kind(), "string" | "template_string"))?;
-            let body_fn = args
-                .get(1)
-                .filter(|a| FUNCTION_VALUES.contains(&a.kind()))?;
-            let name = string_value(*title, src);
-            return Some(Def {
-                kind: NodeKind::Function,
-                name: if name.is_empty() {
-                    text(f, src).to_string()
-                } else {
-                    name
-                },
-                body_owner: *body_fn,
-                body: body_fn.child_by_field_name("body"),
-            });
-        }
+        "call_expression" => return test_block(n, src),
         // CommonJS: `module.exports.run = function () {}`, `exports.run = () => {}`.
         "assignment_expression" => {
             let value = function_value(n.child_by_field_name("right")?)?;
@@ -230,6 +186,58 @@ fn classify<'t>(n: Node<'t>, src: &str, parent: &str) -> Option<Def<'t>> {
         _ => return None,
     };
     Some(Def::simple(n, kind, name()?))
+}
+
+/// Whether the bodiless declaration `n` is followed by another declaration of its name (a
+/// further overload or the implementation), directly or as the next `export` statement.
+fn overloaded(n: Node, src: &str, parent: &str) -> bool {
+    let next = n.next_named_sibling();
+    next.is_some_and(|s| {
+        matches!(
+            s.kind(),
+            "function_declaration"
+                | "function_signature"
+                | "method_definition"
+                | "method_signature"
+                | "abstract_method_signature"
+        ) && field_text(s, "name", src) == field_text(n, "name", src)
+    }) || (parent == "export_statement"
+        && n.parent()
+            .and_then(|p| p.next_named_sibling())
+            .is_some_and(|s| {
+                s.kind() == "export_statement"
+                    && s.child_by_field_name("declaration").is_some_and(|d| {
+                        matches!(d.kind(), "function_declaration" | "function_signature")
+                            && field_text(d, "name", src) == field_text(n, "name", src)
+                    })
+            }))
+}
+
+/// A test block (`describe("parser", () => {…})`): a function named by its title, or by the
+/// framework call when the title is empty.
+fn test_block<'t>(n: Node<'t>, src: &str) -> Option<Def<'t>> {
+    let f = n.child_by_field_name("function")?;
+    if !TEST_BLOCKS.contains(&text(f, src)) {
+        return None;
+    }
+    let args = named_children(n.child_by_field_name("arguments")?);
+    let title = args
+        .first()
+        .filter(|a| matches!(a.kind(), "string" | "template_string"))?;
+    let body_fn = args
+        .get(1)
+        .filter(|a| FUNCTION_VALUES.contains(&a.kind()))?;
+    let name = string_value(*title, src);
+    Some(Def {
+        kind: NodeKind::Function,
+        name: if name.is_empty() {
+            text(f, src).to_string()
+        } else {
+            name
+        },
+        body_owner: *body_fn,
+        body: body_fn.child_by_field_name("body"),
+    })
 }
 
 /// Class fields; top-level `const`/`let`/`var` declarations and every `export` statement

@@ -6,7 +6,10 @@
 //! The walk is iterative (a `TreeCursor` plus an explicit context stack), so 10 000 nested
 //! blocks cannot overflow the stack. One pass collects nodes, refs, imports, the lines each
 //! node's skeleton keeps and the lines the whole-file outline keeps; renderings are produced
-//! at the end from those line sets. The walker does not resolve imports or assign ids.
+//! at the end from those line sets. A [`Walker`] holds that state; it visits each node with one
+//! method per construct (syntax errors, comments, packages, imports, wrappers, definitions,
+//! scopes, control flow, fields, references). The walker does not resolve imports or assign
+//! ids.
 
 use std::collections::HashSet;
 
@@ -19,30 +22,9 @@ use super::common::{
 };
 use super::doc_sections::{DocSections, doc_sections};
 use super::query::{Captures, QuerySpec};
+use super::syntax::{Def, call_name, field_text, is_identifier, text};
 use super::{MAX_DEF_DEPTH, ParseLimits};
-use crate::model::{Language, NodeKind, ParsedFile, ParsedImport, ParsedRef, RefKind};
-
-/// A definition recognized by a language's `classify` hook.
-pub(crate) struct Def<'t> {
-    pub kind: NodeKind,
-    pub name: String,
-    /// The node that holds the body (the arrow function of `const f = () => {}`); the
-    /// signature ends at the last token of this node before the body.
-    pub body_owner: Node<'t>,
-    pub body: Option<Node<'t>>,
-}
-
-impl<'t> Def<'t> {
-    /// A definition whose body is the `body` field of the node itself.
-    pub fn simple(node: Node<'t>, kind: NodeKind, name: String) -> Def<'t> {
-        Def {
-            kind,
-            name,
-            body_owner: node,
-            body: node.child_by_field_name("body"),
-        }
-    }
-}
+use crate::model::{Language, NodeKind, ParsedFile, ParsedImport, ParsedNode, ParsedRef, RefKind};
 
 /// Where a language keeps its documentation.
 pub(crate) enum DocStyle {
@@ -129,73 +111,6 @@ pub(crate) fn source_as_is(_: &str) -> Option<String> {
     None
 }
 
-/// Text of a node, clamped to char boundaries.
-pub(crate) fn text<'s>(n: Node, src: &'s str) -> &'s str {
-    slice(src, n.start_byte(), n.end_byte())
-}
-
-/// Text of a named field.
-pub(crate) fn field_text<'s>(n: Node, field: &str, src: &'s str) -> Option<&'s str> {
-    n.child_by_field_name(field).map(|f| text(f, src))
-}
-
-/// Named children of a node.
-pub(crate) fn named_children(n: Node<'_>) -> Vec<Node<'_>> {
-    let mut c = n.walk();
-    n.named_children(&mut c).collect()
-}
-
-pub(crate) fn is_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
-        && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '$')
-}
-
-/// The simple name an expression or type ends in: `foo` for `a.b.foo`, `self.foo`,
-/// `Foo::foo`; `List` for `List<String>`; `Base` for `Generic[Base]`.
-pub(crate) fn head_name(n: Node, src: &str) -> Option<String> {
-    const FIELDS: &[&str] = &[
-        "name",
-        "property",
-        "attribute",
-        "field",
-        "type",
-        "value",
-        "function",
-        "constructor",
-    ];
-    let mut n = n;
-    // Bounded: type expressions are shallow, and this must not loop on odd recovery trees.
-    for _ in 0..32 {
-        if n.named_child_count() == 0 {
-            let t = text(n, src);
-            return is_identifier(t).then(|| t.to_string());
-        }
-        let next = FIELDS
-            .iter()
-            .find_map(|f| n.child_by_field_name(f))
-            .or_else(|| {
-                if n.kind().contains("scoped") {
-                    n.named_child(n.named_child_count() - 1)
-                } else {
-                    n.named_child(0)
-                }
-            });
-        n = next?;
-    }
-    None
-}
-
-/// The name a call node calls.
-pub(crate) fn call_name(n: Node, src: &str) -> Option<String> {
-    ["function", "constructor", "name", "type", "macro"]
-        .iter()
-        .find_map(|f| n.child_by_field_name(f))
-        .and_then(|f| head_name(f, src))
-}
-
 /// The function a member access passed as an argument names ([`Table::passed`]): the callee
 /// calls it, so it is a dependency as surely as a call.
 fn passed_name<'s>(table: &Table, n: Node, src: &'s str) -> Option<&'s str> {
@@ -253,9 +168,31 @@ struct DefState {
     body_id: Option<usize>,
 }
 
+impl DefState {
+    /// Keeps every line `first..=last` of a data type but its nested definitions' bodies, in
+    /// its skeleton and in the file's outline.
+    fn keep_all_lines(&mut self, first: usize, last: usize, outline: &mut LineSet) {
+        // The excluded ranges (nested bodies) come in source order; sweep them once.
+        self.exclude.sort_unstable();
+        let mut ex = self.exclude.iter().peekable();
+        for l in first..=last {
+            while ex.peek().is_some_and(|(_, b)| *b < l) {
+                ex.next();
+            }
+            if ex.peek().is_none_or(|(a, _)| *a > l) {
+                self.kept.insert(l);
+                outline.insert(l);
+            }
+        }
+    }
+}
+
+/// Where the walk stands when it reaches a node: what encloses it.
 #[derive(Clone, Copy)]
 struct Ctx<'t> {
+    /// Index of the innermost enclosing definition in the file's nodes (0: the module).
     def: usize,
+    /// Index of the qualified-name prefix in [`Walker::scopes`].
     scope: usize,
     /// The outermost wrapper when the parent chain up to here is all wrappers.
     outer: Option<Node<'t>>,
@@ -269,12 +206,39 @@ struct Ctx<'t> {
     def_depth: usize,
 }
 
+impl Ctx<'_> {
+    /// The context of the root node: inside the module, nothing else.
+    fn root() -> Self {
+        Ctx {
+            def: 0,
+            scope: 0,
+            outer: None,
+            outer_lead: 0,
+            parent_kind: "",
+            member: false,
+            in_error: false,
+            def_depth: 0,
+        }
+    }
+}
+
+/// Where the parts of a definition lie in the source (byte offsets).
+struct Head {
+    /// The signature's start: the first attribute or decorator, or the definition itself.
+    sig_start: usize,
+    /// The signature's end: the end of the header, before the body.
+    sig_end: usize,
+    /// The node's start: its doc comment when one leads it, else `sig_start`.
+    span_start: usize,
+    doc: Option<DocSpan>,
+}
+
 /// The outcome of a walk: the file, plus what `outline` needs.
-pub(crate) struct Walk {
-    pub file: ParsedFile,
-    pub outline: LineSet,
-    pub error_bytes: usize,
-    pub comment_lines: Vec<bool>,
+struct Walk {
+    file: ParsedFile,
+    outline: LineSet,
+    error_bytes: usize,
+    comment_lines: Vec<bool>,
 }
 
 fn is_container(kind: NodeKind) -> bool {
@@ -327,8 +291,8 @@ pub(crate) fn outline(table: &Table, source: &str, limits: &ParseLimits) -> Opti
 /// Syntax nesting beyond which a file gets a warning.
 const NESTING_WARNING: usize = 1000;
 
-#[allow(clippy::too_many_lines)]
-pub(crate) fn walk(
+/// Parses `source` and walks its tree once (see the module doc).
+fn walk(
     table: &Table,
     path: &str,
     source: &str,
@@ -349,426 +313,717 @@ pub(crate) fn walk(
     };
     let root = tree.root_node();
     let lines = Lines::new(source);
-    let src = source;
+    let mut walker = Walker::new(table, path, &lines, root, caps.as_ref());
+    walker.run(root, &mut clock)?;
+    walker.finish(root, &mut clock)
+}
 
-    let (module_qname, child_prefix) = (table.module_names)(path);
-    let mut file = ParsedFile::default();
-    file.nodes.push(module_node(
-        &lines,
-        path,
-        module_qname.clone(),
-        String::new(),
-        None,
-        String::new(),
-        String::new(),
-    ));
-    let mut defs: Vec<DefState> = vec![DefState {
-        body_id: Some(root.id()),
-        sig_lines: (0, 0),
-        ..DefState::default()
-    }];
-    let mut scopes: Vec<String> = vec![child_prefix];
-    let mut outline = LineSet::default();
-    let mut comment_lines = vec![false; lines.count()];
-    let mut seen_refs: HashSet<(usize, String, RefKind)> = HashSet::new();
-    let mut package: Option<String> = None;
-    let mut errors = 0usize;
-    let mut error_bytes = 0usize;
+/// The state of one walk: what it has collected so far, and what one construct leaves for
+/// others (the enclosing definitions' line sets, name scopes, leading comments).
+struct Walker<'a, 't> {
+    table: &'a Table,
+    path: &'a str,
+    src: &'a str,
+    lines: &'a Lines<'a>,
+    /// What the language's query captured, for a language described by one.
+    caps: Option<&'a Captures<'t>>,
+    file: ParsedFile,
+    /// One per definition in `file.nodes`, at the same index (0: the module).
+    defs: Vec<DefState>,
+    /// Qualified-name prefixes: the module's children's, then one per definition or scope.
+    scopes: Vec<String>,
+    /// Lines of the whole-file outline.
+    outline: LineSet,
+    /// Lines a comment covers entirely: skeletons drop them silently.
+    comment_lines: Vec<bool>,
+    seen_refs: HashSet<(usize, String, RefKind)>,
+    package: Option<String>,
+    errors: usize,
+    error_bytes: usize,
+    /// Per depth of the walk, the run of comments and attributes since the last other sibling.
+    runs: Vec<Vec<Node<'t>>>,
+    /// The leading comments and attributes of outer wrappers ([`Ctx::outer_lead`]).
+    leads: Vec<Vec<Node<'t>>>,
+    /// Definitions not made nodes because they are nested deeper than `MAX_DEF_DEPTH`.
+    folded: usize,
+    /// Deepest syntax nesting seen: pathological nesting is worth a warning (it is walked
+    /// iteratively, so it costs time, never the stack).
+    deepest: usize,
+}
 
-    let join = |prefix: &str, name: &str| {
+impl<'a, 't> Walker<'a, 't> {
+    fn new(
+        table: &'a Table,
+        path: &'a str,
+        lines: &'a Lines<'a>,
+        root: Node<'t>,
+        caps: Option<&'a Captures<'t>>,
+    ) -> Self {
+        let (module_qname, child_prefix) = (table.module_names)(path);
+        let mut file = ParsedFile::default();
+        file.nodes.push(module_node(
+            lines,
+            path,
+            module_qname,
+            String::new(),
+            None,
+            String::new(),
+            String::new(),
+        ));
+        Walker {
+            table,
+            path,
+            src: lines.src,
+            lines,
+            caps,
+            file,
+            defs: vec![DefState {
+                body_id: Some(root.id()),
+                sig_lines: (0, 0),
+                ..DefState::default()
+            }],
+            scopes: vec![child_prefix],
+            outline: LineSet::default(),
+            comment_lines: vec![false; lines.count()],
+            seen_refs: HashSet::new(),
+            package: None,
+            errors: 0,
+            error_bytes: 0,
+            runs: vec![Vec::new()],
+            leads: vec![Vec::new()],
+            folded: 0,
+            deepest: 0,
+        }
+    }
+
+    /// Visits every node in document order, iteratively: a `TreeCursor` and a stack of the
+    /// contexts of the nodes above the current one.
+    fn run(&mut self, root: Node<'t>, clock: &mut Clock) -> Result<(), ParseFailure> {
+        let mut cursor = root.walk();
+        let mut stack: Vec<Ctx> = vec![Ctx::root()];
+        loop {
+            if clock.expired() {
+                return Err(ParseFailure::Timeout);
+            }
+            let ctx = stack.last().copied().unwrap_or_else(Ctx::root);
+            let (child, inherited) = self.visit(cursor.node(), ctx, stack.len() - 1);
+            if cursor.goto_first_child() {
+                stack.push(child);
+                self.deepest = self.deepest.max(stack.len());
+                self.runs.push(inherited);
+                continue;
+            }
+            loop {
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return Ok(());
+                }
+                stack.pop();
+                self.runs.pop();
+            }
+        }
+    }
+
+    /// Records what `node` is, one construct after another. Returns the context of its
+    /// children and the leading comments handed down to its first child.
+    fn visit(&mut self, node: Node<'t>, ctx: Ctx<'t>, depth: usize) -> (Ctx<'t>, Vec<Node<'t>>) {
+        let lead = self.leading_run(node, depth);
+        let kind = node.kind();
+        let mut child = Ctx {
+            outer: None,
+            parent_kind: kind,
+            member: self.defs[ctx.def].body_id == Some(node.id()),
+            ..ctx
+        };
+        self.syntax_error(node, ctx, &mut child);
+        if self.table.comments.contains(&kind) {
+            self.comment(node);
+        } else if let Some(p) = self.package_name(node) {
+            self.package(node, p);
+        } else if node.is_named() && self.imports(node) {
+            self.keep_import(node, ctx.def);
+        }
+        if self.table.wrappers.contains(&kind) {
+            self.wrapper(node, ctx, &mut child, &lead);
+        }
+        let made_def = self.structure(node, ctx, &mut child, &lead);
+        self.references(node, ctx.def);
+        // Grammars that attach a comment above a block's first statement to the block's
+        // parent (Ruby's `module X` / `# doc` / `class Y`) hand it on, so the first statement
+        // still finds its doc. Query languages only: the hand-written ones were measured
+        // without it.
+        let inherited = if self.caps.is_some() && !made_def && !self.table.wrappers.contains(&kind)
+        {
+            lead
+        } else {
+            Vec::new()
+        };
+        (child, inherited)
+    }
+
+    /// The run of comments and attributes directly before `node` among its siblings, tracked
+    /// during the walk: `Node::prev_sibling` searches from the root and would make deeply
+    /// nested definitions quadratic. Empty when `node` itself extends the run.
+    fn leading_run(&mut self, node: Node<'t>, depth: usize) -> Vec<Node<'t>> {
+        let lead_kind = node.is_named()
+            && (self.table.comments.contains(&node.kind())
+                || self.table.attrs.contains(&node.kind()));
+        if lead_kind {
+            self.runs[depth].push(node);
+            Vec::new()
+        } else {
+            std::mem::take(&mut self.runs[depth])
+        }
+    }
+
+    /// Counts a missing or erroneous node outside an error already counted.
+    fn syntax_error(&mut self, node: Node, ctx: Ctx, child: &mut Ctx) {
+        if ctx.in_error {
+            return;
+        }
+        if node.is_missing() {
+            self.errors += 1;
+        } else if node.is_error() {
+            child.in_error = true;
+            // U+FFFD comes from the caller's lossy decoding, which it already reports; it
+            // is not a syntax error of the file.
+            let t = text(node, self.src);
+            if !t.trim().chars().all(|c| c == '\u{FFFD}') {
+                self.errors += 1;
+                self.error_bytes += node.end_byte() - node.start_byte();
+            }
+        }
+    }
+
+    /// A comment owns the lines it covers entirely; skeletons drop them silently.
+    fn comment(&mut self, node: Node) {
+        let lines = self.lines;
+        let (a, b) = (node.start_byte(), node.end_byte());
+        for (l, is_comment) in self
+            .comment_lines
+            .iter_mut()
+            .enumerate()
+            .take(lines.last_line(a, b) + 1)
+            .skip(lines.line_of(a))
+        {
+            let lt = lines.text(l);
+            let ls = lines.start(l);
+            let first = ls + (lt.len() - lt.trim_start().len());
+            let last = ls + lt.trim_end().len();
+            if first >= a && last <= b {
+                *is_comment = true;
+            }
+        }
+    }
+
+    /// The package `node` declares, if it is a package declaration.
+    fn package_name(&self, node: Node) -> Option<String> {
+        match self.caps {
+            Some(c) => c.package(node).map(str::to_string),
+            None => (self.table.package)(node, self.src),
+        }
+    }
+
+    /// A package declaration prefixes every top-level name; the module and outline keep it.
+    fn package(&mut self, node: Node, name: String) {
+        let l = self.lines.line_of(node.start_byte());
+        self.outline.insert(l);
+        self.defs[0].kept.insert(l);
+        self.scopes[0] = name.clone();
+        self.package = Some(name);
+    }
+
+    /// Records the imports `node` states; true when it is an import statement.
+    fn imports(&mut self, node: Node) -> bool {
+        match self.caps {
+            Some(c) => c.imports(node).is_some_and(|i| {
+                self.file.imports.extend_from_slice(i);
+                true
+            }),
+            None => {
+                self.table.imports.contains(&node.kind())
+                    && (self.table.import)(node, self.src, &mut self.file.imports)
+            }
+        }
+    }
+
+    /// An import statement's lines belong to the enclosing skeleton and the outline.
+    fn keep_import(&mut self, node: Node, def: usize) {
+        let (a, b) = (node.start_byte(), node.end_byte());
+        let (first, last) = (self.lines.line_of(a), self.lines.last_line(a, b));
+        self.defs[def].kept.insert_range(first, last);
+        self.outline.insert_range(first, last);
+    }
+
+    /// A wrapper (`export`, a decorated definition) belongs to the definition inside it: the
+    /// outermost one gives that definition its start and its leading comments.
+    fn wrapper(&mut self, node: Node<'t>, ctx: Ctx<'t>, child: &mut Ctx<'t>, lead: &[Node<'t>]) {
+        child.outer = Some(ctx.outer.unwrap_or(node));
+        child.outer_lead = if ctx.outer.is_some() {
+            ctx.outer_lead
+        } else {
+            self.leads.push(lead.to_vec());
+            self.leads.len() - 1
+        };
+    }
+
+    /// What `node` is to skeletons and the outline: a definition, a scope, control flow, a
+    /// jump or a field. Returns whether it became a definition.
+    fn structure(
+        &mut self,
+        node: Node<'t>,
+        ctx: Ctx<'t>,
+        child: &mut Ctx<'t>,
+        lead: &[Node<'t>],
+    ) -> bool {
+        let kind = node.kind();
+        let named = node.is_named();
+        if let Some((def, owner)) = self.definition(node, ctx) {
+            self.define(node, ctx, child, def, owner, lead);
+            return true;
+        }
+        if let Some(name) = self.caps.and_then(|c| c.scope(node)) {
+            let scope = clean_name(self.join(&self.scopes[ctx.scope], name));
+            self.enter_scope(child, scope);
+        } else if named && self.table.scopes.contains(&kind) {
+            self.hook_scope(node, ctx, child);
+        } else if named && self.table.control.contains(&kind) {
+            self.control(node, ctx.def);
+        } else if (named && self.table.jumps.contains(&kind))
+            || (!named && self.table.clause_tokens.contains(&kind))
+        {
+            self.defs[ctx.def]
+                .kept
+                .insert(self.lines.line_of(node.start_byte()));
+        } else if named && self.is_field(node, ctx) {
+            let l = self.lines.line_of(node.start_byte());
+            self.defs[ctx.def].kept.insert(l);
+            self.outline.insert(l);
+        }
+        false
+    }
+
+    /// The definition `node` is, by the query or the `classify` hook, and the owner it names
+    /// outside itself; `None` too when it is nested too deep (counted as folded).
+    fn definition(&mut self, node: Node<'t>, ctx: Ctx) -> Option<(Def<'t>, Option<String>)> {
+        let def = if !node.is_named() {
+            None
+        } else if let Some(c) = self.caps {
+            c.def(node)
+        } else {
+            (self.table.classify)(node, self.src, ctx.parent_kind).map(|d| (d, None))
+        };
+        // Too deep: the definition's text stays part of its enclosing definition.
+        if def.is_some() && ctx.def_depth >= MAX_DEF_DEPTH {
+            self.folded += 1;
+            return None;
+        }
+        def
+    }
+
+    /// Makes a node of a definition: its head, renderings and kept lines, its bases as
+    /// references, and the scope its children are named in.
+    fn define(
+        &mut self,
+        node: Node<'t>,
+        ctx: Ctx<'t>,
+        child: &mut Ctx<'t>,
+        def: Def<'t>,
+        owner: Option<String>,
+        lead: &[Node<'t>],
+    ) {
+        let parent = ctx.def;
+        let idx = self.file.nodes.len();
+        let outer = ctx.outer.unwrap_or(node);
+        let kind = if def.kind == NodeKind::Function
+            && ((is_container(self.file.nodes[parent].kind) && parent != 0) || owner.is_some())
+        {
+            NodeKind::Method
+        } else {
+            def.kind
+        };
+        let lead = if ctx.outer.is_some() {
+            &self.leads[ctx.outer_lead]
+        } else {
+            lead
+        };
+        let head = self.head(outer, &def, lead);
+        let (signature, with_doc) = self.renderings(&head);
+        let end = outer.end_byte();
+        self.keep_def_lines(parent, kind, &head, def.body, end);
+
+        // A method written outside its type (`func (s *Server) Serve`, `void A::f()`) is
+        // named as if written inside it, so both halves of a type share one prefix.
+        let prefix = &self.scopes[ctx.scope];
+        let qualified_name = match &owner {
+            Some(o) => clean_name(self.join(&self.join(prefix, o), &def.name)),
+            None => clean_name(self.join(prefix, &def.name)),
+        };
+        self.file.nodes.push(make_node(
+            self.lines,
+            kind,
+            def.name,
+            qualified_name.clone(),
+            Some(parent),
+            head.span_start,
+            end,
+            signature,
+            head.doc.map(|d| d.0),
+            with_doc,
+            String::new(),
+        ));
+        for base in (self.table.bases)(node, self.src) {
+            self.add_ref(idx, &base, RefKind::Inherits);
+        }
+        self.enter_scope(child, qualified_name);
+        child.def = idx;
+        child.member = false;
+        child.def_depth = ctx.def_depth + 1;
+    }
+
+    /// Where the signature, the span and the doc of a definition lie; `outer` is its
+    /// outermost node, `lead` the comments and attributes directly above it.
+    fn head(&self, outer: Node, def: &Def, lead: &[Node]) -> Head {
+        let (sig_start, span_start, doc) = match self.table.doc_style {
+            DocStyle::Leading(is_doc) => self.leading_doc(outer, lead, is_doc),
+            DocStyle::Docstring => {
+                let start = outer.start_byte();
+                (start, start, def.body.and_then(|b| docstring(b, self.src)))
+            }
+        };
+        let sig_end = match def.body {
+            Some(b) => header_end(def.body_owner, b, self.src).max(sig_start),
+            None => outer.end_byte(),
+        };
+        Head {
+            sig_start,
+            sig_end,
+            span_start,
+            doc,
+        }
+    }
+
+    /// Reads the run of comments and attributes above a definition, nearest first: attributes
+    /// below the doc start the signature, doc comments make the doc. Returns the signature's
+    /// start, the span's start and the doc.
+    fn leading_doc(
+        &self,
+        outer: Node,
+        lead: &[Node],
+        is_doc: fn(&str) -> bool,
+    ) -> (usize, usize, Option<DocSpan>) {
+        let lines = self.lines;
+        let mut sig_start = outer.start_byte();
+        let mut cur = outer.start_byte();
+        let mut doc_span: Option<(usize, usize)> = None;
+        for &s in lead.iter().rev() {
+            // Only comments and attributes touching the definition belong to it.
+            if lines.line_of(cur) > lines.last_line(s.start_byte(), s.end_byte()) + 1 {
+                break;
+            }
+            if self.table.attrs.contains(&s.kind()) && doc_span.is_none() {
+                sig_start = s.start_byte();
+            } else if self.table.comments.contains(&s.kind()) && is_doc(text(s, self.src)) {
+                doc_span = Some((s.start_byte(), doc_span.map_or(s.end_byte(), |d| d.1)));
+            } else {
+                break;
+            }
+            cur = s.start_byte();
+        }
+        let Some((a, b)) = doc_span else {
+            return (sig_start, sig_start, None);
+        };
+        let cleaned = clean_comment(slice(self.src, a, b));
+        (
+            sig_start,
+            a,
+            (!cleaned.is_empty()).then_some((cleaned, a, b)),
+        )
+    }
+
+    /// A definition's signature (depth 0) and its signature with the doc (depth 2).
+    fn renderings(&self, head: &Head) -> (String, String) {
+        let lines = self.lines;
+        let signature = dedent_slice(lines, head.sig_start, head.sig_end);
+        let sig_col = head.sig_start - lines.start(lines.line_of(head.sig_start));
+        let with_doc = match (&head.doc, &self.table.doc_style) {
+            (Some((_, a, b)), DocStyle::Leading(_)) => {
+                format!("{}\n{signature}", block_at(lines, *a, *b, sig_col))
+            }
+            (Some((_, a, b)), DocStyle::Docstring) => {
+                format!("{signature}\n{}", block_at(lines, *a, *b, sig_col))
+            }
+            (None, _) => signature.clone(),
+        };
+        (signature, with_doc)
+    }
+
+    /// Starts the line set of a new definition (its signature, closing line and doc), and
+    /// keeps its signature and closing line in its parent's.
+    fn keep_def_lines(
+        &mut self,
+        parent: usize,
+        kind: NodeKind,
+        head: &Head,
+        body: Option<Node>,
+        end: usize,
+    ) {
+        let (table, lines) = (self.table, self.lines);
+        let sig_lines = (
+            lines.line_of(head.sig_start),
+            brace_line(
+                table,
+                lines,
+                lines.last_line(head.sig_start, head.sig_end),
+                body,
+            ),
+        );
+        let end_line = lines.last_line(head.span_start, end);
+        let closing =
+            (table.braces && end_line > sig_lines.1 && is_closing_line(lines.text(end_line)))
+                .then_some(end_line);
+        let mut st = DefState {
+            sig_lines,
+            closing,
+            keep_all: is_data(kind),
+            body_id: body.map(|b| b.id()),
+            ..DefState::default()
+        };
+        st.kept.insert_range(sig_lines.0, sig_lines.1);
+        st.kept.extend(closing);
+        if let Some((_, a, b)) = &head.doc {
+            st.kept
+                .insert_range(lines.line_of(*a), lines.last_line(*a, *b));
+        }
+        let pst = &mut self.defs[parent];
+        pst.kept.insert_range(sig_lines.0, sig_lines.1);
+        pst.kept.extend(closing);
+        if pst.keep_all && end_line > sig_lines.1 + 1 {
+            pst.exclude.push((sig_lines.1 + 1, end_line - 1));
+        }
+        self.defs.push(st);
+    }
+
+    /// `name` under the qualified-name prefix `prefix`.
+    fn join(&self, prefix: &str, name: &str) -> String {
         if prefix.is_empty() {
             name.to_string()
         } else {
-            format!("{prefix}{}{name}", table.sep)
+            format!("{prefix}{}{name}", self.table.sep)
         }
-    };
-    let add_ref = |file: &mut ParsedFile,
-                   seen: &mut HashSet<(usize, String, RefKind)>,
-                   from: usize,
-                   name: &str,
-                   kind: RefKind| {
-        if is_noise_name(name) || file.nodes[from].name == name {
+    }
+
+    /// Names the children of the current node under `qualified_name`.
+    fn enter_scope(&mut self, child: &mut Ctx, qualified_name: String) {
+        self.scopes.push(qualified_name);
+        child.scope = self.scopes.len() - 1;
+    }
+
+    /// A scope of a hand-written language (inline `mod`, `namespace`): named when it has a
+    /// name and a body.
+    fn hook_scope(&mut self, node: Node, ctx: Ctx, child: &mut Ctx) {
+        if let (Some(name), Some(_)) = (
+            field_text(node, "name", self.src),
+            node.child_by_field_name("body"),
+        ) {
+            // `declare module "pkg" {}` is named by a string.
+            let name = name.trim_matches(|c| c == '"' || c == '\'' || c == '`');
+            let scope = clean_name(self.join(&self.scopes[ctx.scope], name));
+            self.enter_scope(child, scope);
+        }
+    }
+
+    /// A control-flow statement keeps its header lines (and its closing brace) in the
+    /// enclosing definition's skeleton.
+    fn control(&mut self, node: Node, def: usize) {
+        let (table, lines) = (self.table, self.lines);
+        let body = table
+            .body_fields
+            .iter()
+            .find_map(|f| node.child_by_field_name(f));
+        let (a, b) = (node.start_byte(), node.end_byte());
+        let hdr = body.map_or(a, |body| header_end(node, body, self.src).max(a));
+        let st = &mut self.defs[def];
+        st.kept.insert_range(
+            lines.line_of(a),
+            brace_line(table, lines, lines.last_line(a, hdr), body),
+        );
+        let end_line = lines.last_line(a, b);
+        if table.braces && is_closing_line(lines.text(end_line)) {
+            st.kept.insert(end_line);
+        }
+    }
+
+    /// Whether `node` is a field or constant of the module or of a class-like container.
+    fn is_field(&self, node: Node, ctx: Ctx) -> bool {
+        (ctx.def == 0 || is_container(self.file.nodes[ctx.def].kind))
+            // A query names its fields precisely (C's inside include guards too); the hooks
+            // are asked about direct members only.
+            && match self.caps {
+                Some(c) => c.is_field(node),
+                None => ctx.member && (self.table.field)(node, ctx.def == 0),
+            }
+    }
+
+    /// Records the name `node` uses, if any, as a reference of the definition `from`.
+    fn references(&mut self, node: Node, from: usize) {
+        if let Some((name, kind)) = self.caps.and_then(|c| c.reference(node)) {
+            if is_identifier(name) {
+                self.add_ref(from, name, kind);
+            }
             return;
         }
-        if kind == RefKind::Call && seen.contains(&(from, name.to_string(), RefKind::Inherits)) {
+        if !node.is_named() {
             return;
         }
-        if seen.insert((from, name.to_string(), kind)) {
-            file.refs.push(ParsedRef {
+        // Node kinds the table names as uses, for a query language too: a per-node pattern
+        // with a predicate (every capitalized identifier) costs more as a query.
+        let (table, src) = (self.table, self.src);
+        let kind = node.kind();
+        if table.calls.contains(&kind) {
+            if let Some(name) = call_name(node, src) {
+                self.add_ref(from, &name, RefKind::Call);
+            }
+        } else if let Some(name) = passed_name(table, node, src) {
+            self.add_ref(from, name, RefKind::Call);
+        } else if table.type_idents.contains(&kind)
+            || (table.idents.contains(&kind) && text(node, src).starts_with(char::is_uppercase))
+        {
+            let t = text(node, src);
+            if is_identifier(t) {
+                self.add_ref(from, t, RefKind::Call);
+            }
+        }
+    }
+
+    /// Adds a reference once per (source, name, kind); a base is not also a use.
+    fn add_ref(&mut self, from: usize, name: &str, kind: RefKind) {
+        if is_noise_name(name) || self.file.nodes[from].name == name {
+            return;
+        }
+        if kind == RefKind::Call
+            && self
+                .seen_refs
+                .contains(&(from, name.to_string(), RefKind::Inherits))
+        {
+            return;
+        }
+        if self.seen_refs.insert((from, name.to_string(), kind)) {
+            self.file.refs.push(ParsedRef {
                 from,
                 name: name.to_string(),
                 kind,
             });
         }
-    };
+    }
 
-    let mut runs: Vec<Vec<Node>> = vec![Vec::new()];
-    let mut leads: Vec<Vec<Node>> = vec![Vec::new()];
-    let mut cursor = root.walk();
-    // Deepest syntax nesting seen: pathological nesting is worth a warning (it is walked
-    // iteratively, so it costs time, never the stack).
-    let mut deepest = 0usize;
-    let mut stack: Vec<Ctx> = vec![Ctx {
-        def: 0,
-        scope: 0,
-        outer: None,
-        outer_lead: 0,
-        parent_kind: "",
-        member: false,
-        in_error: false,
-        def_depth: 0,
-    }];
-    // Definitions not made nodes because they are nested deeper than `MAX_DEF_DEPTH`.
-    let mut folded = 0usize;
-    loop {
-        if clock.expired() {
-            return Err(ParseFailure::Timeout);
-        }
-        let node = cursor.node();
-        let ctx = *stack.last().unwrap_or(&stack[0]);
-        let depth = stack.len() - 1;
-        // The run of comments and attributes directly before this node among its siblings,
-        // tracked during the walk: `Node::prev_sibling` searches from the root and would
-        // make deeply nested definitions quadratic.
-        let lead_kind = node.is_named()
-            && (table.comments.contains(&node.kind()) || table.attrs.contains(&node.kind()));
-        let my_lead: Vec<Node> = if lead_kind {
-            runs[depth].push(node);
-            Vec::new()
-        } else {
-            std::mem::take(&mut runs[depth])
-        };
-        let kind = node.kind();
-        let mut child = Ctx {
-            outer: None,
-            parent_kind: kind,
-            member: defs[ctx.def].body_id == Some(node.id()),
-            ..ctx
-        };
-
-        if node.is_missing() && !ctx.in_error {
-            errors += 1;
-        } else if node.is_error() && !ctx.in_error {
-            child.in_error = true;
-            // U+FFFD comes from the caller's lossy decoding, which it already reports; it
-            // is not a syntax error of the file.
-            let t = text(node, src);
-            if !t.trim().chars().all(|c| c == '\u{FFFD}') {
-                errors += 1;
-                error_bytes += node.end_byte() - node.start_byte();
-            }
-        }
-
-        if table.comments.contains(&kind) {
-            // A comment owns the lines it covers entirely; skeletons drop them silently.
-            let (a, b) = (node.start_byte(), node.end_byte());
-            for (l, is_comment) in comment_lines
-                .iter_mut()
-                .enumerate()
-                .take(lines.last_line(a, b) + 1)
-                .skip(lines.line_of(a))
-            {
-                let lt = lines.text(l);
-                let ls = lines.start(l);
-                let first = ls + (lt.len() - lt.trim_start().len());
-                let last = ls + lt.trim_end().len();
-                if first >= a && last <= b {
-                    *is_comment = true;
-                }
-            }
-        } else if let Some(p) = match &caps {
-            Some(c) => c.package(node).map(str::to_string),
-            None => (table.package)(node, src),
-        } {
-            let l = lines.line_of(node.start_byte());
-            outline.insert(l);
-            defs[0].kept.insert(l);
-            scopes[0] = p.clone();
-            package = Some(p);
-        } else if node.is_named()
-            && match &caps {
-                Some(c) => c.imports(node).is_some_and(|i| {
-                    file.imports.extend_from_slice(i);
-                    true
-                }),
-                None => {
-                    table.imports.contains(&kind) && (table.import)(node, src, &mut file.imports)
-                }
-            }
-        {
-            let (a, b) = (node.start_byte(), node.end_byte());
-            let (first, last) = (lines.line_of(a), lines.last_line(a, b));
-            defs[ctx.def].kept.insert_range(first, last);
-            outline.insert_range(first, last);
-        }
-
-        if table.wrappers.contains(&kind) {
-            child.outer = Some(ctx.outer.unwrap_or(node));
-            child.outer_lead = if ctx.outer.is_some() {
-                ctx.outer_lead
-            } else {
-                leads.push(my_lead.clone());
-                leads.len() - 1
-            };
-        }
-
-        let def = if !node.is_named() {
-            None
-        } else if let Some(c) = &caps {
-            c.def(node)
-        } else {
-            (table.classify)(node, src, ctx.parent_kind).map(|d| (d, None))
-        };
-        // Too deep: the definition's text stays part of its enclosing definition.
-        let def = match def {
-            Some(_) if ctx.def_depth >= MAX_DEF_DEPTH => {
-                folded += 1;
-                None
-            }
-            d => d,
-        };
-        let made_def = def.is_some();
-        if let Some((def, owner)) = def {
-            let parent = ctx.def;
-            let idx = file.nodes.len();
-            let outer = ctx.outer.unwrap_or(node);
-            let mut kind_ = def.kind;
-            if kind_ == NodeKind::Function
-                && ((is_container(file.nodes[parent].kind) && parent != 0) || owner.is_some())
-            {
-                kind_ = NodeKind::Method;
-            }
-            let mut sig_start = outer.start_byte();
-            let mut span_start = sig_start;
-            let mut doc: Option<DocSpan> = None;
-            match table.doc_style {
-                DocStyle::Leading(is_doc) => {
-                    let mut cur = outer.start_byte();
-                    let mut doc_span: Option<(usize, usize)> = None;
-                    let lead = if ctx.outer.is_some() {
-                        &leads[ctx.outer_lead]
-                    } else {
-                        &my_lead
-                    };
-                    for &s in lead.iter().rev() {
-                        // Only comments and attributes touching the definition belong to it.
-                        if lines.line_of(cur) > lines.last_line(s.start_byte(), s.end_byte()) + 1 {
-                            break;
-                        }
-                        if table.attrs.contains(&s.kind()) && doc_span.is_none() {
-                            sig_start = s.start_byte();
-                        } else if table.comments.contains(&s.kind()) && is_doc(text(s, src)) {
-                            doc_span =
-                                Some((s.start_byte(), doc_span.map_or(s.end_byte(), |d| d.1)));
-                        } else {
-                            break;
-                        }
-                        cur = s.start_byte();
-                    }
-                    span_start = sig_start;
-                    if let Some((a, b)) = doc_span {
-                        let cleaned = clean_comment(slice(src, a, b));
-                        span_start = a;
-                        if !cleaned.is_empty() {
-                            doc = Some((cleaned, a, b));
-                        }
-                    }
-                }
-                DocStyle::Docstring => {
-                    doc = def.body.and_then(|b| docstring(b, src));
-                }
-            }
-            let end = outer.end_byte();
-            let hdr_end = match def.body {
-                Some(b) => header_end(def.body_owner, b, src).max(sig_start),
-                None => end,
-            };
-            let signature = dedent_slice(&lines, sig_start, hdr_end);
-            let sig_col = sig_start - lines.start(lines.line_of(sig_start));
-            let with_doc = match (&doc, &table.doc_style) {
-                (Some((_, a, b)), DocStyle::Leading(_)) => {
-                    format!("{}\n{signature}", block_at(&lines, *a, *b, sig_col))
-                }
-                (Some((_, a, b)), DocStyle::Docstring) => {
-                    format!("{signature}\n{}", block_at(&lines, *a, *b, sig_col))
-                }
-                (None, _) => signature.clone(),
-            };
-
-            let sig_lines = (
-                lines.line_of(sig_start),
-                brace_line(table, &lines, lines.last_line(sig_start, hdr_end), def.body),
-            );
-            let end_line = lines.last_line(span_start, end);
-            let closing =
-                (table.braces && end_line > sig_lines.1 && is_closing_line(lines.text(end_line)))
-                    .then_some(end_line);
-            let mut st = DefState {
-                sig_lines,
-                closing,
-                keep_all: is_data(kind_),
-                body_id: def.body.map(|b| b.id()),
-                ..DefState::default()
-            };
-            st.kept.insert_range(sig_lines.0, sig_lines.1);
-            st.kept.extend(closing);
-            if let Some((_, a, b)) = &doc {
-                st.kept
-                    .insert_range(lines.line_of(*a), lines.last_line(*a, *b));
-            }
-            let pst = &mut defs[parent];
-            pst.kept.insert_range(sig_lines.0, sig_lines.1);
-            pst.kept.extend(closing);
-            if pst.keep_all && end_line > sig_lines.1 + 1 {
-                pst.exclude.push((sig_lines.1 + 1, end_line - 1));
-            }
-            defs.push(st);
-
-            // A method written outside its type (`func (s *Server) Serve`, `void A::f()`) is
-            // named as if written inside it, so both halves of a type share one prefix.
-            let qualified_name = match &owner {
-                Some(o) => clean_name(join(&join(&scopes[ctx.scope], o), &def.name)),
-                None => clean_name(join(&scopes[ctx.scope], &def.name)),
-            };
-            file.nodes.push(make_node(
-                &lines,
-                kind_,
-                def.name,
-                qualified_name.clone(),
-                Some(parent),
-                span_start,
-                end,
-                signature,
-                doc.map(|d| d.0),
-                with_doc,
-                String::new(),
+    /// Renders the module and every definition from the collected line sets, and adds the
+    /// file's warnings.
+    fn finish(mut self, root: Node, clock: &mut Clock) -> Result<Walk, ParseFailure> {
+        let comment_lines = &self.comment_lines;
+        let neutral = next_code_lines(self.lines, &|l| {
+            comment_lines.get(l).copied().unwrap_or(false)
+        });
+        let sections = self.render_module(root, &neutral);
+        self.render_defs(&neutral, clock)?;
+        self.file.nodes.extend(sections);
+        let warnings = &mut self.file.warnings;
+        if self.errors > 0 {
+            warnings.push(format!(
+                "syntax errors: {} error node(s); indexed what the parser recovered",
+                self.errors
             ));
-            for base in (table.bases)(node, src) {
-                add_ref(&mut file, &mut seen_refs, idx, &base, RefKind::Inherits);
+        }
+        if self.folded > 0 {
+            warnings.push(folded_warning(self.folded));
+        }
+        if self.deepest > NESTING_WARNING {
+            warnings.push(format!(
+                "nesting {} levels deep (over {NESTING_WARNING}); indexed, but the file is probably generated",
+                self.deepest
+            ));
+        }
+        Ok(Walk {
+            file: self.file,
+            outline: self.outline,
+            error_bytes: self.error_bytes,
+            comment_lines: self.comment_lines,
+        })
+    }
+
+    /// The module's renderings: a one-line header, the module doc, and imports + top-level
+    /// signatures + top-level control flow. Returns the Section nodes of the module doc.
+    fn render_module(&mut self, root: Node, neutral: &[usize]) -> Vec<ParsedNode> {
+        let (lines, src, path) = (self.lines, self.src, self.path);
+        if let Some(p) = &self.package {
+            // A package clause is source text of any length; the name built from it is bounded.
+            self.file.nodes[0].qualified_name = clean_name(format!("{p}.{}", file_stem(path)));
+        }
+        let mut doc = (self.table.module_doc)(root, src);
+        // A doc with Markdown headings is split into sections; the module keeps the part before
+        // the first heading, and the headings as an outline in its skeleton.
+        let sections = match &doc {
+            Some((_, a, b)) => doc_sections(
+                lines,
+                *a,
+                *b,
+                &self.file.nodes[0].qualified_name,
+                self.file.nodes.len(),
+            ),
+            None => DocSections::default(),
+        };
+        if let (Some((text, a, b)), Some(l)) = (&mut doc, sections.first_line) {
+            // Only comment docs have sections, so the shortened doc is cleaned as one.
+            *b = lines.start(l).max(*a);
+            *text = clean_comment(slice(src, *a, *b));
+        }
+        let kept = &mut self.defs[0].kept;
+        if let Some((_, a, b)) = &doc
+            && b > a
+        {
+            kept.insert_range(lines.line_of(*a), lines.last_line(*a, *b));
+        }
+        kept.extend(sections.heading_lines);
+        let signature = format!("{} {path}", self.table.comment_prefix);
+        let with_doc = match &doc {
+            Some((_, a, b)) if b > a => format!("{signature}\n{}", block_at(lines, *a, *b, 0)),
+            _ => signature.clone(),
+        };
+        let module = &mut self.file.nodes[0];
+        module.skeleton = render_kept(lines, 0, src.len(), &kept.set, neutral);
+        if module.skeleton.is_empty() {
+            module.skeleton = signature.clone();
+        }
+        module.signature = signature;
+        module.with_doc = with_doc;
+        module.doc = doc.map(|d| d.0).filter(|d| !d.is_empty());
+        sections.nodes
+    }
+
+    /// Each definition's skeleton (depth 4), and its lines in the whole-file outline.
+    fn render_defs(&mut self, neutral: &[usize], clock: &mut Clock) -> Result<(), ParseFailure> {
+        let lines = self.lines;
+        for (i, st) in self.defs.iter_mut().enumerate().skip(1) {
+            if clock.expired() {
+                return Err(ParseFailure::Timeout);
             }
-            scopes.push(qualified_name);
-            child.def = idx;
-            child.scope = scopes.len() - 1;
-            child.member = false;
-            child.def_depth = ctx.def_depth + 1;
-        } else if let Some(name) = caps.as_ref().and_then(|c| c.scope(node)) {
-            scopes.push(clean_name(join(&scopes[ctx.scope], name)));
-            child.scope = scopes.len() - 1;
-        } else if node.is_named() && table.scopes.contains(&kind) {
-            if let (Some(name), Some(_)) = (
-                field_text(node, "name", src),
-                node.child_by_field_name("body"),
-            ) {
-                // `declare module "pkg" {}` is named by a string.
-                let name = name.trim_matches(|c| c == '"' || c == '\'' || c == '`');
-                scopes.push(clean_name(join(&scopes[ctx.scope], name)));
-                child.scope = scopes.len() - 1;
-            }
-        } else if node.is_named() && table.control.contains(&kind) {
-            let body = table
-                .body_fields
-                .iter()
-                .find_map(|f| node.child_by_field_name(f));
-            let (a, b) = (node.start_byte(), node.end_byte());
-            let hdr = body.map_or(a, |body| header_end(node, body, src).max(a));
-            let st = &mut defs[ctx.def];
-            st.kept.insert_range(
-                lines.line_of(a),
-                brace_line(table, &lines, lines.last_line(a, hdr), body),
+            let n = &self.file.nodes[i];
+            let (first, last) = (
+                lines.line_of(n.start_byte),
+                lines.last_line(n.start_byte, n.end_byte),
             );
-            let end_line = lines.last_line(a, b);
-            if table.braces && is_closing_line(lines.text(end_line)) {
-                st.kept.insert(end_line);
-            }
-        } else if (node.is_named() && table.jumps.contains(&kind))
-            || (!node.is_named() && table.clause_tokens.contains(&kind))
-        {
-            defs[ctx.def].kept.insert(lines.line_of(node.start_byte()));
-        } else if node.is_named()
-            && (ctx.def == 0 || is_container(file.nodes[ctx.def].kind))
-            // A query names its fields precisely (C's inside include guards too); the hooks
-            // are asked about direct members only.
-            && match &caps {
-                Some(c) => c.is_field(node),
-                None => ctx.member && (table.field)(node, ctx.def == 0),
-            }
-        {
-            let l = lines.line_of(node.start_byte());
-            defs[ctx.def].kept.insert(l);
-            outline.insert(l);
-        }
-
-        if let Some((name, kind)) = caps.as_ref().and_then(|c| c.reference(node)) {
-            if is_identifier(name) {
-                add_ref(&mut file, &mut seen_refs, ctx.def, name, kind);
-            }
-        } else if node.is_named() {
-            // Node kinds the table names as uses, for a query language too: a per-node
-            // pattern with a predicate (every capitalized identifier) costs more as a query.
-            if table.calls.contains(&kind) {
-                if let Some(name) = call_name(node, src) {
-                    add_ref(&mut file, &mut seen_refs, ctx.def, &name, RefKind::Call);
-                }
-            } else if let Some(name) = passed_name(table, node, src) {
-                add_ref(&mut file, &mut seen_refs, ctx.def, name, RefKind::Call);
-            } else if table.type_idents.contains(&kind)
-                || (table.idents.contains(&kind)
-                    && text(node, src).starts_with(|c: char| c.is_uppercase()))
-            {
-                let t = text(node, src);
-                if is_identifier(t) {
-                    add_ref(&mut file, &mut seen_refs, ctx.def, t, RefKind::Call);
-                }
-            }
-        }
-
-        if cursor.goto_first_child() {
-            stack.push(child);
-            deepest = deepest.max(stack.len());
-            // Grammars that attach a comment above a block's first statement to the block's
-            // parent (Ruby's `module X` / `# doc` / `class Y`) hand it on, so the first
-            // statement still finds its doc. Query languages only: the hand-written ones
-            // were measured without it.
-            let inherited = if caps.is_some() && !made_def && !table.wrappers.contains(&kind) {
-                my_lead
+            if st.keep_all {
+                st.keep_all_lines(first, last, &mut self.outline);
             } else {
-                Vec::new()
-            };
-            runs.push(inherited);
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
+                self.outline.insert_range(st.sig_lines.0, st.sig_lines.1);
+                self.outline.extend(st.closing);
             }
-            if !cursor.goto_parent() {
-                let mut walk = finish(
-                    table,
-                    path,
-                    &lines,
-                    root,
-                    file,
-                    defs,
-                    outline,
-                    comment_lines,
-                    package,
-                    errors,
-                    error_bytes,
-                    &mut clock,
-                )?;
-                if folded > 0 {
-                    walk.file.warnings.push(folded_warning(folded));
-                }
-                if deepest > NESTING_WARNING {
-                    walk.file.warnings.push(format!(
-                        "nesting {deepest} levels deep (over {NESTING_WARNING}); indexed, but the file is probably generated"
-                    ));
-                }
-                return Ok(walk);
-            }
-            stack.pop();
-            runs.pop();
+            let skeleton = render_kept(lines, n.start_byte, n.end_byte, &st.kept.set, neutral);
+            self.file.nodes[i].skeleton = skeleton;
         }
+        Ok(())
     }
 }
 
@@ -814,111 +1069,4 @@ pub(crate) fn folded_warning(folded: usize) -> String {
     format!(
         "definitions nested deeper than {MAX_DEF_DEPTH} levels are indexed as part of their enclosing definition ({folded} folded)"
     )
-}
-
-#[allow(clippy::too_many_arguments)]
-fn finish(
-    table: &Table,
-    path: &str,
-    lines: &Lines,
-    root: Node,
-    mut file: ParsedFile,
-    mut defs: Vec<DefState>,
-    mut outline: LineSet,
-    comment_lines: Vec<bool>,
-    package: Option<String>,
-    errors: usize,
-    error_bytes: usize,
-    clock: &mut Clock,
-) -> Result<Walk, ParseFailure> {
-    let src = lines.src;
-    let neutral = next_code_lines(lines, &|l| comment_lines.get(l).copied().unwrap_or(false));
-
-    // Module renderings: a one-line header, the module doc, and imports + top-level
-    // signatures + top-level control flow.
-    if let Some(p) = package {
-        // A package clause is source text of any length; the name built from it is bounded.
-        file.nodes[0].qualified_name = clean_name(format!("{p}.{}", file_stem(path)));
-    }
-    let mut doc = (table.module_doc)(root, src);
-    // A doc with Markdown headings is split into sections; the module keeps the part before
-    // the first heading, and the headings as an outline in its skeleton.
-    let sections = match &doc {
-        Some((_, a, b)) => doc_sections(
-            lines,
-            *a,
-            *b,
-            &file.nodes[0].qualified_name,
-            file.nodes.len(),
-        ),
-        None => DocSections::default(),
-    };
-    if let (Some((text, a, b)), Some(l)) = (&mut doc, sections.first_line) {
-        // Only comment docs have sections, so the shortened doc is cleaned as one.
-        *b = lines.start(l).max(*a);
-        *text = clean_comment(slice(src, *a, *b));
-    }
-    if let Some((_, a, b)) = &doc
-        && b > a
-    {
-        defs[0]
-            .kept
-            .insert_range(lines.line_of(*a), lines.last_line(*a, *b));
-    }
-    defs[0].kept.extend(sections.heading_lines);
-    let signature = format!("{} {path}", table.comment_prefix);
-    let with_doc = match &doc {
-        Some((_, a, b)) if b > a => format!("{signature}\n{}", block_at(lines, *a, *b, 0)),
-        _ => signature.clone(),
-    };
-    let module = &mut file.nodes[0];
-    module.skeleton = render_kept(lines, 0, src.len(), &defs[0].kept.set, &neutral);
-    if module.skeleton.is_empty() {
-        module.skeleton = signature.clone();
-    }
-    module.signature = signature;
-    module.with_doc = with_doc;
-    module.doc = doc.map(|d| d.0).filter(|d| !d.is_empty());
-
-    for (i, st) in defs.iter_mut().enumerate().skip(1) {
-        if clock.expired() {
-            return Err(ParseFailure::Timeout);
-        }
-        let n = &file.nodes[i];
-        let (first, last) = (
-            lines.line_of(n.start_byte),
-            lines.last_line(n.start_byte, n.end_byte),
-        );
-        if st.keep_all {
-            // The excluded ranges (nested bodies) come in source order; sweep them once.
-            st.exclude.sort_unstable();
-            let mut ex = st.exclude.iter().peekable();
-            for l in first..=last {
-                while ex.peek().is_some_and(|(_, b)| *b < l) {
-                    ex.next();
-                }
-                if ex.peek().is_none_or(|(a, _)| *a > l) {
-                    st.kept.insert(l);
-                    outline.insert(l);
-                }
-            }
-        } else {
-            outline.insert_range(st.sig_lines.0, st.sig_lines.1);
-            outline.extend(st.closing);
-        }
-        let skeleton = render_kept(lines, n.start_byte, n.end_byte, &st.kept.set, &neutral);
-        file.nodes[i].skeleton = skeleton;
-    }
-    file.nodes.extend(sections.nodes);
-    if errors > 0 {
-        file.warnings.push(format!(
-            "syntax errors: {errors} error node(s); indexed what the parser recovered"
-        ));
-    }
-    Ok(Walk {
-        file,
-        outline,
-        error_bytes,
-        comment_lines,
-    })
 }
