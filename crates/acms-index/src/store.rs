@@ -735,20 +735,6 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// The first `chars` characters of every file's stored text, in path order (for
-    /// judgements by a file's head, such as a generator's banner).
-    pub fn file_heads(&self, chars: usize) -> Result<Vec<(String, String)>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT path, substr(content, 1, ?1) FROM files ORDER BY path")
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(params![chars as i64], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.err(e))
-    }
-
     /// The stored text of the file at `path`.
     pub fn file_content(&self, path: &str) -> Result<Option<String>> {
         self.conn
@@ -781,35 +767,6 @@ impl Store {
             .map_err(|e| self.err(e))?;
         nodes.sort_unstable_by(|a, b| a.0.path.cmp(&b.0.path).then(a.1.cmp(&b.1)));
         Ok(nodes.into_iter().map(|(n, _)| n).collect())
-    }
-
-    /// The nodes of the file at `path`, in source order (what a changed file contributes to a
-    /// corpus patched after an incremental run).
-    pub fn nodes_in(&self, path: &str) -> Result<Vec<NodeRecord>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT id, path, kind, name, qualified_name, parent, start_line, end_line,
-                        start_byte, end_byte, signature, doc, tok0, tok2, tok4, tok9
-                 FROM nodes WHERE path = ?1 ORDER BY seq",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(params![path], node_row)
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.err(e))
-    }
-
-    /// The edges out of `src`, by target and kind.
-    pub fn edges_out(&self, src: NodeId) -> Result<Vec<EdgeRecord>> {
-        let mut edges: Vec<EdgeRecord> = self
-            .edges_from(src)?
-            .into_iter()
-            .filter_map(|(_, e, _)| e)
-            .collect();
-        edges.sort_unstable_by(edge_order);
-        Ok(edges)
     }
 
     /// The nodes of `ids` that exist, in the order of `ids` (one primary-key lookup each:
