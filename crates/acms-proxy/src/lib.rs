@@ -67,7 +67,7 @@ pub use log::{LogFormat, RequestLog, RequestRecord};
 use path::Endpoint;
 
 /// The largest request body accepted (long conversations are large).
-pub const MAX_BODY_BYTES: usize = 256 * 1024 * 1024;
+const MAX_BODY_BYTES: usize = 256 * 1024 * 1024;
 
 /// Errors of `acms-proxy`.
 #[derive(Debug, thiserror::Error)]
