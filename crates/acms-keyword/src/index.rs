@@ -19,13 +19,13 @@ use tantivy::directory::MmapDirectory;
 use tantivy::indexer::UserOperation;
 use tantivy::schema::IndexRecordOption;
 use tantivy::{
-    DocId, DocSet, Index, IndexReader, IndexSettings, IndexWriter, ReloadPolicy, TantivyDocument,
-    TantivyError, Term,
+    DocAddress, DocId, DocSet, Index, IndexReader, IndexSettings, IndexWriter, ReloadPolicy,
+    TantivyDocument, TantivyError, Term,
 };
 
 use crate::error::{Error, Result};
 use crate::query::{
-    MAX_COMPOUND_TERMS, MAX_QUERY_TERMS, boolean_query, candidate_terms, clauses,
+    Clause, MAX_COMPOUND_TERMS, MAX_QUERY_TERMS, boolean_query, candidate_terms, clauses,
     compound_candidates, select_terms, stem,
 };
 use crate::schema::{Fields, register_analyzers, stemmer};
@@ -152,11 +152,7 @@ fn coordination_exponent(num_terms: usize) -> f32 {
 
 /// The idf of each query term: of its most frequent field, so a term common anywhere counts
 /// little.
-fn term_idf(
-    stats: &LiveStatistics<'_>,
-    clauses: &[crate::query::Clause],
-    num_terms: usize,
-) -> Vec<f32> {
+fn term_idf(stats: &LiveStatistics<'_>, clauses: &[Clause], num_terms: usize) -> Vec<f32> {
     let n = stats.searcher.num_docs() as f32;
     let mut df = vec![0u64; num_terms];
     for c in clauses {
@@ -685,6 +681,9 @@ impl KeywordIndex {
     /// [`KeywordIndex::search`] with `emphasis`: phrases (identifiers the task names in code,
     /// say) whose terms are always part of the query, whatever their frequency, and weigh
     /// `factor` times as much as the other terms.
+    ///
+    /// In six steps: the emphasis weights, the query terms, their weighted clauses, the BM25
+    /// pool, the terms each pooled hit matches, and the re-rank by coordination factor.
     pub fn search_with(
         &self,
         query: &str,
@@ -698,15 +697,28 @@ impl KeywordIndex {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        let mut weight: HashMap<String, f32> = HashMap::new();
-        for (phrase, factor) in emphasis {
-            for t in candidate_terms(phrase) {
-                let w = weight.entry(t).or_insert(1.0);
-                *w = w.max(*factor);
-            }
-        }
+        let weight = emphasis_weights(emphasis);
         let stats = LiveStatistics::new(&searcher);
-        let mut terms = self.select_query_terms(&stats, query);
+        let terms = self.search_terms(&stats, query, &weight);
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let clauses = self.weighted_clauses(&terms, &weight);
+        let pool = self.pool(&stats, &clauses, terms.len(), limit)?;
+        let matched = self.matched_terms(&searcher, &clauses, &pool)?;
+        let idf = term_idf(&stats, &clauses, terms.len());
+        Ok(coordinated(pool, matched, &idf, &terms, limit))
+    }
+
+    /// Step 2 of a search: the query's own terms ([`KeywordIndex::select_query_terms`]),
+    /// then the emphasized ones it lacks, then the identifiers that join two of its words.
+    fn search_terms(
+        &self,
+        stats: &LiveStatistics<'_>,
+        query: &str,
+        weight: &HashMap<String, f32>,
+    ) -> Vec<String> {
+        let mut terms = self.select_query_terms(stats, query);
         let mut emphasized: Vec<String> = weight.keys().cloned().collect();
         emphasized.sort();
         for t in emphasized.into_iter().take(MAX_QUERY_TERMS) {
@@ -726,10 +738,13 @@ impl KeywordIndex {
                 compounds += 1;
             }
         }
-        if terms.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut clauses = clauses(&terms, &self.fields.searchable(), &mut stemmer());
+        terms
+    }
+
+    /// Step 3 of a search: the (field, term) clauses of `terms`, each boosted by the largest
+    /// emphasis weight among the query terms it came from.
+    fn weighted_clauses(&self, terms: &[String], weight: &HashMap<String, f32>) -> Vec<Clause> {
+        let mut clauses = clauses(terms, &self.fields.searchable(), &mut stemmer());
         for c in &mut clauses {
             let w = c
                 .query_terms
@@ -738,15 +753,27 @@ impl KeywordIndex {
                 .fold(1.0f32, |a, &b| a.max(b));
             c.boost *= w;
         }
-        let query = boolean_query(&clauses, terms.len());
-        // Fetched beyond `limit`: the coordination factor below re-ranks the pool, and a
-        // document that matches most of the query can climb from below the cut.
+        clauses
+    }
+
+    /// Step 4 of a search: the BM25 hits of `clauses` with their ids, best first (ties by
+    /// ascending id). Fetched beyond `limit`: the coordination factor re-ranks this pool, and
+    /// a document that matches most of the query can climb from below the cut.
+    fn pool(
+        &self,
+        stats: &LiveStatistics<'_>,
+        clauses: &[Clause],
+        num_terms: usize,
+        limit: usize,
+    ) -> Result<Vec<PoolHit>> {
+        let searcher = stats.searcher;
+        let query = boolean_query(clauses, num_terms);
         let fetch = limit.saturating_mul(COORD_POOL).saturating_add(TIE_MARGIN);
         let top = searcher
             .search_with_statistics_provider(
                 &query,
                 &TopDocs::with_limit(fetch).order_by_score(),
-                &stats,
+                stats,
             )
             .map_err(|e| self.tantivy(e))?;
 
@@ -765,26 +792,35 @@ impl KeywordIndex {
                 ),
             };
             if let Some(id) = column.first(addr.doc_id) {
-                hits.push((score, id, addr));
+                hits.push(PoolHit { score, id, addr });
             }
         }
-        hits.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
+        Ok(hits)
+    }
 
-        // Which query terms each hit contains: walk each clause's postings over the hits of
-        // each segment in doc order. At most 2 × 64 query terms (64 of the text, 64
-        // emphasized), so a u128 bit set suffices.
+    /// Step 5 of a search: which query terms each hit contains, as a bit set per hit (bit `q`
+    /// for query term `q`). Walks each clause's postings over the hits of each segment in doc
+    /// order. At most 2 × 64 query terms (64 of the text, 64 emphasized), so a u128 bit set
+    /// suffices.
+    fn matched_terms(
+        &self,
+        searcher: &tantivy::Searcher,
+        clauses: &[Clause],
+        hits: &[PoolHit],
+    ) -> Result<Vec<u128>> {
         let mut matched = vec![0u128; hits.len()];
         let mut by_segment: HashMap<u32, Vec<(DocId, usize)>> = HashMap::new();
-        for (i, (_, _, addr)) in hits.iter().enumerate() {
+        for (i, hit) in hits.iter().enumerate() {
             by_segment
-                .entry(addr.segment_ord)
+                .entry(hit.addr.segment_ord)
                 .or_default()
-                .push((addr.doc_id, i));
+                .push((hit.addr.doc_id, i));
         }
         for (segment_ord, mut docs) in by_segment {
             docs.sort_unstable();
             let segment = searcher.segment_reader(segment_ord);
-            for clause in &clauses {
+            for clause in clauses {
                 let inverted = segment
                     .inverted_index(clause.field)
                     .map_err(|e| self.tantivy(e))?;
@@ -808,33 +844,7 @@ impl KeywordIndex {
                 }
             }
         }
-
-        let idf = term_idf(&stats, &clauses, terms.len());
-        let exponent = coordination_exponent(terms.len());
-        let mut hits: Vec<(f32, u64, u128)> = hits
-            .into_iter()
-            .zip(matched)
-            .map(|((score, id, _), bits)| {
-                (score * coordination(bits, &idf).powf(exponent), id, bits)
-            })
-            .collect();
-        hits.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        hits.truncate(limit);
-        let best = hits.first().map_or(1.0, |h| h.0).max(f32::MIN_POSITIVE);
-        Ok(hits
-            .into_iter()
-            .map(|(score, id, bits)| KeywordHit {
-                id,
-                score,
-                relevance: (score / best).clamp(0.0, 1.0),
-                matched_terms: terms
-                    .iter()
-                    .enumerate()
-                    .filter(|(q, _)| bits & (1u128 << q) != 0)
-                    .map(|(_, t)| t.clone())
-                    .collect(),
-            })
-            .collect())
+        Ok(matched)
     }
 
     fn tantivy(&self, source: TantivyError) -> Error {
@@ -843,6 +853,64 @@ impl KeywordIndex {
             source,
         }
     }
+}
+
+/// Step 1 of a search: per emphasized term the largest factor of the phrases it is in.
+fn emphasis_weights(emphasis: &[(String, f32)]) -> HashMap<String, f32> {
+    let mut weight: HashMap<String, f32> = HashMap::new();
+    for (phrase, factor) in emphasis {
+        for t in candidate_terms(phrase) {
+            let w = weight.entry(t).or_insert(1.0);
+            *w = w.max(*factor);
+        }
+    }
+    weight
+}
+
+/// One BM25 hit of a search's pool, before the coordination factor.
+struct PoolHit {
+    score: f32,
+    id: u64,
+    addr: DocAddress,
+}
+
+/// Step 6 of a search: each hit's score times its coordination factor, re-ranked (ties by
+/// ascending id), cut to `limit`, with relevance and the names of its matched `terms`.
+fn coordinated(
+    pool: Vec<PoolHit>,
+    matched: Vec<u128>,
+    idf: &[f32],
+    terms: &[String],
+    limit: usize,
+) -> Vec<KeywordHit> {
+    let exponent = coordination_exponent(terms.len());
+    let mut hits: Vec<(f32, u64, u128)> = pool
+        .into_iter()
+        .zip(matched)
+        .map(|(hit, bits)| {
+            (
+                hit.score * coordination(bits, idf).powf(exponent),
+                hit.id,
+                bits,
+            )
+        })
+        .collect();
+    hits.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    hits.truncate(limit);
+    let best = hits.first().map_or(1.0, |h| h.0).max(f32::MIN_POSITIVE);
+    hits.into_iter()
+        .map(|(score, id, bits)| KeywordHit {
+            id,
+            score,
+            relevance: (score / best).clamp(0.0, 1.0),
+            matched_terms: terms
+                .iter()
+                .enumerate()
+                .filter(|(q, _)| bits & (1u128 << q) != 0)
+                .map(|(_, t)| t.clone())
+                .collect(),
+        })
+        .collect()
 }
 
 fn to_document(fields: &Fields, d: &KeywordDoc) -> TantivyDocument {

@@ -31,6 +31,7 @@ mod error;
 mod index;
 mod query;
 mod schema;
+mod terms;
 mod tokenizer;
 
 pub use error::{Error, Result};

@@ -18,7 +18,8 @@ use tantivy::query::{BooleanQuery, BoostQuery, DisjunctionMaxQuery, Occur, Query
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::tokenizer::{TextAnalyzer, TokenStream, Tokenizer};
 
-use crate::schema::{Analysis, STOP_WORDS, SearchField};
+use crate::schema::{Analysis, SearchField};
+use crate::terms::{STOP_WORDS, names_nothing};
 use crate::tokenizer::CodeTokenizer;
 
 /// Most distinct terms one query uses.
@@ -45,9 +46,9 @@ pub(crate) fn candidate_terms(query: &str) -> Vec<String> {
 }
 
 /// Most distinct word pairs [`compound_candidates`] proposes.
-pub const MAX_COMPOUND_PAIRS: usize = 256;
+const MAX_COMPOUND_PAIRS: usize = 256;
 /// Most joined identifiers one query adds to its terms.
-pub const MAX_COMPOUND_TERMS: usize = 8;
+pub(crate) const MAX_COMPOUND_TERMS: usize = 8;
 
 /// Identifiers that may join two words the task writes apart, for `show fixtures` a
 /// `showfixtures`: each pair of neighbouring prose words (stop words skipped) of at least three
@@ -147,20 +148,6 @@ pub(crate) fn select_terms(
     keep.into_iter()
         .filter_map(|i| candidates[i].take())
         .collect()
-}
-
-/// A one-character term (`x`, `e`, `f`: the variables of a pasted session, a loop index) or a
-/// number of at most two digits (`0`, `2`, `10`). Code is full of both: as a name they find
-/// local helpers called `f`, not the code a task is about. In a body they still count, since
-/// a quoted snippet (`p == q or p == -q`) is matched by its letters too. A longer number (a
-/// status code, an error number) can name something and counts everywhere.
-pub(crate) fn names_nothing(term: &str) -> bool {
-    let mut chars = term.chars();
-    match (chars.next(), chars.next(), chars.next()) {
-        (Some(_), None, _) => true,
-        (Some(a), Some(b), None) => a.is_ascii_digit() && b.is_ascii_digit(),
-        _ => false,
-    }
 }
 
 /// One (field, term) pair of the query and the query terms (indices) it came from; two query

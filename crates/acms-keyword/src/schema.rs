@@ -10,21 +10,13 @@ use tantivy::schema::{
 };
 use tantivy::tokenizer::{Language, Stemmer, StopWordFilter, TextAnalyzer, TokenizerManager};
 
+use crate::terms::STOP_WORDS;
 use crate::tokenizer::CodeTokenizer;
 
 /// Tokenizer name for identifier-bearing fields: code split, lowercase, no stemming.
 pub(crate) const CODE_ANALYZER: &str = "acms_code";
 /// Tokenizer name for prose-bearing fields: code split, English stop words, English stemming.
 pub(crate) const TEXT_ANALYZER: &str = "acms_text";
-
-/// The English stop words dropped from prose fields and from queries. This is tantivy's (and
-/// Lucene's) short English list; the longer Snowball list would also drop words that are common
-/// identifier parts in code (`all`, `any`, `some`, `other`, `up`, `down`, `over`).
-pub(crate) const STOP_WORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it",
-    "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these",
-    "they", "this", "to", "was", "will", "with",
-];
 
 /// How a field's terms are derived from a query term.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,7 +33,7 @@ pub(crate) struct SearchField {
     pub field: Field,
     pub boost: f32,
     pub analysis: Analysis,
-    /// Whether a term that names nothing on its own (`crate::query::names_nothing`) is
+    /// Whether a term that names nothing on its own (`crate::terms::names_nothing`) is
     /// matched here: only in bodies, where it adds to a quoted snippet's match; in a name it
     /// would find every local helper called `f`.
     pub vague_terms: bool,

@@ -88,6 +88,27 @@ impl HttpClient {
         ))
     }
 
+    /// Posts `body` and returns the answer's text: a transport failure is
+    /// [`Error::Transport`], a non-2xx status its [`status_error`].
+    fn send(&self, body: &impl Serialize) -> Result<String> {
+        let mut req = self.agent.post(&self.url);
+        if let Some(key) = &self.api_key {
+            req = req.header("Authorization", format!("Bearer {key}"));
+        }
+        let mut resp = req
+            .send_json(body)
+            .map_err(|e| Error::Transport(e.to_string()))?;
+        let status = resp.status().as_u16();
+        let text = resp
+            .body_mut()
+            .read_to_string()
+            .map_err(|e| Error::Transport(e.to_string()))?;
+        if !(200..300).contains(&status) {
+            return Err(status_error(status, &text));
+        }
+        Ok(text)
+    }
+
     /// The endpoint this client posts to.
     pub fn url(&self) -> &str {
         &self.url
@@ -107,21 +128,7 @@ impl HttpClient {
             o.entry("model")
                 .or_insert_with(|| Value::String(self.model.clone()));
         }
-        let mut req = self.agent.post(&self.url);
-        if let Some(key) = &self.api_key {
-            req = req.header("Authorization", format!("Bearer {key}"));
-        }
-        let mut resp = req
-            .send_json(&body)
-            .map_err(|e| Error::Transport(e.to_string()))?;
-        let status = resp.status().as_u16();
-        let text = resp
-            .body_mut()
-            .read_to_string()
-            .map_err(|e| Error::Transport(e.to_string()))?;
-        if !(200..300).contains(&status) {
-            return Err(status_error(status, &text));
-        }
+        let text = self.send(&body)?;
         serde_json::from_str(&text)
             .map_err(|e| Error::BadResponse(format!("body is not JSON: {e}")))
     }
@@ -135,21 +142,7 @@ impl LlmClient for HttpClient {
             max_tokens,
             temperature: 0.0,
         };
-        let mut req = self.agent.post(&self.url);
-        if let Some(key) = &self.api_key {
-            req = req.header("Authorization", format!("Bearer {key}"));
-        }
-        let mut resp = req
-            .send_json(&body)
-            .map_err(|e| Error::Transport(e.to_string()))?;
-        let status = resp.status().as_u16();
-        let text = resp
-            .body_mut()
-            .read_to_string()
-            .map_err(|e| Error::Transport(e.to_string()))?;
-        if !(200..300).contains(&status) {
-            return Err(status_error(status, &text));
-        }
+        let text = self.send(&body)?;
         parse_reply(&text)
     }
 }

@@ -94,7 +94,7 @@ pub fn classify(frame: &[u8]) -> Frame {
 }
 
 /// A JSON-RPC error response; `id` null when the request's cannot be read.
-pub fn error_response(id: Option<Value>, code: i64, message: &str) -> Value {
+fn error_response(id: Option<Value>, code: i64, message: &str) -> Value {
     json!({
         "jsonrpc": "2.0",
         "id": id.unwrap_or(Value::Null),

@@ -31,6 +31,7 @@
 
 pub mod args;
 pub mod frame;
+mod history;
 mod log;
 pub mod open;
 pub mod params;
@@ -57,8 +58,8 @@ use args::{Args, Limits};
 use open::{Shared, Slot};
 use reply::{
     ContextOut, DEFAULT_MAX_TOKENS, DecideOut, DecisionOut, ExpandOut, HistoryOut, HitOut,
-    MIN_MAX_TOKENS, MemoryOut, PhaseDetail, PhaseOut, PhaseSummary, PlanOut, PlanResult, RefOut,
-    SMALL_RESULT, STATUS_BLOCK, SearchOut, error_text,
+    MIN_MAX_TOKENS, MemoryOut, PhaseOut, PlanOut, PlanResult, SMALL_RESULT, STATUS_BLOCK,
+    SearchOut, error_text,
 };
 
 /// Errors of running the server (not of its tools: those are MCP tool errors).
@@ -72,10 +73,10 @@ pub enum Error {
 }
 
 /// The default and largest number of `search` hits.
-pub const SEARCH_LIMIT: usize = 20;
-pub const SEARCH_LIMIT_MAX: usize = 100;
+const SEARCH_LIMIT: usize = 20;
+const SEARCH_LIMIT_MAX: usize = 100;
 /// The default `expand` budget.
-pub const EXPAND_BUDGET: usize = 4_000;
+const EXPAND_BUDGET: usize = 4_000;
 /// Progress notifications of a waiting call are at most this frequent.
 const PROGRESS_EVERY: Duration = Duration::from_millis(200);
 
@@ -225,7 +226,7 @@ impl AcmsServer {
             embedding,
         };
         let shared = Arc::clone(&self.shared);
-        let joined = tokio::task::spawn_blocking(move || {
+        Ok(blocking(move || {
             let mut slot = shared.slot();
             match &mut *slot {
                 Slot::Ready(ws) => f(ws, &env),
@@ -233,12 +234,21 @@ impl AcmsServer {
                 Slot::Waiting => Err("internal error: the workspace is not open".into()),
             }
         })
-        .await;
-        Ok(match joined {
-            Ok(Ok(r)) => r,
-            Ok(Err(message)) => tool_error(message),
-            Err(e) => tool_error(format!("internal error: {e}")),
-        })
+        .await)
+    }
+
+    /// The shape of every workspace tool: with the arguments `parse_args` read, runs `work` on
+    /// the workspace ([`AcmsServer::call`]); with mistakes in them, answers those.
+    async fn run<T: Send + 'static>(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+        parsed: Result<T, CallToolResult>,
+        work: impl FnOnce(&mut Workspace, &Env, T) -> Result<CallToolResult, String> + Send + 'static,
+    ) -> Result<CallToolResult, ErrorData> {
+        match parsed {
+            Ok(args) => self.call(ctx, move |ws, env| work(ws, env, args)).await,
+            Err(mistakes) => Ok(mistakes),
+        }
     }
 
     /// Sends the opening steps to the client as log messages until the workspace is ready.
@@ -280,6 +290,40 @@ impl AcmsServer {
 /// A tool error: the message the model reads.
 fn tool_error(message: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message)])
+}
+
+/// Runs `f` on a blocking thread; its error (or panic) becomes a tool error.
+async fn blocking(
+    f: impl FnOnce() -> Result<CallToolResult, String> + Send + 'static,
+) -> CallToolResult {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(Ok(r)) => r,
+        Ok(Err(message)) => tool_error(message),
+        Err(e) => tool_error(format!("internal error: {e}")),
+    }
+}
+
+/// A tool's arguments: `parse` reads them from `arguments`, then every mistake it or
+/// [`Args`] found is the tool error ([`Args::finish`]), all at once.
+fn parse_args<'a, T>(
+    tool: &'static str,
+    arguments: &'a JsonObject,
+    known: &[&str],
+    parse: impl FnOnce(&mut Args<'a>) -> Option<T>,
+) -> Result<T, CallToolResult> {
+    let mut a = Args::new(tool, arguments, known);
+    let parsed = parse(&mut a);
+    a.finish().map_err(tool_error)?;
+    // Without mistakes every required argument was read.
+    parsed.ok_or_else(|| tool_error("internal error: arguments".into()))
+}
+
+/// The result of the tools that start, branch or close a plan.
+fn plan_result(plan: &acms::Plan, memory: &acms::TierReport) -> CallToolResult {
+    json_result(&PlanResult {
+        plan: PlanOut::from(plan),
+        memory: MemoryOut::from(memory),
+    })
 }
 
 /// A JSON result: the structured content, and the same JSON as its text.
@@ -583,7 +627,7 @@ impl AcmsServer {
         arguments: JsonObject,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let mut a = Args::new(
+        let parsed = parse_args(
             "context",
             &arguments,
             &[
@@ -594,18 +638,15 @@ impl AcmsServer {
                 "files",
                 "symbols",
             ],
+            |a| {
+                let task = a.text("task", true);
+                let budget = args::budget(a, self.limits);
+                let files = a.list("files");
+                let symbols = a.list("symbols");
+                Some((task?, budget?, files, symbols))
+            },
         );
-        let task = a.text("task", true);
-        let budget = args::budget(&mut a, self.limits);
-        let files = a.list("files");
-        let symbols = a.list("symbols");
-        if let Err(e) = a.finish() {
-            return Ok(tool_error(e));
-        }
-        let (Some(task), Some(budget)) = (task, budget) else {
-            return Ok(tool_error("internal error: arguments".into()));
-        };
-        self.call(&ctx, move |ws, env| {
+        self.run(&ctx, parsed, |ws, env, (task, budget, files, symbols)| {
             let t = Instant::now();
             let mut notes = Vec::new();
             let files = check_mentions("context", ws, &files, &symbols, &mut notes)?;
@@ -643,45 +684,36 @@ impl AcmsServer {
         arguments: JsonObject,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let mut a = Args::new(
+        let parsed = parse_args(
             "search",
             &arguments,
             &["query", "strategies", "limit", "max_tokens"],
+            |a| {
+                let query = a.text("query", true);
+                let strategies = a.list("strategies");
+                for (i, s) in strategies.iter().enumerate() {
+                    if !self.strategies.contains(s) {
+                        a.error(format!(
+                            "strategies[{i}]: `{s}` is not a strategy of this server (known: {})",
+                            self.strategies.join(", ")
+                        ));
+                    }
+                }
+                let mut caps = Vec::new();
+                let limit = args::bounded(a, "limit", SEARCH_LIMIT, 1, SEARCH_LIMIT_MAX, &mut caps);
+                let max_tokens = args::bounded(
+                    a,
+                    "max_tokens",
+                    DEFAULT_MAX_TOKENS,
+                    MIN_MAX_TOKENS,
+                    self.limits.max,
+                    &mut caps,
+                );
+                Some((query?, strategies, caps, limit, max_tokens))
+            },
         );
-        let query = a.text("query", true);
-        let strategies = a.list("strategies");
-        for (i, s) in strategies.iter().enumerate() {
-            if !self.strategies.contains(s) {
-                a.error(format!(
-                    "strategies[{i}]: `{s}` is not a strategy of this server (known: {})",
-                    self.strategies.join(", ")
-                ));
-            }
-        }
-        let mut caps = Vec::new();
-        let limit = args::bounded(
-            &mut a,
-            "limit",
-            SEARCH_LIMIT,
-            1,
-            SEARCH_LIMIT_MAX,
-            &mut caps,
-        );
-        let max_tokens = args::bounded(
-            &mut a,
-            "max_tokens",
-            DEFAULT_MAX_TOKENS,
-            MIN_MAX_TOKENS,
-            self.limits.max,
-            &mut caps,
-        );
-        if let Err(e) = a.finish() {
-            return Ok(tool_error(e));
-        }
-        let Some(query) = query else {
-            return Ok(tool_error("internal error: arguments".into()));
-        };
-        self.call(&ctx, move |ws, env| {
+        self.run(&ctx, parsed, |ws, env, args| {
+            let (query, strategies, caps, limit, max_tokens) = args;
             let r = ws
                 .search(&Query::new(query), &strategies, limit)
                 .map_err(|e| error_text(&e))?;
@@ -736,24 +768,13 @@ impl AcmsServer {
         arguments: JsonObject,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let mut a = Args::new("expand", &arguments, &["target", "budget"]);
-        let target = a.text("target", true);
-        let mut caps = Vec::new();
-        let budget = args::bounded(
-            &mut a,
-            "budget",
-            EXPAND_BUDGET,
-            1,
-            self.limits.max,
-            &mut caps,
-        );
-        if let Err(e) = a.finish() {
-            return Ok(tool_error(e));
-        }
-        let Some(target) = target else {
-            return Ok(tool_error("internal error: arguments".into()));
-        };
-        self.call(&ctx, move |ws, env| {
+        let parsed = parse_args("expand", &arguments, &["target", "budget"], |a| {
+            let target = a.text("target", true);
+            let mut caps = Vec::new();
+            let budget = args::bounded(a, "budget", EXPAND_BUDGET, 1, self.limits.max, &mut caps);
+            Some((target?, caps, budget))
+        });
+        self.run(&ctx, parsed, |ws, env, (target, caps, budget)| {
             let resolved =
                 expand_target(ws, &target).map_err(|e| args::mistakes("expand", &[e]))?;
             let e = ws.expand(&resolved, budget).map_err(|e| {
@@ -791,20 +812,12 @@ impl AcmsServer {
         arguments: JsonObject,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let mut a = Args::new("plan_start", &arguments, &["task"]);
-        let task = a.text("task", true);
-        if let Err(e) = a.finish() {
-            return Ok(tool_error(e));
-        }
-        let Some(task) = task else {
-            return Ok(tool_error("internal error: arguments".into()));
-        };
-        self.call(&ctx, move |ws, _| {
+        let parsed = parse_args("plan_start", &arguments, &["task"], |a| {
+            a.text("task", true)
+        });
+        self.run(&ctx, parsed, |ws, _, task| {
             let (plan, memory) = ws.start_plan(&task).map_err(|e| error_text(&e))?;
-            Ok(json_result(&PlanResult {
-                plan: PlanOut::from(&plan),
-                memory: MemoryOut::from(&memory),
-            }))
+            Ok(plan_result(&plan, &memory))
         })
         .await
     }
@@ -821,21 +834,14 @@ impl AcmsServer {
         arguments: JsonObject,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let mut a = Args::new("plan_child", &arguments, &["parent", "task"]);
-        let parent = parse_plan(&mut a, "parent");
-        let task = a.text("task", true);
-        if let Err(e) = a.finish() {
-            return Ok(tool_error(e));
-        }
-        let (Some(parent), Some(task)) = (parent, task) else {
-            return Ok(tool_error("internal error: arguments".into()));
-        };
-        self.call(&ctx, move |ws, _| {
+        let parsed = parse_args("plan_child", &arguments, &["parent", "task"], |a| {
+            let parent = parse_plan(a, "parent");
+            let task = a.text("task", true);
+            Some((parent?, task?))
+        });
+        self.run(&ctx, parsed, |ws, _, (parent, task)| {
             let (plan, memory) = ws.child_plan(parent, &task).map_err(|e| error_text(&e))?;
-            Ok(json_result(&PlanResult {
-                plan: PlanOut::from(&plan),
-                memory: MemoryOut::from(&memory),
-            }))
+            Ok(plan_result(&plan, &memory))
         })
         .await
     }
@@ -852,7 +858,7 @@ impl AcmsServer {
         arguments: JsonObject,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let mut a = Args::new(
+        let parsed = parse_args(
             "plan_phase",
             &arguments,
             &[
@@ -865,20 +871,18 @@ impl AcmsServer {
                 "files",
                 "symbols",
             ],
+            |a| {
+                let plan = parse_plan(a, "plan");
+                let phase = parse_phase(a);
+                let focus = a.text("focus", false).unwrap_or_default();
+                let budget = args::budget(a, self.limits);
+                let files = a.list("files");
+                let symbols = a.list("symbols");
+                Some((plan?, phase?, focus, budget?, files, symbols))
+            },
         );
-        let plan = parse_plan(&mut a, "plan");
-        let phase = parse_phase(&mut a);
-        let focus = a.text("focus", false).unwrap_or_default();
-        let budget = args::budget(&mut a, self.limits);
-        let files = a.list("files");
-        let symbols = a.list("symbols");
-        if let Err(e) = a.finish() {
-            return Ok(tool_error(e));
-        }
-        let (Some(plan), Some(phase), Some(budget)) = (plan, phase, budget) else {
-            return Ok(tool_error("internal error: arguments".into()));
-        };
-        self.call(&ctx, move |ws, env| {
+        self.run(&ctx, parsed, |ws, env, args| {
+            let (plan, phase, focus, budget, files, symbols) = args;
             let t = Instant::now();
             let mut notes = Vec::new();
             let files = check_mentions("plan_phase", ws, &files, &symbols, &mut notes)?;
@@ -936,22 +940,19 @@ impl AcmsServer {
         arguments: JsonObject,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let mut a = Args::new(
+        let parsed = parse_args(
             "plan_decide",
             &arguments,
             &["plan", "phase", "notes", "fragments"],
+            |a| {
+                let plan = parse_plan(a, "plan");
+                let phase = parse_phase(a);
+                let notes = a.text("notes", false).filter(|n| !n.trim().is_empty());
+                let fragments = a.list("fragments");
+                Some((plan?, phase?, notes, fragments))
+            },
         );
-        let plan = parse_plan(&mut a, "plan");
-        let phase = parse_phase(&mut a);
-        let notes = a.text("notes", false).filter(|n| !n.trim().is_empty());
-        let fragments = a.list("fragments");
-        if let Err(e) = a.finish() {
-            return Ok(tool_error(e));
-        }
-        let (Some(plan), Some(phase)) = (plan, phase) else {
-            return Ok(tool_error("internal error: arguments".into()));
-        };
-        self.call(&ctx, move |ws, env| {
+        self.run(&ctx, parsed, |ws, env, (plan, phase, notes, fragments)| {
             let ids = if fragments.is_empty() {
                 Vec::new()
             } else {
@@ -1024,20 +1025,12 @@ impl AcmsServer {
         arguments: JsonObject,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let mut a = Args::new("plan_close", &arguments, &["plan"]);
-        let plan = parse_plan(&mut a, "plan");
-        if let Err(e) = a.finish() {
-            return Ok(tool_error(e));
-        }
-        let Some(plan) = plan else {
-            return Ok(tool_error("internal error: arguments".into()));
-        };
-        self.call(&ctx, move |ws, _| {
+        let parsed = parse_args("plan_close", &arguments, &["plan"], |a| {
+            parse_plan(a, "plan")
+        });
+        self.run(&ctx, parsed, |ws, _, plan| {
             let (plan, memory) = ws.close_plan(plan).map_err(|e| error_text(&e))?;
-            Ok(json_result(&PlanResult {
-                plan: PlanOut::from(&plan),
-                memory: MemoryOut::from(&memory),
-            }))
+            Ok(plan_result(&plan, &memory))
         })
         .await
     }
@@ -1054,157 +1047,41 @@ impl AcmsServer {
         arguments: JsonObject,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let mut a = Args::new("plan_history", &arguments, &["plan", "phase", "max_tokens"]);
-        let plan = parse_plan(&mut a, "plan");
-        // A run number may come as a number or a string; anything else is a phase name.
-        let phase = match a.value("phase") {
-            Some(Value::Number(n)) => Some(n.to_string()),
-            _ => a.text("phase", false),
-        };
-        let mut caps = Vec::new();
-        let max_tokens = args::bounded(
-            &mut a,
-            "max_tokens",
-            DEFAULT_MAX_TOKENS,
-            MIN_MAX_TOKENS,
-            self.limits.max,
-            &mut caps,
+        let parsed = parse_args(
+            "plan_history",
+            &arguments,
+            &["plan", "phase", "max_tokens"],
+            |a| {
+                let plan = parse_plan(a, "plan");
+                // A run number may come as a number or a string; anything else is a phase name.
+                let phase = match a.value("phase") {
+                    Some(Value::Number(n)) => Some(n.to_string()),
+                    _ => a.text("phase", false),
+                };
+                let mut caps = Vec::new();
+                let max_tokens = args::bounded(
+                    a,
+                    "max_tokens",
+                    DEFAULT_MAX_TOKENS,
+                    MIN_MAX_TOKENS,
+                    self.limits.max,
+                    &mut caps,
+                );
+                Some((plan?, phase, caps, max_tokens))
+            },
         );
-        if let Err(e) = a.finish() {
-            return Ok(tool_error(e));
-        }
-        let Some(plan) = plan else {
-            return Ok(tool_error("internal error: arguments".into()));
-        };
-        self.call(&ctx, move |ws, env| {
+        self.run(&ctx, parsed, |ws, env, (plan, phase, caps, max_tokens)| {
             let (h, memory) = ws.history(plan).map_err(|e| error_text(&e))?;
-            let detail = match phase.as_deref().map(str::trim) {
-                None => None,
-                Some(p) => {
-                    let run = match p.parse::<i64>() {
-                        Ok(seq) => h.phases.iter().find(|r| r.seq == seq),
-                        Err(_) => h.phases.iter().filter(|r| r.name == p).max_by_key(|r| r.seq),
-                    };
-                    let Some(run) = run else {
-                        let mut known: Vec<String> = h
-                            .phases
-                            .iter()
-                            .map(|r| format!("{} ({})", r.name, r.seq))
-                            .collect();
-                        known.truncate(20);
-                        return Err(format!(
-                            "phase: plan {plan} has no phase run `{p}` (runs: {}): pass a phase name or run number from the summary",
-                            if known.is_empty() { "none".into() } else { known.join(", ") }
-                        ));
-                    };
-                    Some(PhaseDetail {
-                        seq: run.seq,
-                        phase: run.name.clone(),
-                        manifest: run
-                            .manifest
-                            .iter()
-                            .map(|f| RefOut {
-                                place: reply::Place::new(&f.path, f.start_line, f.end_line),
-                                node: f.node.to_string(),
-                                name: f.name.clone(),
-                                depth: f.depth.value(),
-                                tokens: f.tokens,
-                            })
-                            .collect(),
-                        manifest_omitted: 0,
-                    })
-                }
-            };
-            let phases: Vec<PhaseSummary> = h
-                .phases
-                .iter()
-                .map(|r| PhaseSummary {
-                    seq: r.seq,
-                    phase: r.name.clone(),
-                    focus: reply::preview(&r.focus, 300),
-                    budget: r.budget,
-                    tokens: r.tokens,
-                    fragments: r.manifest.len(),
-                    refreshed: r.refreshed,
-                    created: r.created,
-                })
-                .collect();
-            let decisions: Vec<DecisionOut> = h.decisions.iter().map(DecisionOut::from).collect();
-            let mut out = HistoryOut {
-                plan: PlanOut::from(&h.plan),
-                phases: phases.clone(),
-                phases_omitted: 0,
-                decisions: decisions.clone(),
-                decisions_omitted: 0,
-                children: h.children.iter().map(ToString::to_string).collect(),
-                detail,
-                caps,
-                memory: MemoryOut::from(&memory),
-            };
             let counter = env.tokenizer.counter();
-            let fits = |out: &HistoryOut| reply::tokens(out, &counter) <= max_tokens;
-            if !fits(&out) {
-                // The oldest phase runs and decisions go first, whichever they are. Times are
-                // in seconds: within one, a decision follows the run of its phase.
-                let run_of = |d: &acms::Decision| {
-                    h.phases
-                        .iter()
-                        .filter(|r| r.name == d.phase && r.created <= d.created)
-                        .map(|r| r.seq)
-                        .max()
-                        .unwrap_or(0)
-                };
-                let mut order: Vec<(i64, i64, bool, usize)> = h
-                    .phases
-                    .iter()
-                    .enumerate()
-                    .map(|(i, r)| (r.created, r.seq, false, i))
-                    .chain(
-                        h.decisions
-                            .iter()
-                            .enumerate()
-                            .map(|(i, d)| (d.created, run_of(d), true, i)),
-                    )
-                    .collect();
-                order.sort_unstable();
-                let n = order.len();
-                let keep = |k: usize, out: &mut HistoryOut| {
-                    let newest = &order[n - k..];
-                    out.phases = newest
-                        .iter()
-                        .filter(|(_, _, decision, _)| !decision)
-                        .map(|&(_, _, _, i)| phases[i].clone())
-                        .collect();
-                    out.decisions = newest
-                        .iter()
-                        .filter(|(_, _, decision, _)| *decision)
-                        .map(|&(_, _, _, i)| decisions[i].clone())
-                        .collect();
-                    out.phases_omitted = phases.len() - out.phases.len();
-                    out.decisions_omitted = decisions.len() - out.decisions.len();
-                };
-                let kept = reply::keep_within(n, |k| {
-                    keep(k, &mut out);
-                    fits(&out)
-                });
-                keep(kept, &mut out);
-            }
-            if !fits(&out)
-                && let Some(mut d) = out.detail.take()
-            {
-                let all = std::mem::take(&mut d.manifest);
-                let n = all.len();
-                let mut trial = out.clone();
-                let kept = reply::keep_within(n, |k| {
-                    d.manifest = all[..k].to_vec();
-                    d.manifest_omitted = n - k;
-                    trial.detail = Some(d.clone());
-                    fits(&trial)
-                });
-                d.manifest = all[..kept].to_vec();
-                d.manifest_omitted = n - kept;
-                out.detail = Some(d);
-            }
+            let out = history::history_out(
+                &h,
+                &memory,
+                plan,
+                phase.as_deref(),
+                caps,
+                max_tokens,
+                &counter,
+            )?;
             Ok(json_result(&out))
         })
         .await
@@ -1218,58 +1095,60 @@ impl AcmsServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn compact(&self, arguments: JsonObject) -> Result<CallToolResult, ErrorData> {
-        let mut a = Args::new("compact", &arguments, &["conversation", "limit", "format"]);
-        let conversation = match a.value("conversation") {
-            None => {
-                a.error("conversation: missing (an array of messages, an object with `messages`, or that JSON as a string)".into());
-                None
-            }
-            Some(v @ (Value::Array(_) | Value::Object(_) | Value::String(_))) => Some(v.clone()),
-            Some(other) => {
-                a.error(format!(
-                    "conversation: expected an array of messages, an object with `messages`, or that JSON as a string, got {}",
-                    args::describe(other)
-                ));
-                None
-            }
-        };
-        let limit = match a.value("limit") {
-            None => {
-                a.error(
-                    "limit: missing (the token limit for the compacted conversation, at least 1)"
-                        .into(),
-                );
-                None
-            }
-            Some(_) => a.count("limit", "accepted: at least 1 token"),
-        };
-        if limit == Some(0) {
-            a.error("limit: 0 is below the minimum of 1 token".into());
-        }
-        let format = a.text("format", false);
-        if let Some(f) = &format
-            && f != "openai"
-            && f != "anthropic"
-        {
-            a.error(format!(
-                "format: `{f}` is not a conversation format: use openai or anthropic"
-            ));
-        }
-        if let Err(e) = a.finish() {
-            return Ok(tool_error(e));
-        }
-        let (Some(conversation), Some(limit)) = (conversation, limit) else {
-            return Ok(tool_error("internal error: arguments".into()));
+        let parsed = parse_args(
+            "compact",
+            &arguments,
+            &["conversation", "limit", "format"],
+            compact_args,
+        );
+        let (conversation, limit, format) = match parsed {
+            Ok(p) => p,
+            Err(e) => return Ok(e),
         };
         let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-        let joined =
-            tokio::task::spawn_blocking(move || compact(conversation, limit, format)).await;
-        Ok(match joined {
-            Ok(Ok(r)) => r,
-            Ok(Err(m)) => tool_error(m),
-            Err(e) => tool_error(format!("internal error: {e}")),
-        })
+        Ok(blocking(move || compact(conversation, limit, format)).await)
     }
+}
+
+/// The `compact` tool's arguments: the conversation, its token limit, its format if named.
+fn compact_args(a: &mut Args<'_>) -> Option<(Value, u64, Option<String>)> {
+    let conversation = match a.value("conversation") {
+        None => {
+            a.error("conversation: missing (an array of messages, an object with `messages`, or that JSON as a string)".into());
+            None
+        }
+        Some(v @ (Value::Array(_) | Value::Object(_) | Value::String(_))) => Some(v.clone()),
+        Some(other) => {
+            a.error(format!(
+                "conversation: expected an array of messages, an object with `messages`, or that JSON as a string, got {}",
+                args::describe(other)
+            ));
+            None
+        }
+    };
+    let limit = match a.value("limit") {
+        None => {
+            a.error(
+                "limit: missing (the token limit for the compacted conversation, at least 1)"
+                    .into(),
+            );
+            None
+        }
+        Some(_) => a.count("limit", "accepted: at least 1 token"),
+    };
+    if limit == Some(0) {
+        a.error("limit: 0 is below the minimum of 1 token".into());
+    }
+    let format = a.text("format", false);
+    if let Some(f) = &format
+        && f != "openai"
+        && f != "anthropic"
+    {
+        a.error(format!(
+            "format: `{f}` is not a conversation format: use openai or anthropic"
+        ));
+    }
+    Some((conversation?, limit?, format))
 }
 
 /// The `compact` tool: one call of [`acms::compact::Compactor`].

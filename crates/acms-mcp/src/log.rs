@@ -15,7 +15,7 @@ use serde_json::Value;
 
 /// Severities, least severe first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Level {
+pub(crate) enum Level {
     Debug,
     Info,
     Notice,
@@ -44,18 +44,18 @@ impl Level {
         }
     }
 
-    pub fn rank(self) -> u8 {
+    pub(crate) fn rank(self) -> u8 {
         self as u8
     }
 }
 
 /// The level a `logging/setLevel` request asks for.
-pub fn requested(request: &rmcp::model::SetLevelRequestParams) -> Level {
+pub(crate) fn requested(request: &rmcp::model::SetLevelRequestParams) -> Level {
     Level::of(&request.level)
 }
 
 /// The server's capabilities: tools, and log messages.
-pub fn capabilities() -> ServerCapabilities {
+pub(crate) fn capabilities() -> ServerCapabilities {
     ServerCapabilities::builder()
         .enable_tools()
         .enable_logging()
@@ -63,7 +63,7 @@ pub fn capabilities() -> ServerCapabilities {
 }
 
 /// Sends one log line (a lost line is not worth failing anything for).
-pub async fn send(peer: &Peer<RoleServer>, level: Level, message: String) {
+pub(crate) async fn send(peer: &Peer<RoleServer>, level: Level, message: String) {
     let param = LoggingMessageNotificationParam::new(level.wire(), Value::String(message))
         .with_logger("acms");
     let _ = peer.notify_logging_message(param).await;

@@ -29,7 +29,7 @@ const DECISION_REFS: usize = 20;
 
 /// The structured content of `context` (and the context part of `plan_phase`) may take a
 /// quarter of the budget, at least this much.
-pub const MIN_MANIFEST_BOUND: usize = 1_000;
+const MIN_MANIFEST_BOUND: usize = 1_000;
 
 /// Bound of the structured content of a context assembled for `budget` tokens.
 pub fn manifest_bound(budget: usize) -> usize {
@@ -97,7 +97,7 @@ pub struct FragmentOut {
 }
 
 impl FragmentOut {
-    pub fn from_manifest(m: &acms::ManifestEntry) -> FragmentOut {
+    fn from_manifest(m: &acms::ManifestEntry) -> FragmentOut {
         FragmentOut {
             place: Place::new(&m.path, m.start_line, m.end_line),
             node: m.node.to_string(),

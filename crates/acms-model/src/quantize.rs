@@ -275,10 +275,32 @@ pub fn quantize(data: &[u8]) -> Result<(Vec<u8>, Quantized), QuantizeError> {
     let graph = bytes_of(&model, MODEL_GRAPH, "a model")
         .map_err(|_| "not an ONNX model (no graph)".to_string())?;
     let gfields = fields(graph)?;
+    let (inits, nodes) = parse_graph(&gfields)?;
+    let mut uses = initializer_uses(&nodes);
+    let producer = producers(&nodes);
+    let mut rewrite = Rewrite::default();
+    for n in &nodes {
+        rewrite.node(n, &inits, &producer, &mut uses)?;
+    }
+    let out_graph = write_graph(&gfields, graph.len(), &rewrite, &uses)?;
+    let out = write_model(&model, &out_graph);
+    let report = Quantized {
+        matmuls: rewrite.count,
+        weights: rewrite.quantized.len(),
+    };
+    Ok((out, report))
+}
 
-    let mut inits: HashMap<&[u8], Vec<Field<'_>>> = HashMap::new();
+/// Initializers by name.
+type Initializers<'a> = HashMap<&'a [u8], Vec<Field<'a>>>;
+
+/// The graph's initializers (by name) and its nodes, in order.
+fn parse_graph<'a>(
+    gfields: &[Field<'a>],
+) -> Result<(Initializers<'a>, Vec<Node<'a>>), QuantizeError> {
+    let mut inits: Initializers<'a> = HashMap::new();
     let mut nodes = Vec::new();
-    for f in &gfields {
+    for f in gfields {
         let Value::Bytes(v) = f.value else { continue };
         match f.num {
             GRAPH_INITIALIZER => {
@@ -297,121 +319,184 @@ pub fn quantize(data: &[u8]) -> Result<(Vec<u8>, Quantized), QuantizeError> {
             _ => {}
         }
     }
-    // How often each initializer is used: a weight used elsewhere too keeps its float copy.
+    Ok((inits, nodes))
+}
+
+/// How often each name is a node input: a weight used elsewhere too keeps its float copy.
+fn initializer_uses(nodes: &[Node<'_>]) -> HashMap<Vec<u8>, i64> {
     let mut uses: HashMap<Vec<u8>, i64> = HashMap::new();
-    let mut producer: Producers<'_> = HashMap::new();
-    for n in &nodes {
+    for n in nodes {
         for x in &n.ins {
             *uses.entry(x.to_vec()).or_insert(0) += 1;
         }
+    }
+    uses
+}
+
+/// Each node output's producer.
+fn producers<'a>(nodes: &'a [Node<'a>]) -> Producers<'a> {
+    let mut producer: Producers<'a> = HashMap::new();
+    for n in nodes {
         for x in &n.outs {
             producer.insert(x, (n.op, &n.ins));
         }
     }
+    producer
+}
 
-    // (q, scale) initializer names when `name` = Mul(Cast(int8 matrix), float scale).
-    let int8_weight = |name: &[u8]| -> Option<(&[u8], &[u8])> {
-        let &(op, ins) = producer.get(name)?;
-        if op != b"Mul" || ins.len() != 2 {
-            return None;
+/// The (q, scale) initializer names when `name` = Mul(Cast(int8 matrix), float scale).
+fn int8_weight<'a>(
+    name: &[u8],
+    inits: &Initializers<'_>,
+    producer: &Producers<'a>,
+) -> Option<(&'a [u8], &'a [u8])> {
+    let &(op, ins) = producer.get(name)?;
+    if op != b"Mul" || ins.len() != 2 {
+        return None;
+    }
+    for (cast_out, scale) in [(ins[0], ins[1]), (ins[1], ins[0])] {
+        let Some(&(cast_op, cast_ins)) = producer.get(cast_out) else {
+            continue;
+        };
+        if cast_op != b"Cast" || !inits.contains_key(scale) {
+            continue;
         }
-        for (cast_out, scale) in [(ins[0], ins[1]), (ins[1], ins[0])] {
-            let Some(&(cast_op, cast_ins)) = producer.get(cast_out) else {
-                continue;
-            };
-            if cast_op != b"Cast" || !inits.contains_key(scale) {
-                continue;
-            }
-            let Some(&q) = cast_ins.first() else { continue };
-            if let Some(qf) = inits.get(q) {
-                let (dims, dtype) = tensor_info(qf);
-                if dtype == Some(INT8)
-                    && dims.len() == 2
-                    && tensor_info(&inits[scale]).1 == Some(FLOAT)
-                {
-                    return Some((q, scale));
-                }
+        let Some(&q) = cast_ins.first() else { continue };
+        if let Some(qf) = inits.get(q) {
+            let (dims, dtype) = tensor_info(qf);
+            if dtype == Some(INT8) && dims.len() == 2 && tensor_info(&inits[scale]).1 == Some(FLOAT)
+            {
+                return Some((q, scale));
             }
         }
-        None
-    };
+    }
+    None
+}
 
-    // weight name -> (q name, scale name, zp name)
-    let mut quantized: HashMap<&[u8], QuantNames> = HashMap::new();
-    let mut new_nodes: Vec<u8> = Vec::new();
-    let mut new_inits: Vec<u8> = Vec::new();
-    let mut count = 0usize;
-    let cast_attrs = cast_to_float();
-    for n in &nodes {
+/// The rewritten nodes and the new initializers, built one original node at a time.
+#[derive(Default)]
+struct Rewrite<'a> {
+    /// weight name -> (q name, scale name, zp name)
+    quantized: HashMap<&'a [u8], QuantNames>,
+    nodes: Vec<u8>,
+    inits: Vec<u8>,
+    /// MatMuls rewritten so far (also numbers the new nodes' names).
+    count: usize,
+}
+
+impl<'a> Rewrite<'a> {
+    /// Copies `n`, or rewrites it when it is a MatMul by a constant (float or int8) weight.
+    fn node(
+        &mut self,
+        n: &Node<'a>,
+        inits: &Initializers<'_>,
+        producer: &Producers<'_>,
+        uses: &mut HashMap<Vec<u8>, i64>,
+    ) -> Result<(), QuantizeError> {
         let weight = (n.op == b"MatMul" && n.ins.len() == 2).then(|| n.ins[1]);
         let matrix = match weight.and_then(|w| inits.get(w)) {
             Some(tf) => float_matrix(tf)?,
             None => None,
         };
         let prequantized = match weight {
-            Some(w) if !w.is_empty() && matrix.is_none() => int8_weight(w),
+            Some(w) if !w.is_empty() && matrix.is_none() => int8_weight(w, inits, producer),
             _ => None,
         };
         let Some(weight) = weight.filter(|_| matrix.is_some() || prequantized.is_some()) else {
-            new_nodes.extend_from_slice(n.raw);
-            continue;
+            self.nodes.extend_from_slice(n.raw);
+            return Ok(());
         };
         if let Some((q, scale)) = prequantized
-            && !quantized.contains_key(weight)
+            && !self.quantized.contains_key(weight)
         {
             let zp = concat(weight, "_zp");
-            tensor(&zp, INT8, &[], &[0], &mut new_inits);
-            quantized.insert(weight, (q.to_vec(), scale.to_vec(), zp));
+            tensor(&zp, INT8, &[], &[0], &mut self.inits);
+            self.quantized
+                .insert(weight, (q.to_vec(), scale.to_vec(), zp));
         }
-        if !quantized.contains_key(weight)
+        if !self.quantized.contains_key(weight)
             && let Some((dims, values)) = &matrix
         {
-            let (q, scale) = quantize_matrix(values)?;
-            let names = (
-                concat(weight, "_q8"),
-                concat(weight, "_scale"),
-                concat(weight, "_zp"),
-            );
-            tensor(&names.0, INT8, dims, &q, &mut new_inits);
-            tensor(&names.1, FLOAT, &[], &scale.to_le_bytes(), &mut new_inits);
-            tensor(&names.2, INT8, &[], &[0], &mut new_inits);
-            quantized.insert(weight, names);
+            self.quantize_weight(weight, dims, values)?;
         }
-        let (wq, ws, wz) = &quantized[weight];
-        let base = format!("q8_{count}");
-        count += 1;
+        self.integer_matmul(n, weight)?;
+        let u = uses.entry(weight.to_vec()).or_insert(1);
+        *u -= 1;
+        Ok(())
+    }
+
+    /// Adds the int8 values, scale and zero point of the float matrix `weight`.
+    fn quantize_weight(
+        &mut self,
+        weight: &'a [u8],
+        dims: &[u64],
+        values: &[f32],
+    ) -> Result<(), QuantizeError> {
+        let (q, scale) = quantize_matrix(values)?;
+        let names = (
+            concat(weight, "_q8"),
+            concat(weight, "_scale"),
+            concat(weight, "_zp"),
+        );
+        tensor(&names.0, INT8, dims, &q, &mut self.inits);
+        tensor(&names.1, FLOAT, &[], &scale.to_le_bytes(), &mut self.inits);
+        tensor(&names.2, INT8, &[], &[0], &mut self.inits);
+        self.quantized.insert(weight, names);
+        Ok(())
+    }
+
+    /// The five nodes that replace MatMul `n` by its quantized `weight` (module docs).
+    fn integer_matmul(&mut self, n: &Node<'_>, weight: &[u8]) -> Result<(), QuantizeError> {
+        let (wq, ws, wz) = &self.quantized[weight];
+        let base = format!("q8_{}", self.count);
+        self.count += 1;
         let name = |suffix: &str| format!("{base}_{suffix}").into_bytes();
         let a = n.ins[0];
         let y = *n.outs.first().ok_or("a MatMul without an output")?;
         let (aq, a_s, az) = (name("a"), name("as"), name("az"));
         let (int, fl, s) = (name("int"), name("f"), name("s"));
-        new_nodes.extend(node(
+        let out = &mut self.nodes;
+        out.extend(node(
             "DynamicQuantizeLinear",
             &[a],
             &[&aq, &a_s, &az],
             &name("dql"),
             &[],
         ));
-        new_nodes.extend(node(
+        out.extend(node(
             "MatMulInteger",
             &[&aq, wq, &az, wz],
             &[&int],
             &name("mmi"),
             &[],
         ));
-        new_nodes.extend(node("Cast", &[&int], &[&fl], &name("cast"), &cast_attrs));
-        new_nodes.extend(node("Mul", &[&a_s, ws], &[&s], &name("scale"), &[]));
-        new_nodes.extend(node("Mul", &[&fl, &s], &[y], &name("out"), &[]));
-        let u = uses.entry(weight.to_vec()).or_insert(1);
-        *u -= 1;
+        out.extend(node(
+            "Cast",
+            &[&int],
+            &[&fl],
+            &name("cast"),
+            &cast_to_float(),
+        ));
+        out.extend(node("Mul", &[&a_s, ws], &[&s], &name("scale"), &[]));
+        out.extend(node("Mul", &[&fl, &s], &[y], &name("out"), &[]));
+        Ok(())
     }
+}
 
-    let mut out_graph = Vec::with_capacity(graph.len() + new_inits.len());
+/// The graph with its nodes replaced by the rewritten ones (where the first node was), the
+/// float weights no node uses any more dropped, and the new initializers appended.
+fn write_graph(
+    gfields: &[Field<'_>],
+    graph_len: usize,
+    rewrite: &Rewrite<'_>,
+    uses: &HashMap<Vec<u8>, i64>,
+) -> Result<Vec<u8>, QuantizeError> {
+    let mut out_graph = Vec::with_capacity(graph_len + rewrite.inits.len());
     let mut nodes_written = false;
-    for f in &gfields {
+    for f in gfields {
         if f.num == GRAPH_NODE {
             if !nodes_written {
-                out_graph.extend_from_slice(&new_nodes);
+                out_graph.extend_from_slice(&rewrite.nodes);
                 nodes_written = true;
             }
             continue;
@@ -420,27 +505,27 @@ pub fn quantize(data: &[u8]) -> Result<(Vec<u8>, Quantized), QuantizeError> {
             && let Value::Bytes(v) = f.value
         {
             let name = bytes_of(&fields(v)?, TENSOR_NAME, "an initializer")?;
-            if quantized.contains_key(name) && uses.get(name).copied().unwrap_or(0) == 0 {
+            if rewrite.quantized.contains_key(name) && uses.get(name).copied().unwrap_or(0) == 0 {
                 continue;
             }
         }
         out_graph.extend_from_slice(f.raw);
     }
-    out_graph.extend_from_slice(&new_inits);
+    out_graph.extend_from_slice(&rewrite.inits);
+    Ok(out_graph)
+}
 
+/// The model with its graph replaced by `out_graph`.
+fn write_model(model: &[Field<'_>], out_graph: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(out_graph.len() + 64);
-    for f in &model {
+    for f in model {
         if f.num == MODEL_GRAPH {
-            enc_bytes(MODEL_GRAPH, &out_graph, &mut out);
+            enc_bytes(MODEL_GRAPH, out_graph, &mut out);
         } else {
             out.extend_from_slice(f.raw);
         }
     }
-    let report = Quantized {
-        matmuls: count,
-        weights: quantized.len(),
-    };
-    Ok((out, report))
+    out
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 use std::io::Read;
 
 /// Members larger than this are refused (the largest pinned one is 90 MB).
-pub const MAX_MEMBER: u64 = 1 << 30;
+const MAX_MEMBER: u64 = 1 << 30;
 
 /// Why a member could not be read.
 pub type ZipError = String;

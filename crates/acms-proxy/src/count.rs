@@ -10,23 +10,23 @@ use acms_compact::measure::Unit;
 use serde_json::Value;
 
 /// Framing of each message (role and separators).
-pub const PER_MESSAGE: usize = 3;
+const PER_MESSAGE: usize = 3;
 /// A message's `name` costs its text plus this.
-pub const PER_NAME: usize = 1;
+const PER_NAME: usize = 1;
 /// Priming of the reply, once per request.
 pub const REPLY_PRIMING: usize = 3;
 /// Framing of each tool definition, on top of its JSON text.
-pub const PER_TOOL: usize = 7;
+const PER_TOOL: usize = 7;
 /// Each `properties` object of a tool schema, and each property in it.
-pub const PER_PROPERTY: usize = 3;
+const PER_PROPERTY: usize = 3;
 /// Each `enum` item of a tool schema.
-pub const PER_ENUM_ITEM: usize = 3;
+const PER_ENUM_ITEM: usize = 3;
 /// The block that wraps all tool definitions, once when there are any.
-pub const TOOLS_END: usize = 12;
+const TOOLS_END: usize = 12;
 
 /// Top-level fields that are prompt tokens besides the messages, counted as their JSON text
 /// (a string as its text).
-pub const PROMPT_FIELDS: [&str; 6] = [
+const PROMPT_FIELDS: [&str; 6] = [
     "response_format",
     "tool_choice",
     "function_call",
@@ -107,7 +107,7 @@ impl<'m> Counter<'m> {
     }
 
     /// One Responses API `input` item: a message, or any other item as its JSON.
-    pub fn input_item(&self, item: &Value) -> usize {
+    fn input_item(&self, item: &Value) -> usize {
         if item.get("content").is_some() {
             self.k(PER_MESSAGE) + self.value(&item["role"]) + self.content(&item["content"])
         } else {
@@ -117,7 +117,7 @@ impl<'m> Counter<'m> {
 
     /// The tool definitions (`tools` and legacy `functions`): each its JSON, its framing and
     /// the recipe's per-property and per-enum-item constants.
-    pub fn tools(&self, body: &Value) -> usize {
+    fn tools(&self, body: &Value) -> usize {
         let tools: Vec<&Value> = ["tools", "functions"]
             .iter()
             .flat_map(|k| body[k].as_array().into_iter().flatten())

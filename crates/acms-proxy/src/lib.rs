@@ -67,7 +67,7 @@ pub use log::{LogFormat, RequestLog, RequestRecord};
 use path::Endpoint;
 
 /// The largest request body accepted (long conversations are large).
-pub const MAX_BODY_BYTES: usize = 256 * 1024 * 1024;
+const MAX_BODY_BYTES: usize = 256 * 1024 * 1024;
 
 /// Errors of `acms-proxy`.
 #[derive(Debug, thiserror::Error)]
@@ -122,7 +122,7 @@ impl std::fmt::Debug for ProxyConfig {
 }
 
 /// `url` with its userinfo (`user:pass@`) replaced by `***@`, for banners and logs.
-pub fn redact_url(url: &str) -> String {
+fn redact_url(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };
@@ -389,7 +389,7 @@ fn openai_error(status: StatusCode, message: &str, kind: &str, code: Option<&str
 
 /// The provider-style context-length error for a terminated assembly. It states sizes and
 /// the outcome only.
-pub fn context_length_error(t: &Terminated) -> Response {
+fn context_length_error(t: &Terminated) -> Response {
     let message = format!(
         "This model's maximum context length is {} {}. However, your messages resulted in {} {} after acms could not bound them (outcome: {}). Please reduce the length of the messages.",
         t.hard_limit, t.unit, t.final_size, t.unit, t.outcome

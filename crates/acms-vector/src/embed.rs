@@ -111,7 +111,7 @@ const PARALLEL_BATCH: usize = 64;
 impl HashEmbedder {
     /// The dimension of the default embedder: the same as the MiniLM model, so a store's
     /// layout does not depend on which embedder made it.
-    pub const DEFAULT_DIM: usize = 384;
+    const DEFAULT_DIM: usize = 384;
 
     /// An embedder with `dim` buckets (at least 1).
     pub fn new(dim: usize) -> HashEmbedder {

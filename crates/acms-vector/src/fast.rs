@@ -274,66 +274,12 @@ impl FastEmbedder {
     /// (or `Error::NoModel` when `dir` does not exist). A process loads ONNX Runtime once:
     /// later calls reuse the library the first one loaded.
     pub fn with_options(dir: &Path, options: ModelOptions) -> Result<FastEmbedder> {
-        if !dir.is_dir() {
-            return Err(Error::NoModel {
-                dir: dir.to_path_buf(),
-            });
-        }
-        let missing = missing_model_files(dir);
-        if !missing.is_empty() {
-            return Err(model_err(
-                dir,
-                None,
-                format!("missing {}", missing.join(", ")),
-            ));
-        }
+        check_model_dir(dir)?;
         let manifest = ModelManifest::read(dir)?;
-        let read = |name: &str| -> Result<Vec<u8>> {
-            let p = dir.join(name);
-            std::fs::read(&p).map_err(|e| Error::io(p, e))
-        };
-        // The tokenizer files are JSON; checking them here names the broken one, which
-        // fastembed's own error does not.
-        let mut json = Vec::new();
-        for name in [
-            "tokenizer.json",
-            "config.json",
-            "special_tokens_map.json",
-            "tokenizer_config.json",
-        ] {
-            let bytes = read(name)?;
-            if let Err(e) = serde_json::from_slice::<serde_json::Value>(&bytes) {
-                return Err(model_err(
-                    dir,
-                    Some(&dir.join(name)),
-                    format!("not valid JSON ({e})"),
-                ));
-            }
-            json.push(bytes);
-        }
-        let Some((lib, named_by_user)) = runtime_for(dir) else {
-            return Err(model_err(dir, None, "missing libonnxruntime.so.*"));
-        };
-        // Native code: loaded only when it is the pinned build (the user's own
-        // ORT_DYLIB_PATH excepted).
-        if !named_by_user && let Err(e) = acms_model::check_runtime(&lib) {
-            return Err(model_err(
-                dir,
-                Some(&lib),
-                format!(
-                    "not the pinned ONNX Runtime {} ({e}): run `acms model fetch` to \
-                     install it, or name another build in ORT_DYLIB_PATH",
-                    acms_model::catalog::ORT_VERSION
-                ),
-            ));
-        }
-        // Without this call `ort` would look for the library on its own and panic when it is
-        // absent; `init_from` reports the failure instead. The returned environment builder is
-        // not needed: sessions use the default environment.
-        let _env = ort::init_from(&lib)
-            .map_err(|e| model_err(dir, Some(&lib), format!("cannot load ONNX Runtime: {e}")))?;
+        let tokenizer_files = read_tokenizer_files(dir)?;
+        load_runtime(dir)?;
 
-        let onnx = read("model.onnx")?;
+        let onnx = read_model_file(dir, "model.onnx")?;
         let onnx_hash = blake3::hash(&onnx);
         // The id names the model by content and the token limit, so replacing model.onnx or
         // changing max-tokens invalidates stored vectors even when the name stays the same.
@@ -343,55 +289,13 @@ impl FastEmbedder {
             &onnx_hash.to_hex()[..16],
             options.max_tokens
         );
-        let mut json = json.into_iter();
-        let mut next = || json.next().unwrap_or_default();
-        let tokenizer_files = TokenizerFiles {
-            tokenizer_file: next(),
-            config_file: next(),
-            special_tokens_map_file: next(),
-            tokenizer_config_file: next(),
-        };
-        // The template keeps everything but the model's bytes: a later session reads them
-        // again (checked against the hash) instead of this process holding a spare copy.
-        let mut model = UserDefinedEmbeddingModel::new(Vec::new(), tokenizer_files).with_pooling(
-            if manifest.pooling == "cls" {
-                Pooling::Cls
-            } else {
-                Pooling::Mean
-            },
-        );
-        model.output_key = Some(OutputKey::ByName(leak(&manifest.output)));
+        let model = session_template(&manifest, tokenizer_files);
         let workers = options
             .threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
             .max(1);
         let onnx_path = dir.join("model.onnx");
-        let mut first = model.clone();
-        first.onnx_file = onnx;
-        let mut session = new_session(first, options.max_tokens).map_err(|e| {
-            model_err(
-                dir,
-                Some(&onnx_path),
-                format!("ONNX Runtime cannot load it: {e}"),
-            )
-        })?;
-        // The dimension is whatever the model produces; probing once also proves the output
-        // name and pooling work before anyone relies on this embedder.
-        let probe = session.embed(["probe"], None).map_err(|e| {
-            model_err(
-                dir,
-                Some(&onnx_path),
-                format!("the model does not run: {e}"),
-            )
-        })?;
-        let dim = probe.first().map_or(0, Vec::len);
-        if dim == 0 {
-            return Err(model_err(
-                dir,
-                Some(&onnx_path),
-                "the model produced an empty embedding",
-            ));
-        }
+        let (session, dim) = first_session(dir, &model, onnx, options.max_tokens)?;
         let sessions: Vec<OnceLock<Mutex<TextEmbedding>>> =
             (0..workers).map(|_| OnceLock::new()).collect();
         let _ = sessions[0].set(Mutex::new(session));
@@ -419,6 +323,140 @@ impl FastEmbedder {
     pub fn name(&self) -> &str {
         &self.name
     }
+}
+
+/// `dir` exists and holds every model file ([`missing_model_files`]).
+fn check_model_dir(dir: &Path) -> Result<()> {
+    if !dir.is_dir() {
+        return Err(Error::NoModel {
+            dir: dir.to_path_buf(),
+        });
+    }
+    let missing = missing_model_files(dir);
+    if !missing.is_empty() {
+        return Err(model_err(
+            dir,
+            None,
+            format!("missing {}", missing.join(", ")),
+        ));
+    }
+    Ok(())
+}
+
+/// The bytes of the model directory's file `name`.
+fn read_model_file(dir: &Path, name: &str) -> Result<Vec<u8>> {
+    let p = dir.join(name);
+    std::fs::read(&p).map_err(|e| Error::io(p, e))
+}
+
+/// The four tokenizer files, each checked to be JSON: that names the broken one, which
+/// fastembed's own error does not.
+fn read_tokenizer_files(dir: &Path) -> Result<TokenizerFiles> {
+    let mut json = Vec::new();
+    for name in [
+        "tokenizer.json",
+        "config.json",
+        "special_tokens_map.json",
+        "tokenizer_config.json",
+    ] {
+        let bytes = read_model_file(dir, name)?;
+        if let Err(e) = serde_json::from_slice::<serde_json::Value>(&bytes) {
+            return Err(model_err(
+                dir,
+                Some(&dir.join(name)),
+                format!("not valid JSON ({e})"),
+            ));
+        }
+        json.push(bytes);
+    }
+    let mut json = json.into_iter();
+    let mut next = || json.next().unwrap_or_default();
+    Ok(TokenizerFiles {
+        tokenizer_file: next(),
+        config_file: next(),
+        special_tokens_map_file: next(),
+        tokenizer_config_file: next(),
+    })
+}
+
+/// Loads the ONNX Runtime library for the model in `dir` into the process.
+fn load_runtime(dir: &Path) -> Result<()> {
+    let Some((lib, named_by_user)) = runtime_for(dir) else {
+        return Err(model_err(dir, None, "missing libonnxruntime.so.*"));
+    };
+    // Native code: loaded only when it is the pinned build (the user's own
+    // ORT_DYLIB_PATH excepted).
+    if !named_by_user && let Err(e) = acms_model::check_runtime(&lib) {
+        return Err(model_err(
+            dir,
+            Some(&lib),
+            format!(
+                "not the pinned ONNX Runtime {} ({e}): run `acms model fetch` to \
+                 install it, or name another build in ORT_DYLIB_PATH",
+                acms_model::catalog::ORT_VERSION
+            ),
+        ));
+    }
+    // Without this call `ort` would look for the library on its own and panic when it is
+    // absent; `init_from` reports the failure instead. The returned environment builder is
+    // not needed: sessions use the default environment.
+    let _env = ort::init_from(&lib)
+        .map_err(|e| model_err(dir, Some(&lib), format!("cannot load ONNX Runtime: {e}")))?;
+    Ok(())
+}
+
+/// What every session is made from: everything but the model's bytes, which a later session
+/// reads again (checked against the hash) instead of this process holding a spare copy.
+fn session_template(
+    manifest: &ModelManifest,
+    tokenizer_files: TokenizerFiles,
+) -> UserDefinedEmbeddingModel {
+    let mut model = UserDefinedEmbeddingModel::new(Vec::new(), tokenizer_files).with_pooling(
+        if manifest.pooling == "cls" {
+            Pooling::Cls
+        } else {
+            Pooling::Mean
+        },
+    );
+    model.output_key = Some(OutputKey::ByName(leak(&manifest.output)));
+    model
+}
+
+/// The first session, made from `model` with the bytes `onnx`, and the dimension of its
+/// vectors. The dimension is whatever the model produces; probing once also proves the output
+/// name and pooling work before anyone relies on this embedder.
+fn first_session(
+    dir: &Path,
+    model: &UserDefinedEmbeddingModel,
+    onnx: Vec<u8>,
+    max_tokens: usize,
+) -> Result<(TextEmbedding, usize)> {
+    let onnx_path = dir.join("model.onnx");
+    let mut first = model.clone();
+    first.onnx_file = onnx;
+    let mut session = new_session(first, max_tokens).map_err(|e| {
+        model_err(
+            dir,
+            Some(&onnx_path),
+            format!("ONNX Runtime cannot load it: {e}"),
+        )
+    })?;
+    let probe = session.embed(["probe"], None).map_err(|e| {
+        model_err(
+            dir,
+            Some(&onnx_path),
+            format!("the model does not run: {e}"),
+        )
+    })?;
+    let dim = probe.first().map_or(0, Vec::len);
+    if dim == 0 {
+        return Err(model_err(
+            dir,
+            Some(&onnx_path),
+            "the model produced an empty embedding",
+        ));
+    }
+    Ok((session, dim))
 }
 
 /// One single-threaded session of `model`.
