@@ -24,10 +24,8 @@ pub const ANALYZERS_VERSION: &str = "9";
 pub use banner::{HEAD_CHARS, HEADER_LINES, generated_file, generated_header};
 pub use build::{IndexOptions, IndexReport, LeftOut, NodeChanges, index_repo, indexable};
 pub use error::{Error, Result};
-pub use seal::{Standing, default_index_dir, standing};
-pub use store::{
-    APPLICATION_ID, DB_FILE, EdgeKind, EdgeRecord, FileRecord, Meta, NodeRecord, Store,
-};
+pub use seal::{DB_FILE, Standing, default_index_dir, standing};
+pub use store::{APPLICATION_ID, EdgeKind, EdgeRecord, FileRecord, Meta, NodeRecord, Store};
 pub use walk::{Deny, WalkEntry, Walked, walk};
 
 pub use analyze::{

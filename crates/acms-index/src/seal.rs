@@ -35,6 +35,9 @@ use crate::{Error, Result};
 
 /// The seal file inside an index folder.
 const SEAL_FILE: &str = "seal";
+/// File name of the database inside the index directory (the store's, named here with the
+/// folder's other files).
+pub const DB_FILE: &str = "index.sqlite";
 
 /// The per-user key file, inside [`acms_core::user_config_dir`].
 pub const KEY_FILE: &str = "index-key";
@@ -222,7 +225,7 @@ fn vacant(dir: &Path) -> std::io::Result<bool> {
         let harmless = file
             && ((name == ".gitignore"
                 && std::fs::read_to_string(entry.path()).is_ok_and(|t| t == GITIGNORE))
-                || (name == crate::DB_FILE && entry.metadata()?.len() == 0));
+                || (name == DB_FILE && entry.metadata()?.len() == 0));
         if !harmless {
             return Ok(false);
         }

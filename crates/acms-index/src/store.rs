@@ -34,8 +34,7 @@ const FORMAT_VERSION: u32 = 4;
 /// The version before `refs` lost its path column: readable (readers never read `refs`).
 const REFS_WITH_PATH: u32 = 3;
 
-/// File name of the database inside the index directory.
-pub const DB_FILE: &str = "index.sqlite";
+use crate::seal::DB_FILE;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
