@@ -70,12 +70,10 @@ pub enum Format {
 /// `~/.config/acms/config.toml` overridden by `<repo>/acms.toml` (which may not choose the
 /// model or the LLM endpoint, nor raise limits: such keys are ignored with a warning).
 pub fn load_config(config: Option<&Path>, repo: Option<&Path>) -> anyhow::Result<acms::Config> {
-    let (None, Some(repo)) = (config, repo) else {
-        // The user's file alone: only a repository's keys are ever ignored or capped, so
-        // there is nothing to warn about.
-        return Ok(acms::Config::for_user(config)?);
+    let loaded = match (config, repo) {
+        (None, Some(repo)) => acms::Config::for_repo_with_warnings(repo)?,
+        _ => acms::Config::for_user(config)?,
     };
-    let loaded = acms::Config::for_repo_with_warnings(repo)?;
     for w in &loaded.warnings {
         eprintln!("warning: {w}");
     }

@@ -196,6 +196,27 @@ fn cap_limits(config: &mut Config, base: &Config, origin: &str, warnings: &mut V
     );
 }
 
+/// Keys the spec defines that acms accepts and checks but does not read: setting one is said,
+/// not silently ignored.
+const UNREAD_KEYS: [(&str, &str, &str); 1] = [(
+    "budget",
+    "refresh-threshold",
+    "every plan phase re-assembles on the refreshed index",
+)];
+
+fn note_unread_keys(table: &toml::Table, warnings: &mut Vec<String>) {
+    let context = table.get("context").and_then(toml::Value::as_table);
+    for (section, key, why) in UNREAD_KEYS {
+        let set = context
+            .and_then(|c| c.get(section))
+            .and_then(toml::Value::as_table)
+            .is_some_and(|t| t.contains_key(key));
+        if set {
+            warnings.push(format!("`context.{section}.{key}` has no effect: {why}"));
+        }
+    }
+}
+
 /// Deep-merges `over` into `base` (tables merge key by key, anything else is replaced).
 fn merge(base: &mut toml::Table, over: toml::Table) {
     for (k, v) in over {
@@ -222,6 +243,7 @@ impl Config {
         }
         let base = to_config(table.clone(), "the user configuration")?;
         let Some(path) = repository else {
+            note_unread_keys(&table, &mut warnings);
             return Ok(LoadedConfig {
                 config: base,
                 warnings,
@@ -231,6 +253,7 @@ impl Config {
         let mut repo = parse_table(&read(path)?, &origin)?;
         strip_user_only(&mut repo, &origin, &mut warnings);
         merge(&mut table, repo);
+        note_unread_keys(&table, &mut warnings);
         let mut config = to_config(table, &origin)?;
         cap_limits(&mut config, &base, &origin, &mut warnings);
         // A repository adds secret patterns; it never takes the user's away.
@@ -261,9 +284,9 @@ impl Config {
 
     /// The user's own configuration: `user` when given (it must exist), else
     /// [`user_config_path`] when that file exists, else the defaults. Trusted: every key.
-    pub fn for_user(user: Option<&Path>) -> Result<Config> {
+    pub fn for_user(user: Option<&Path>) -> Result<LoadedConfig> {
         let default = user_config_path().filter(|p| p.is_file());
-        Ok(Config::load(user.or(default.as_deref()), None)?.config)
+        Config::load(user.or(default.as_deref()), None)
     }
 }
 
@@ -275,6 +298,33 @@ mod tests {
         let p = dir.join(name);
         std::fs::write(&p, text).unwrap();
         p
+    }
+
+    #[test]
+    fn a_key_acms_does_not_read_is_said_when_set() {
+        let dir = tempfile_dir();
+        let set = write(
+            &dir,
+            "user.toml",
+            "[context.budget]\nrefresh-threshold = 0.5\n",
+        );
+        let w = Config::load(Some(&set), None).unwrap().warnings;
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("context.budget.refresh-threshold"), "{w:?}");
+        let repo = write(
+            &dir,
+            "acms.toml",
+            "[context.budget]\nrefresh-threshold = 0.2\n",
+        );
+        let w = Config::load(None, Some(&repo)).unwrap().warnings;
+        assert!(w.iter().any(|w| w.contains("refresh-threshold")), "{w:?}");
+        let unset = write(&dir, "plain.toml", "[context.hot]\nmax-tokens = 8000\n");
+        assert!(
+            Config::load(Some(&unset), None)
+                .unwrap()
+                .warnings
+                .is_empty()
+        );
     }
 
     #[test]
