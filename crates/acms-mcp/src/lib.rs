@@ -242,12 +242,12 @@ impl AcmsServer {
     async fn run<T: Send + 'static>(
         &self,
         ctx: &RequestContext<RoleServer>,
-        parsed: Result<T, CallToolResult>,
+        parsed: Result<T, Box<CallToolResult>>,
         work: impl FnOnce(&mut Workspace, &Env, T) -> Result<CallToolResult, String> + Send + 'static,
     ) -> Result<CallToolResult, ErrorData> {
         match parsed {
             Ok(args) => self.call(ctx, move |ws, env| work(ws, env, args)).await,
-            Err(mistakes) => Ok(mistakes),
+            Err(mistakes) => Ok(*mistakes),
         }
     }
 
@@ -310,12 +310,12 @@ fn parse_args<'a, T>(
     arguments: &'a JsonObject,
     known: &[&str],
     parse: impl FnOnce(&mut Args<'a>) -> Option<T>,
-) -> Result<T, CallToolResult> {
+) -> Result<T, Box<CallToolResult>> {
     let mut a = Args::new(tool, arguments, known);
     let parsed = parse(&mut a);
-    a.finish().map_err(tool_error)?;
+    a.finish().map_err(|e| Box::new(tool_error(e)))?;
     // Without mistakes every required argument was read.
-    parsed.ok_or_else(|| tool_error("internal error: arguments".into()))
+    parsed.ok_or_else(|| Box::new(tool_error("internal error: arguments".into())))
 }
 
 /// The result of the tools that start, branch or close a plan.
@@ -1103,7 +1103,7 @@ impl AcmsServer {
         );
         let (conversation, limit, format) = match parsed {
             Ok(p) => p,
-            Err(e) => return Ok(e),
+            Err(e) => return Ok(*e),
         };
         let limit = usize::try_from(limit).unwrap_or(usize::MAX);
         Ok(blocking(move || compact(conversation, limit, format)).await)
