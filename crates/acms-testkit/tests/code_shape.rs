@@ -32,7 +32,10 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// Each crate's name and the parsed files under its `src/`, keyed by module path
 /// (`""` for lib.rs/main.rs, `analyze::query` for src/analyze/query.rs).
-fn crates() -> Vec<(String, BTreeMap<String, (PathBuf, String, syn::File)>)> {
+/// A crate's files by module path: the file, its text and its syntax tree.
+type Modules = BTreeMap<String, (PathBuf, String, syn::File)>;
+
+fn crates() -> Vec<(String, Modules)> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(crates_dir())
         .expect("crates directory")
         .flatten()
@@ -333,7 +336,7 @@ fn circles(graph: &Graph) -> Vec<Vec<String>> {
 
 /// The crate's module graph: module → the modules its non-test code names. The crate root
 /// (lib.rs) is left out: it only declares and re-exports.
-fn module_graph(modules: &BTreeMap<String, (PathBuf, String, syn::File)>) -> Graph {
+fn module_graph(modules: &Modules) -> Graph {
     let names: BTreeSet<String> = modules.keys().cloned().collect();
     let reexports = root_reexports(modules.get("").map(|(_, _, ast)| ast));
     let mut graph = BTreeMap::new();
