@@ -277,14 +277,6 @@ fn exception_name(t: &str) -> Option<&str> {
     (rest.is_empty() || rest.starts_with(':')).then_some(&t[..end])
 }
 
-/// True for a line that states an error from its first column: `FooError: …` (or a bare
-/// `FooError`), `FooWarning: …`, pytest's `E   …`, `error: …` / `error[E0…]`, `FAILED …`,
-/// `FAIL: …`, `ERROR: …`, a panic, a failed test summary. An indented line is code or a
-/// quote (a docstring's `Raises:` list, a diff's context), not what a command reported.
-pub fn is_error_line(line: &str) -> bool {
-    error_kind(line).is_some()
-}
-
 /// What each line of `text` states, if it states an error ([`error_kind`]); the line that
 /// ends a Python traceback (the first one at the first column after the frames) states an
 /// exception whatever its name (`httpx.ReadTimeout: timed out`, `KeyboardInterrupt`).
