@@ -6,14 +6,17 @@
 //! other acms crate. It also holds the secret rules ([`secrets`]) every crate that takes text
 //! in applies.
 
+mod choice;
 mod config;
 mod depth;
 mod error;
 mod id;
 mod layers;
+mod named;
 pub mod secrets;
 mod tokens;
 
+pub use choice::{BuiltIn, Choice, OnlyDefault, PackerName, ScorerName};
 pub use config::{
     ArceConfig, BudgetConfig, ColdConfig, ColdRetention, Config, ContextConfig,
     CustomStrategyConfig, DEFAULT_MODEL, EXACT_SCAN_BELOW, EmbedderKind, ExecutorConfig,

@@ -639,7 +639,7 @@ fn ablations(base: &ContextConfig) -> Vec<(String, Vec<u8>, ContextConfig)> {
     c.strategies.enabled = STRATEGIES.iter().map(|s| s.to_string()).collect();
     out.push(("all three strategies".into(), vec![1, 2], c));
     let mut c = base.clone();
-    c.packer.depth_fallback = vec![9, 4];
+    c.packer.depth_fallback = vec![acms::Depth::Full, acms::Depth::Skeleton];
     out.push(("depth fallback off [9, 4]".into(), vec![1], c));
     for p in acms::pack::PACKER_NAMES
         .iter()
