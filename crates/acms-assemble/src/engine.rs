@@ -558,7 +558,7 @@ fn manifest_entry(ctx: &StageContext<'_>, pl: &Placed) -> Option<ManifestEntry> 
         .fragment
         .hits
         .iter()
-        .map(|h| h.strategy.clone())
+        .map(|h| h.strategy.to_string())
         .collect();
     strategies.sort();
     strategies.dedup();

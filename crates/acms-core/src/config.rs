@@ -7,7 +7,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::{Choice, Depth, Error, OnlyDefault, PackerName, Result, ScorerName, Tokenizer};
+use crate::{
+    Choice, Depth, Error, OnlyDefault, PackerName, Result, ScorerName, StrategyId, Tokenizer,
+};
 
 /// The whole configuration file.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -185,6 +187,7 @@ defaults!(IndexConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
 pub struct StrategiesConfig {
+    /// Names of the strategies to run: built-in ([`StrategyId`]) or under `custom`.
     pub enabled: Vec<String>,
     pub breadth_depth_navigator: NavigatorConfig,
     pub arce: ArceConfig,
@@ -193,11 +196,13 @@ pub struct StrategiesConfig {
     pub custom: BTreeMap<String, CustomStrategyConfig>,
 }
 defaults!(StrategiesConfig {
-    enabled: vec![
-        "simple-keyword".into(),
-        "semantic-embedding".into(),
-        "breadth-depth-navigator".into(),
-    ],
+    enabled: [
+        StrategyId::Keyword,
+        StrategyId::Semantic,
+        StrategyId::Navigator,
+    ]
+    .map(|s| s.to_string())
+    .to_vec(),
     breadth_depth_navigator: NavigatorConfig::default(),
     arce: ArceConfig::default(),
     semantic_embedding: SemanticConfig::default(),

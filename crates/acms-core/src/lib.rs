@@ -14,6 +14,7 @@ mod id;
 mod layers;
 mod named;
 pub mod secrets;
+mod strategy_id;
 mod tokens;
 
 pub use choice::{BuiltIn, Choice, OnlyDefault, PackerName, ScorerName};
@@ -30,4 +31,5 @@ pub use id::{ContentHash, NodeId};
 pub use layers::{
     CAPPED_KEYS, LoadedConfig, USER_ONLY_KEYS, user_cache_dir, user_config_dir, user_config_path,
 };
+pub use strategy_id::StrategyId;
 pub use tokens::{ExactCounter, TiktokenCounter, TokenCounter, Tokenizer};

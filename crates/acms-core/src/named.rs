@@ -55,7 +55,7 @@ macro_rules! by_name {
 
         impl$(<$g: $bound>)? std::fmt::Display for $ty {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.as_str())
+                f.pad(self.as_str())
             }
         }
 

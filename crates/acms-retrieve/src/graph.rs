@@ -7,14 +7,11 @@
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
-use acms_core::NodeId;
+use acms_core::{NodeId, StrategyId};
 use acms_index::EdgeKind;
 
 use crate::keyword::{hit_limit, proposed_depth};
 use crate::{Hit, Reason, Result, Stage, Strategy, StrategyInput};
-
-/// Registered name.
-pub const NAME: &str = "breadth-depth-navigator";
 
 /// Relevance kept per hop (before edge confidence).
 const DECAY: f32 = 0.8;
@@ -95,7 +92,7 @@ fn edge_label(kind: EdgeKind, outgoing: bool) -> &'static str {
 
 impl Strategy for NavigatorStrategy {
     fn name(&self) -> &str {
-        NAME
+        StrategyId::Navigator.as_str()
     }
 
     fn max_quality(&self) -> f32 {
@@ -216,7 +213,7 @@ impl Strategy for NavigatorStrategy {
                     node: id,
                     depth: proposed_depth(node.kind),
                     relevance: route.relevance,
-                    strategy: NAME.to_string(),
+                    strategy: StrategyId::Navigator,
                     reason: Reason::Path {
                         seed: route.seed,
                         hops: route.hops,
@@ -240,7 +237,7 @@ fn mentioned(id: NodeId, kind: acms_index::NodeKind, name: &str, relevance: f32)
         node: id,
         depth: proposed_depth(kind),
         relevance,
-        strategy: NAME.to_string(),
+        strategy: StrategyId::Navigator,
         reason: Reason::Mentioned {
             name: name.to_string(),
         },

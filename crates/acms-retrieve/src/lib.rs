@@ -43,10 +43,14 @@ pub use semantic::SemanticStrategy;
 pub use shared::{SharedVectors, shared_vectors};
 pub use strategy::{Stage, Strategy, StrategyFactory, StrategyInput, StrategyRegistry};
 
-/// Names of the built-in strategies.
+pub use acms_core::StrategyId;
+
+/// Names of the built-in strategies, as [`StrategyId::as_str`] spells them.
 pub mod names {
-    pub use crate::arce::NAME as ARCE;
-    pub use crate::graph::NAME as NAVIGATOR;
-    pub use crate::keyword::NAME as KEYWORD;
-    pub use crate::semantic::NAME as SEMANTIC;
+    use acms_core::StrategyId;
+
+    pub const ARCE: &str = StrategyId::Arce.as_str();
+    pub const NAVIGATOR: &str = StrategyId::Navigator.as_str();
+    pub const KEYWORD: &str = StrategyId::Keyword.as_str();
+    pub const SEMANTIC: &str = StrategyId::Semantic.as_str();
 }

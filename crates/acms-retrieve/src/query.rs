@@ -1,6 +1,6 @@
 //! What a strategy is asked ([`Query`]) and what it answers ([`Hit`]).
 
-use acms_core::{Depth, NodeId};
+use acms_core::{Depth, NodeId, StrategyId};
 use serde::{Deserialize, Serialize};
 
 /// A retrieval request: the task text plus optional plan-phase hints.
@@ -58,7 +58,7 @@ pub struct Hit {
     pub depth: Depth,
     /// In [0, 1].
     pub relevance: f32,
-    /// Name of the strategy that found it.
-    pub strategy: String,
+    /// The strategy that found it.
+    pub strategy: StrategyId,
     pub reason: Reason,
 }
