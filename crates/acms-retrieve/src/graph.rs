@@ -11,7 +11,7 @@ use acms_core::{NodeId, StrategyId};
 use acms_index::EdgeKind;
 
 use crate::keyword::{hit_limit, proposed_depth};
-use crate::{Hit, Reason, Result, Stage, Strategy, StrategyInput};
+use crate::{Hit, PathEdge, Reason, Result, Stage, Strategy, StrategyInput};
 
 /// Relevance kept per hop (before edge confidence).
 const DECAY: f32 = 0.8;
@@ -38,7 +38,7 @@ impl NavigatorStrategy {
 struct Route {
     relevance: f32,
     seed: NodeId,
-    hops: Vec<(String, NodeId)>,
+    hops: Vec<(PathEdge, NodeId)>,
 }
 
 #[derive(PartialEq)]
@@ -74,19 +74,6 @@ fn edge_weight(kind: EdgeKind, outgoing: bool) -> f32 {
         (EdgeKind::Contains, false) => 0.9,
         (EdgeKind::Contains, true) => 0.6,
         (EdgeKind::Imports, _) => 0.5,
-    }
-}
-
-fn edge_label(kind: EdgeKind, outgoing: bool) -> &'static str {
-    match (kind, outgoing) {
-        (EdgeKind::Calls, true) => "calls",
-        (EdgeKind::Calls, false) => "called-by",
-        (EdgeKind::Imports, true) => "imports",
-        (EdgeKind::Imports, false) => "imported-by",
-        (EdgeKind::Inherits, true) => "inherits",
-        (EdgeKind::Inherits, false) => "inherited-by",
-        (EdgeKind::Contains, true) => "contains",
-        (EdgeKind::Contains, false) => "contained-in",
     }
 }
 
@@ -189,7 +176,7 @@ impl Strategy for NavigatorStrategy {
                     continue;
                 }
                 let mut hops = route.hops.clone();
-                hops.push((edge_label(kind, outgoing).to_string(), other));
+                hops.push((PathEdge { kind, outgoing }, other));
                 best.insert(
                     other,
                     Route {

@@ -37,7 +37,7 @@ pub use executor::{Execution, RunStatus, StrategyExecutor, StrategyRun};
 pub use graph::NavigatorStrategy;
 pub use keyword::KeywordStrategy;
 pub use place::{Place, place};
-pub use query::{Hit, Query, Reason};
+pub use query::{Hit, PathEdge, Query, Reason};
 pub use retriever::Retriever;
 pub use semantic::SemanticStrategy;
 pub use shared::{SharedVectors, shared_vectors};
