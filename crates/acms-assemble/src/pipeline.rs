@@ -80,11 +80,6 @@ impl<B: BuiltIn, T: ?Sized> Implementations<B, T> {
         self.by_name.insert(name.into(), component);
     }
 
-    /// The implementation `choice` names, if any.
-    pub fn get(&self, choice: &Choice<B>) -> Option<&Arc<T>> {
-        self.by_name.get(choice)
-    }
-
     /// Every implementation, e.g. to wrap them all.
     pub fn values_mut(&mut self) -> impl Iterator<Item = &mut Arc<T>> {
         self.by_name.values_mut()

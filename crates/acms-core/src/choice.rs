@@ -38,7 +38,7 @@ pub enum Choice<B> {
 
 impl<B: BuiltIn> Choice<B> {
     /// The name of the default implementation, for every component.
-    pub const DEFAULT_NAME: &'static str = "default";
+    const DEFAULT_NAME: &'static str = "default";
 
     /// The name a configuration uses.
     pub fn as_str(&self) -> &str {
@@ -55,11 +55,6 @@ impl<B: BuiltIn> Choice<B> {
             return Some(Choice::Default);
         }
         B::from_name(name).map(Choice::BuiltIn)
-    }
-
-    /// Every built-in choice, `default` first.
-    pub fn built_ins() -> impl Iterator<Item = Choice<B>> {
-        std::iter::once(Choice::Default).chain(B::ALL.iter().copied().map(Choice::BuiltIn))
     }
 }
 
@@ -154,7 +149,8 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_other_names_are_registered() {
-        for c in Choice::<PackerName>::built_ins() {
+        let packers = PackerName::ALL.iter().map(|&p| Choice::BuiltIn(p));
+        for c in std::iter::once(Choice::Default).chain(packers) {
             assert_eq!(Choice::<PackerName>::from(c.as_str()), c);
             assert!(!matches!(
                 Choice::<PackerName>::from(c.to_string()),

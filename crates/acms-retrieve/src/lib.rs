@@ -13,6 +13,7 @@
 mod arce;
 mod corpus;
 mod derived;
+mod dirs;
 mod embedding;
 mod error;
 mod executor;
@@ -27,8 +28,9 @@ mod strategy;
 pub mod task;
 
 pub use arce::ArceStrategy;
-pub use corpus::{Corpus, MAX_NAME_DEFINITIONS, Mention};
-pub use derived::{DerivedReport, keyword_dir, update_derived, vector_dir};
+pub use corpus::{Corpus, Mention};
+pub use derived::{DerivedReport, update_derived};
+pub use dirs::{keyword_dir, vector_dir};
 pub use embedding::{
     VectorOptions, VectorReport, embedding_text, embeds, update_vectors, vector_generation,
 };

@@ -61,7 +61,7 @@ pub struct PathEdge {
 
 impl PathEdge {
     /// What the edge says about the node reached, from the node before it.
-    pub fn label(self) -> &'static str {
+    fn label(self) -> &'static str {
         match (self.kind, self.outgoing) {
             (EdgeKind::Calls, true) => "calls",
             (EdgeKind::Calls, false) => "called-by",

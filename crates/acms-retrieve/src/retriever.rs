@@ -11,7 +11,7 @@ use acms_keyword::KeywordIndex;
 use acms_llm::LlmClient;
 use acms_vector::IndexParams;
 
-use crate::derived::{keyword_dir, vector_dir};
+use crate::dirs::{keyword_dir, vector_dir};
 use crate::embedding::{embeds, vector_generation};
 use crate::strategy::Capped;
 use crate::{
