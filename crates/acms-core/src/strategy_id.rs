@@ -23,7 +23,7 @@ pub enum StrategyId {
 
 impl StrategyId {
     /// The built-in strategies.
-    const BUILT_IN: [StrategyId; 4] = [
+    pub const BUILT_IN: [StrategyId; 4] = [
         StrategyId::Keyword,
         StrategyId::Semantic,
         StrategyId::Navigator,
