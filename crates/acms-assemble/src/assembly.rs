@@ -5,6 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use acms_core::StrategyId;
 use acms_pack::{Candidate, PackItem, Packing, Verified, VerifyOutcome, verify_and_trim};
 use acms_retrieve::{Execution, Hit, Query, Retriever};
 
@@ -108,7 +109,7 @@ impl<'a> Assembly<'a> {
     }
 
     /// Stage 2: each selected strategy's share of `budget`.
-    pub fn allocate(&mut self, selected: &[Selection], budget: u32) -> HashMap<String, u32> {
+    pub fn allocate(&mut self, selected: &[Selection], budget: u32) -> HashMap<StrategyId, u32> {
         let allocator = &self.pipeline.budget_allocator.component;
         self.log.run(
             Stage::BudgetAllocator,
@@ -124,7 +125,7 @@ impl<'a> Assembly<'a> {
         retriever: &Retriever,
         query: &Query,
         selected: &[Selection],
-        shares: &HashMap<String, u32>,
+        shares: &HashMap<StrategyId, u32>,
         budget: u32,
     ) -> Execution {
         let executor = &self.pipeline.strategy_executor.component;

@@ -21,7 +21,7 @@ mod types;
 
 pub use engine::{Engine, PackInstance};
 pub use error::{Error, Result};
-pub use pipeline::{Component, Pipeline, PipelineRegistry};
+pub use pipeline::{Component, Implementations, Pipeline, PipelineRegistry};
 pub use types::{
     AssembledContext, AssemblyRequest, Budget, Diagnostics, DropReason, Dropped, Fragment,
     ManifestEntry, PackReport, Placed, Skeleton, StageReport,

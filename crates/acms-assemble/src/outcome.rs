@@ -101,7 +101,7 @@ pub(crate) fn manifest_entry(ctx: &StageContext<'_>, pl: &Placed) -> Option<Mani
         .fragment
         .hits
         .iter()
-        .map(|h| h.strategy.clone())
+        .map(|h| h.strategy.to_string())
         .collect();
     strategies.sort();
     strategies.dedup();

@@ -1,10 +1,12 @@
-//! [`PipelineRegistry`]: the implementations of each of the ten components by name, and
-//! [`Pipeline`]: the ten chosen by `context.pipeline.*`.
+//! [`PipelineRegistry`]: the implementations of each of the ten components — the built-ins
+//! (`default`, and the others `acms_core`'s name table of that component lists) and any
+//! registered in Rust under a name of their own — and [`Pipeline`]: the ten chosen by
+//! `context.pipeline.*`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use acms_core::PipelineConfig;
+use acms_core::{BuiltIn, Choice, OnlyDefault, PackerName, PipelineConfig, ScorerName};
 
 use crate::stages::allocator::{BudgetAllocator, ProportionalAllocator};
 use crate::stages::dedup::{DefaultDeduplicator, FragmentDeduplicator};
@@ -18,7 +20,7 @@ use crate::stages::selector::{DefaultSelector, StrategySelector};
 use crate::stages::skeleton::{SignatureSkeleton, SkeletonCompressor};
 use crate::{Error, Result};
 
-/// One chosen component and the name it was registered under.
+/// One chosen component and the name it was chosen by.
 pub struct Component<T: ?Sized> {
     pub name: String,
     pub component: Arc<T>,
@@ -48,124 +50,196 @@ pub struct Pipeline {
     pub skeleton_compressor: Component<dyn SkeletonCompressor>,
 }
 
-/// Registered implementations of every component.
-#[derive(Clone)]
-pub struct PipelineRegistry {
-    pub strategy_selector: BTreeMap<String, Arc<dyn StrategySelector>>,
-    pub budget_allocator: BTreeMap<String, Arc<dyn BudgetAllocator>>,
-    pub strategy_executor: BTreeMap<String, Arc<dyn ExecutorStage>>,
-    pub fragment_deduplicator: BTreeMap<String, Arc<dyn FragmentDeduplicator>>,
-    pub detail_depth_resolver: BTreeMap<String, Arc<dyn DetailDepthResolver>>,
-    pub fragment_scorer: BTreeMap<String, Arc<dyn FragmentScorer>>,
-    pub budget_packer: BTreeMap<String, Arc<dyn BudgetPacker>>,
-    pub fragment_orderer: BTreeMap<String, Arc<dyn FragmentOrderer>>,
-    pub preamble_generator: BTreeMap<String, Arc<dyn PreambleGenerator>>,
-    pub skeleton_compressor: BTreeMap<String, Arc<dyn SkeletonCompressor>>,
+/// The implementations of one component (trait `T`, other built-ins `B`), by the name a
+/// configuration chooses them with.
+pub struct Implementations<B, T: ?Sized> {
+    by_name: BTreeMap<Choice<B>, Arc<T>>,
 }
 
-fn one<T: ?Sized>(value: Arc<T>) -> BTreeMap<String, Arc<T>> {
-    BTreeMap::from([("default".to_string(), value)])
-}
-
-impl Default for PipelineRegistry {
-    /// The default implementations under `default`; the packers also under their own names
-    /// (`hull` — the default —, `greedy`, `exact`).
-    fn default() -> Self {
-        let mut packers: BTreeMap<String, Arc<dyn BudgetPacker>> = BTreeMap::new();
-        for name in acms_pack::PACKER_NAMES {
-            let packer = acms_pack::packer_by_name(name).expect("built-in packer names resolve");
-            packers.insert(name.to_string(), Arc::new(KnapsackPacker::new(packer)));
-        }
-        let default = packers[acms_pack::DEFAULT_PACKER].clone();
-        packers.insert("default".into(), default);
-        PipelineRegistry {
-            strategy_selector: one(Arc::new(DefaultSelector)),
-            budget_allocator: one(Arc::new(ProportionalAllocator)),
-            strategy_executor: one(Arc::new(ParallelExecutor)),
-            fragment_deduplicator: one(Arc::new(DefaultDeduplicator)),
-            detail_depth_resolver: one(Arc::new(DefaultResolver)),
-            fragment_scorer: BTreeMap::from([
-                (
-                    "default".to_string(),
-                    Arc::new(EvidenceScorer) as Arc<dyn FragmentScorer>,
-                ),
-                ("weighted-sum".to_string(), Arc::new(WeightedSumScorer)),
-            ]),
-            budget_packer: packers,
-            fragment_orderer: one(Arc::new(CoherentOrderer)),
-            preamble_generator: one(Arc::new(ProvenancePreamble)),
-            skeleton_compressor: one(Arc::new(SignatureSkeleton)),
+impl<B: Clone, T: ?Sized> Clone for Implementations<B, T> {
+    fn clone(&self) -> Self {
+        Implementations {
+            by_name: self.by_name.clone(),
         }
     }
 }
 
-fn pick<T: ?Sized>(
-    map: &BTreeMap<String, Arc<T>>,
-    component: &'static str,
-    name: &str,
-) -> Result<Component<T>> {
-    map.get(name)
-        .map(|v| Component {
-            name: name.to_string(),
-            component: Arc::clone(v),
-        })
-        .ok_or_else(|| Error::UnknownComponent {
-            component,
-            name: name.to_string(),
-            known: map.keys().cloned().collect::<Vec<_>>().join(", "),
-        })
+impl<B: BuiltIn, T: ?Sized> Implementations<B, T> {
+    /// The built-ins: `default`, and `other(b)` for each of `B`.
+    fn built_in(default: Arc<T>, other: impl Fn(B) -> Arc<T>) -> Self {
+        let mut by_name = BTreeMap::from([(Choice::Default, default)]);
+        for &b in B::ALL {
+            by_name.insert(Choice::BuiltIn(b), other(b));
+        }
+        Implementations { by_name }
+    }
+
+    /// Registers `component` under `name`, replacing any implementation of that name (a
+    /// built-in's too).
+    pub fn register(&mut self, name: impl Into<Choice<B>>, component: Arc<T>) {
+        self.by_name.insert(name.into(), component);
+    }
+
+    /// Every implementation, e.g. to wrap them all.
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut Arc<T>> {
+        self.by_name.values_mut()
+    }
+
+    /// The implementation `choice` names for `context.pipeline.<component>`.
+    fn pick(&self, component: &'static str, choice: &Choice<B>) -> Result<Component<T>> {
+        match self.by_name.get(choice) {
+            Some(c) => Ok(Component {
+                name: choice.to_string(),
+                component: Arc::clone(c),
+            }),
+            None => Err(Error::UnknownComponent {
+                component,
+                name: choice.to_string(),
+                // In name order: the keys order by name.
+                known: self
+                    .by_name
+                    .keys()
+                    .map(Choice::as_str)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }),
+        }
+    }
+}
+
+impl<T: ?Sized> Implementations<OnlyDefault, T> {
+    /// A component whose only built-in is `default`.
+    fn only(default: Arc<T>) -> Self {
+        Implementations::built_in(default, |b: OnlyDefault| match b {})
+    }
+}
+
+/// The implementations of every component.
+#[derive(Clone)]
+pub struct PipelineRegistry {
+    pub strategy_selector: Implementations<OnlyDefault, dyn StrategySelector>,
+    pub budget_allocator: Implementations<OnlyDefault, dyn BudgetAllocator>,
+    pub strategy_executor: Implementations<OnlyDefault, dyn ExecutorStage>,
+    pub fragment_deduplicator: Implementations<OnlyDefault, dyn FragmentDeduplicator>,
+    pub detail_depth_resolver: Implementations<OnlyDefault, dyn DetailDepthResolver>,
+    pub fragment_scorer: Implementations<ScorerName, dyn FragmentScorer>,
+    pub budget_packer: Implementations<PackerName, dyn BudgetPacker>,
+    pub fragment_orderer: Implementations<OnlyDefault, dyn FragmentOrderer>,
+    pub preamble_generator: Implementations<OnlyDefault, dyn PreambleGenerator>,
+    pub skeleton_compressor: Implementations<OnlyDefault, dyn SkeletonCompressor>,
+}
+
+/// The budget packer that packs with the `acms-pack` packer `name`.
+fn knapsack(name: PackerName) -> Arc<dyn BudgetPacker> {
+    Arc::new(KnapsackPacker::new(acms_pack::packer(name)))
+}
+
+impl Default for PipelineRegistry {
+    /// The built-in implementations, and nothing registered.
+    fn default() -> Self {
+        let scorer = |s: ScorerName| -> Arc<dyn FragmentScorer> {
+            match s {
+                ScorerName::WeightedSum => Arc::new(WeightedSumScorer),
+            }
+        };
+        PipelineRegistry {
+            strategy_selector: Implementations::only(Arc::new(DefaultSelector)),
+            budget_allocator: Implementations::only(Arc::new(ProportionalAllocator)),
+            strategy_executor: Implementations::only(Arc::new(ParallelExecutor)),
+            fragment_deduplicator: Implementations::only(Arc::new(DefaultDeduplicator)),
+            detail_depth_resolver: Implementations::only(Arc::new(DefaultResolver)),
+            fragment_scorer: Implementations::built_in(Arc::new(EvidenceScorer), scorer),
+            budget_packer: Implementations::built_in(knapsack(PackerName::DEFAULT), knapsack),
+            fragment_orderer: Implementations::only(Arc::new(CoherentOrderer)),
+            preamble_generator: Implementations::only(Arc::new(ProvenancePreamble)),
+            skeleton_compressor: Implementations::only(Arc::new(SignatureSkeleton)),
+        }
+    }
 }
 
 impl PipelineRegistry {
     /// The pipeline `config` names.
     pub fn pipeline(&self, config: &PipelineConfig) -> Result<Pipeline> {
         Ok(Pipeline {
-            strategy_selector: pick(
-                &self.strategy_selector,
-                "strategy-selector",
-                &config.strategy_selector,
-            )?,
-            budget_allocator: pick(
-                &self.budget_allocator,
-                "budget-allocator",
-                &config.budget_allocator,
-            )?,
-            strategy_executor: pick(
-                &self.strategy_executor,
-                "strategy-executor",
-                &config.strategy_executor,
-            )?,
-            fragment_deduplicator: pick(
-                &self.fragment_deduplicator,
-                "fragment-deduplicator",
-                &config.fragment_deduplicator,
-            )?,
-            detail_depth_resolver: pick(
-                &self.detail_depth_resolver,
-                "detail-depth-resolver",
-                &config.detail_depth_resolver,
-            )?,
-            fragment_scorer: pick(
-                &self.fragment_scorer,
-                "fragment-scorer",
-                &config.fragment_scorer,
-            )?,
-            budget_packer: pick(&self.budget_packer, "budget-packer", &config.budget_packer)?,
-            fragment_orderer: pick(
-                &self.fragment_orderer,
-                "fragment-orderer",
-                &config.fragment_orderer,
-            )?,
-            preamble_generator: pick(
-                &self.preamble_generator,
-                "preamble-generator",
-                &config.preamble_generator,
-            )?,
-            skeleton_compressor: pick(
-                &self.skeleton_compressor,
-                "skeleton-compressor",
-                &config.skeleton_compressor,
-            )?,
+            strategy_selector: self
+                .strategy_selector
+                .pick("strategy-selector", &config.strategy_selector)?,
+            budget_allocator: self
+                .budget_allocator
+                .pick("budget-allocator", &config.budget_allocator)?,
+            strategy_executor: self
+                .strategy_executor
+                .pick("strategy-executor", &config.strategy_executor)?,
+            fragment_deduplicator: self
+                .fragment_deduplicator
+                .pick("fragment-deduplicator", &config.fragment_deduplicator)?,
+            detail_depth_resolver: self
+                .detail_depth_resolver
+                .pick("detail-depth-resolver", &config.detail_depth_resolver)?,
+            fragment_scorer: self
+                .fragment_scorer
+                .pick("fragment-scorer", &config.fragment_scorer)?,
+            budget_packer: self
+                .budget_packer
+                .pick("budget-packer", &config.budget_packer)?,
+            fragment_orderer: self
+                .fragment_orderer
+                .pick("fragment-orderer", &config.fragment_orderer)?,
+            preamble_generator: self
+                .preamble_generator
+                .pick("preamble-generator", &config.preamble_generator)?,
+            skeleton_compressor: self
+                .skeleton_compressor
+                .pick("skeleton-compressor", &config.skeleton_compressor)?,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Placed;
+    use crate::stages::StageContext;
+
+    struct Alphabetical;
+
+    impl FragmentOrderer for Alphabetical {
+        fn order(&self, _: &StageContext<'_>, _: &mut Vec<Placed>) {}
+    }
+
+    #[test]
+    fn components_are_chosen_by_name_and_registered_names_are_kept() {
+        let mut registry = PipelineRegistry::default();
+        let mut config = PipelineConfig {
+            budget_packer: "default".into(),
+            ..PipelineConfig::default()
+        };
+        let p = registry.pipeline(&config).unwrap();
+        assert_eq!(p.budget_packer.name, "default");
+        assert_eq!(p.budget_packer.component.name(), PackerName::DEFAULT.name());
+
+        config.fragment_orderer = "alphabetical".into();
+        let err = registry.pipeline(&config).err().unwrap();
+        assert_eq!(
+            err.to_string(),
+            "context.pipeline.fragment-orderer: no implementation registered as `alphabetical` (registered: default)"
+        );
+        config.budget_packer = "knapsack".into();
+        config.fragment_orderer = Choice::Default;
+        let err = registry.pipeline(&config).err().unwrap();
+        assert!(
+            err.to_string()
+                .ends_with("(registered: auto, default, exact, greedy, hull)"),
+            "{err}"
+        );
+
+        config.budget_packer = "greedy".into();
+        config.fragment_orderer = "alphabetical".into();
+        registry
+            .fragment_orderer
+            .register("alphabetical", Arc::new(Alphabetical));
+        let p = registry.pipeline(&config).unwrap();
+        assert_eq!(p.fragment_orderer.name, "alphabetical");
+        assert_eq!(p.budget_packer.component.name(), "greedy");
     }
 }

@@ -53,7 +53,7 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<ExitCode> {
     let query = Query::new(crate::read_task(&args.query)?);
     let execution = retriever.retrieve(&query, &args.strategies, &HashMap::new(), 8_000);
     let corpus = retriever.corpus();
-    let mut by_strategy: Vec<(String, Vec<&acms::Hit>)> = Vec::new();
+    let mut by_strategy: Vec<(acms::core::StrategyId, Vec<&acms::Hit>)> = Vec::new();
     for run in &execution.runs {
         let mut hits: Vec<&acms::Hit> = execution
             .hits

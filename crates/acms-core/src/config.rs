@@ -5,9 +5,11 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::{Error, Result, Tokenizer};
+use crate::{
+    Choice, Depth, Error, OnlyDefault, PackerName, Result, ScorerName, StrategyId, Tokenizer,
+};
 
 /// The whole configuration file.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -185,6 +187,7 @@ defaults!(IndexConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
 pub struct StrategiesConfig {
+    /// Names of the strategies to run: built-in ([`StrategyId`]) or under `custom`.
     pub enabled: Vec<String>,
     pub breadth_depth_navigator: NavigatorConfig,
     pub arce: ArceConfig,
@@ -193,11 +196,13 @@ pub struct StrategiesConfig {
     pub custom: BTreeMap<String, CustomStrategyConfig>,
 }
 defaults!(StrategiesConfig {
-    enabled: vec![
-        "simple-keyword".into(),
-        "semantic-embedding".into(),
-        "breadth-depth-navigator".into(),
-    ],
+    enabled: [
+        StrategyId::Keyword,
+        StrategyId::Semantic,
+        StrategyId::Navigator,
+    ]
+    .map(|s| s.to_string())
+    .to_vec(),
     breadth_depth_navigator: NavigatorConfig::default(),
     arce: ArceConfig::default(),
     semantic_embedding: SemanticConfig::default(),
@@ -321,33 +326,21 @@ defaults!(ExecutorConfig {
     max_workers: 4,
 });
 
-/// `context.pipeline.<component>`: the registered implementation name of each stage.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// `context.pipeline.<component>`: the implementation of each stage (all `default`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
 pub struct PipelineConfig {
-    pub strategy_selector: String,
-    pub budget_allocator: String,
-    pub strategy_executor: String,
-    pub fragment_deduplicator: String,
-    pub detail_depth_resolver: String,
-    pub fragment_scorer: String,
-    pub budget_packer: String,
-    pub fragment_orderer: String,
-    pub preamble_generator: String,
-    pub skeleton_compressor: String,
+    pub strategy_selector: Choice<OnlyDefault>,
+    pub budget_allocator: Choice<OnlyDefault>,
+    pub strategy_executor: Choice<OnlyDefault>,
+    pub fragment_deduplicator: Choice<OnlyDefault>,
+    pub detail_depth_resolver: Choice<OnlyDefault>,
+    pub fragment_scorer: Choice<ScorerName>,
+    pub budget_packer: Choice<PackerName>,
+    pub fragment_orderer: Choice<OnlyDefault>,
+    pub preamble_generator: Choice<OnlyDefault>,
+    pub skeleton_compressor: Choice<OnlyDefault>,
 }
-defaults!(PipelineConfig {
-    strategy_selector: "default".into(),
-    budget_allocator: "default".into(),
-    strategy_executor: "default".into(),
-    fragment_deduplicator: "default".into(),
-    detail_depth_resolver: "default".into(),
-    fragment_scorer: "default".into(),
-    budget_packer: "default".into(),
-    fragment_orderer: "default".into(),
-    preamble_generator: "default".into(),
-    skeleton_compressor: "default".into(),
-});
 
 /// `context.scoring.*`: composite score weights and fusion.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -402,15 +395,29 @@ impl Fusion {
 #[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
 pub struct PackerConfig {
     /// Depths a fragment may fall back through, deepest first.
-    pub depth_fallback: Vec<u8>,
+    #[serde(deserialize_with = "depths")]
+    pub depth_fallback: Vec<Depth>,
     /// A shallower rendering smaller than this is not offered at small budgets; the floor
     /// falls with the budget to 0 at 16k tokens (see the packer's `options`).
     pub min_fragment_tokens: usize,
 }
 defaults!(PackerConfig {
-    depth_fallback: vec![9, 4, 2, 0],
+    depth_fallback: Depth::FALLBACK.to_vec(),
     min_fragment_tokens: 10,
 });
+
+/// Reads `context.packer.depth-fallback` as numbers, so that one that is no depth is reported
+/// on the key itself, in the words the other range checks use.
+fn depths<'de, D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Vec<Depth>, D::Error> {
+    Vec::<u8>::deserialize(deserializer)?
+        .into_iter()
+        .map(|d| {
+            Depth::try_from(d).map_err(|_| {
+                serde::de::Error::custom(format!("{d} is not a depth: use 9, 4, 2, 0"))
+            })
+        })
+        .collect()
+}
 
 /// `context.preamble.*`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -529,14 +536,6 @@ impl Config {
                 "must name at least one depth".into(),
             );
         }
-        for d in &c.packer.depth_fallback {
-            if crate::Depth::try_from(*d).is_err() {
-                return bad(
-                    "context.packer.depth-fallback",
-                    format!("{d} is not a depth: use 9, 4, 2, 0"),
-                );
-            }
-        }
         let s = &c.strategies.semantic_embedding;
         if !valid_model_name(&s.model) {
             return bad(
@@ -612,7 +611,15 @@ mod tests {
         assert_eq!(c.warm.max_decisions, 100);
         assert_eq!(c.tiers.cold.retention_days, 90);
         assert_eq!(c.cold.max_decisions, 500);
-        assert_eq!(c.packer.depth_fallback, [9, 4, 2, 0]);
+        assert_eq!(c.packer.depth_fallback, Depth::FALLBACK);
+        assert_eq!(
+            c.packer
+                .depth_fallback
+                .iter()
+                .map(|d| d.value())
+                .collect::<Vec<_>>(),
+            [9, 4, 2, 0]
+        );
         assert_eq!(c.preamble.max_tokens, 200);
         assert_eq!(c.tokenizer, Tokenizer::Cl100kBase);
     }
@@ -644,6 +651,42 @@ mod tests {
         assert_eq!(c.strategies.breadth_depth_navigator.max_hops, 2);
         assert_eq!(c.strategies.custom["grep"].max_quality, 0.5);
         assert_eq!(c.pipeline.budget_packer, "greedy");
+        assert_eq!(
+            c.pipeline.budget_packer,
+            Choice::BuiltIn(PackerName::Greedy)
+        );
+    }
+
+    #[test]
+    fn pipeline_names_are_kept_as_written() {
+        // Any name parses (a registered implementation may carry it) and is written back.
+        let text =
+            "[context.pipeline]\nfragment-orderer = \"alphabetical\"\nbudget-packer = \"auto\"\n";
+        let c = Config::from_toml_str(text, "t.toml").unwrap();
+        let p = &c.context.pipeline;
+        assert_eq!(
+            p.fragment_orderer,
+            Choice::Registered("alphabetical".into())
+        );
+        assert_eq!(p.budget_packer, Choice::BuiltIn(PackerName::Auto));
+        assert_eq!(p.strategy_selector, Choice::Default);
+        let written = toml::to_string(&c).unwrap();
+        assert!(
+            written.contains("fragment-orderer = \"alphabetical\""),
+            "{written}"
+        );
+        assert!(written.contains("budget-packer = \"auto\""), "{written}");
+        assert!(
+            written.contains("fragment-scorer = \"default\""),
+            "{written}"
+        );
+        assert!(
+            written.contains("depth-fallback = [9, 4, 2, 0]"),
+            "{written}"
+        );
+        assert_eq!(Config::from_toml_str(&written, "w.toml").unwrap(), c);
+        let e = err("[context.pipeline]\nbudget-packer = 5\n");
+        assert!(e.contains("context.pipeline.budget-packer"), "{e}");
     }
 
     #[test]
@@ -655,6 +698,12 @@ mod tests {
         let e = err("[context.query]\nmin-relevance = 1.5\n");
         assert!(e.contains("context.query.min-relevance"), "{e}");
         let e = err("[context.packer]\ndepth-fallback = [9, 3]\n");
+        assert!(e.contains("context.packer.depth-fallback"), "{e}");
+        assert_eq!(
+            e,
+            "config t.toml: key `context.packer.depth-fallback`: 3 is not a depth: use 9, 4, 2, 0"
+        );
+        let e = err("[context.packer]\ndepth-fallback = []\n");
         assert!(e.contains("context.packer.depth-fallback"), "{e}");
         let e = err("[context]\ntokenizer = \"gpt2\"\n");
         assert!(e.contains("context.tokenizer"), "{e}");

@@ -6,14 +6,18 @@
 //! other acms crate. It also holds the secret rules ([`secrets`]) every crate that takes text
 //! in applies.
 
+mod choice;
 mod config;
 mod depth;
 mod error;
 mod id;
 mod layers;
+mod named;
 pub mod secrets;
+mod strategy_id;
 mod tokens;
 
+pub use choice::{BuiltIn, Choice, OnlyDefault, PackerName, ScorerName};
 pub use config::{
     ArceConfig, BudgetConfig, ColdConfig, ColdRetention, Config, ContextConfig,
     CustomStrategyConfig, DEFAULT_MODEL, EXACT_SCAN_BELOW, EmbedderKind, ExecutorConfig,
@@ -27,4 +31,5 @@ pub use id::{ContentHash, NodeId};
 pub use layers::{
     CAPPED_KEYS, LoadedConfig, USER_ONLY_KEYS, user_cache_dir, user_config_dir, user_config_path,
 };
+pub use strategy_id::StrategyId;
 pub use tokens::{ExactCounter, TiktokenCounter, TokenCounter, Tokenizer};

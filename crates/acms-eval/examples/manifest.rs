@@ -28,7 +28,7 @@ fn main() -> anyhow::Result<()> {
         .join(&task.base_commit);
     let gold = acms_eval::realtasks::resolve_gold(task, &tree);
     if let Ok(p) = std::env::var("ACMS_MANIFEST_PACKER") {
-        config.pipeline.budget_packer = p;
+        config.pipeline.budget_packer = p.into();
     }
     let engine = acms::Engine::open(&index, &config)?;
     let ctx = engine.assemble(&acms::AssemblyRequest {

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
+use acms::core::StrategyId;
 use acms::{AssemblyRequest, Budget, ContextConfig, Engine, Query, TokenCounter};
 use serde::{Deserialize, Serialize};
 
@@ -22,10 +23,10 @@ use crate::tasks::{self, Task, TsStats};
 
 /// The ablation budget and the peers' default list.
 pub const ABLATION_BUDGET: usize = 4000;
-pub const STRATEGIES: [&str; 3] = [
-    "simple-keyword",
-    "semantic-embedding",
-    "breadth-depth-navigator",
+pub const STRATEGIES: [StrategyId; 3] = [
+    StrategyId::Keyword,
+    StrategyId::Semantic,
+    StrategyId::Navigator,
 ];
 
 /// What to run.
@@ -639,7 +640,7 @@ fn ablations(base: &ContextConfig) -> Vec<(String, Vec<u8>, ContextConfig)> {
     c.strategies.enabled = STRATEGIES.iter().map(|s| s.to_string()).collect();
     out.push(("all three strategies".into(), vec![1, 2], c));
     let mut c = base.clone();
-    c.packer.depth_fallback = vec![9, 4];
+    c.packer.depth_fallback = vec![acms::Depth::Full, acms::Depth::Skeleton];
     out.push(("depth fallback off [9, 4]".into(), vec![1], c));
     for p in acms::pack::PACKER_NAMES
         .iter()
@@ -739,7 +740,9 @@ pub fn run_corpus(opts: &RunOptions, name: &str, model_dir: Option<&Path>) -> Re
     }
     if opts.without_semantic {
         let mut c = config.clone();
-        c.strategies.enabled.retain(|s| s != "semantic-embedding");
+        c.strategies
+            .enabled
+            .retain(|s| StrategyId::Semantic != s.as_str());
         for (&set, tasks) in &by_set {
             log(opts, format!("{name}: acms without semantic, set {set}"));
             let mut r = run_acms(

@@ -281,7 +281,7 @@ pub fn ablations(base: &ContextConfig) -> Vec<(String, ContextConfig)> {
     let mut out = Vec::new();
     for s in harness::STRATEGIES {
         let mut c = base.clone();
-        c.strategies.enabled.retain(|e| e != s);
+        c.strategies.enabled.retain(|e| s != e.as_str());
         out.push((format!("without {s}"), c));
     }
     let mut c = base.clone();

@@ -159,7 +159,7 @@ impl ExactPacker {
 
 impl Packer for ExactPacker {
     fn name(&self) -> &str {
-        "exact"
+        crate::PackerName::Exact.name()
     }
 
     /// Exact when the instance fits the guard, else the hull packer's answer (with its

@@ -14,7 +14,7 @@ pub struct GreedyPacker;
 
 impl Packer for GreedyPacker {
     fn name(&self) -> &str {
-        "greedy"
+        crate::PackerName::Greedy.name()
     }
 
     fn pack(&self, candidates: &[Candidate], budget: u32) -> Packing {

@@ -133,7 +133,7 @@ fn best_jump(
 
 impl Packer for HullPacker {
     fn name(&self) -> &str {
-        "hull"
+        crate::PackerName::Hull.name()
     }
 
     fn pack(&self, candidates: &[Candidate], budget: u32) -> Packing {

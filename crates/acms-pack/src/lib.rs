@@ -3,7 +3,7 @@
 //! fits a hard budget and the total value is as large as possible. This is the multiple-choice
 //! knapsack problem (MCKP).
 //!
-//! Four [`Packer`]s, registered by name in [`packer_by_name`]:
+//! Four [`Packer`]s, named by [`PackerName`] ([`packer`], [`packer_by_name`]):
 //! - `auto` ([`AutoPacker`], the default): `exact` where that costs about a millisecond,
 //!   `hull` beyond.
 //! - `greedy` ([`GreedyPacker`]): the spec's greedy with depth fallback 9 → 4 → 2 → 0, by
@@ -30,13 +30,14 @@ mod greedy;
 mod hull;
 mod verify;
 
-pub use acms_core::Depth;
+pub use acms_core::{Depth, PackerName};
 pub use error::{Error, Result};
 pub use exact::{DEFAULT_MAX_CELLS, ExactPacker};
 pub use greedy::GreedyPacker;
 pub use hull::HullPacker;
 pub use verify::{Verified, VerifyOutcome, verify_and_trim};
 
+use acms_core::BuiltIn;
 use serde::{Deserialize, Serialize};
 
 /// One way to include a candidate: at `depth`, costing `tokens`, worth `value`.
@@ -143,11 +144,16 @@ pub trait Packer: Send + Sync {
 }
 
 /// The names [`packer_by_name`] knows, default first.
-pub const PACKER_NAMES: [&str; 4] = ["auto", "hull", "greedy", "exact"];
+pub const PACKER_NAMES: [&str; 4] = [
+    PackerName::Auto.name(),
+    PackerName::Hull.name(),
+    PackerName::Greedy.name(),
+    PackerName::Exact.name(),
+];
 
 /// The name of the recommended default packer (see `docs/BENCHMARKS.md`, "Packers on real
 /// fragment sets"): exact where that costs about a millisecond, the hull packer beyond.
-pub const DEFAULT_PACKER: &str = "auto";
+pub const DEFAULT_PACKER: &str = PackerName::DEFAULT.name();
 
 /// Largest DP table (cells = candidates × budget) the `auto` packer solves exactly: about a
 /// millisecond on this project's benchmark machine, e.g. 250 candidates into 4k tokens.
@@ -161,7 +167,7 @@ pub struct AutoPacker;
 
 impl Packer for AutoPacker {
     fn name(&self) -> &str {
-        "auto"
+        PackerName::Auto.name()
     }
 
     fn pack(&self, candidates: &[Candidate], budget: u32) -> Packing {
@@ -169,13 +175,19 @@ impl Packer for AutoPacker {
     }
 }
 
-/// Looks a packer up by its registered name (`context.pipeline.budget-packer`).
-pub fn packer_by_name(name: &str) -> Result<Box<dyn Packer>> {
+/// The packer `name` names.
+pub fn packer(name: PackerName) -> Box<dyn Packer> {
     match name {
-        "auto" => Ok(Box::new(AutoPacker)),
-        "greedy" => Ok(Box::new(GreedyPacker)),
-        "hull" => Ok(Box::new(HullPacker)),
-        "exact" => Ok(Box::new(ExactPacker::default())),
-        other => Err(Error::UnknownPacker(other.to_string())),
+        PackerName::Auto => Box::new(AutoPacker),
+        PackerName::Greedy => Box::new(GreedyPacker),
+        PackerName::Hull => Box::new(HullPacker),
+        PackerName::Exact => Box::new(ExactPacker::default()),
     }
+}
+
+/// Looks a packer up by its name (`context.pipeline.budget-packer`).
+pub fn packer_by_name(name: &str) -> Result<Box<dyn Packer>> {
+    PackerName::from_name(name)
+        .map(packer)
+        .ok_or_else(|| Error::UnknownPacker(name.to_string()))
 }

@@ -137,7 +137,7 @@ impl Strategy for WarmMemoryStrategy {
                         node,
                         depth,
                         relevance,
-                        strategy: self.name.clone(),
+                        strategy: self.name.as_str().into(),
                         reason: Reason::Custom {
                             detail: format!(
                                 "decision {} (plan {}, phase {}) shares {shared} terms",

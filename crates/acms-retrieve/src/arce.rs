@@ -6,15 +6,12 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use acms_core::NodeId;
+use acms_core::{NodeId, StrategyId};
 use acms_keyword::KeywordIndex;
 use acms_llm::{ChatMessage, LlmClient};
 
 use crate::keyword::proposed_depth;
 use crate::{Hit, Reason, Result, Strategy, StrategyInput};
-
-/// Registered name.
-pub const NAME: &str = "arce";
 
 const SYSTEM: &str = "You help find the code relevant to a programming task in a repository. \
 Reply with only a JSON array of at most 8 short search terms: identifiers, file names or \
@@ -61,7 +58,7 @@ fn parse_terms(reply: &str) -> Vec<String> {
 
 impl Strategy for ArceStrategy {
     fn name(&self) -> &str {
-        NAME
+        StrategyId::Arce.as_str()
     }
 
     fn max_quality(&self) -> f32 {
@@ -110,7 +107,7 @@ impl Strategy for ArceStrategy {
                         node: node.id,
                         depth: proposed_depth(node.kind),
                         relevance: 0.0,
-                        strategy: NAME.to_string(),
+                        strategy: StrategyId::Arce,
                         reason: Reason::Llm {
                             round,
                             terms: Vec::new(),

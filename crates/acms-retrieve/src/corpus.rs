@@ -495,7 +495,7 @@ impl Corpus {
     /// Resolves what a task mentions ([`crate::task::read`]) to nodes, each with the
     /// mention's weight times how specific it is: a name defined once is strong evidence, a
     /// name defined in k places shares it (`1/√k`), and a name defined in more than
-    /// [`MAX_NAME_DEFINITIONS`] places is too common to mean anything.
+    /// `MAX_NAME_DEFINITIONS` places is too common to mean anything.
     pub fn resolve_mentions(&self, reading: &TaskReading) -> Vec<Mention> {
         let mut best: BTreeMap<NodeId, Mention> = BTreeMap::new();
         let mut put = |node: NodeId, weight: f32, name: &str| {
@@ -647,7 +647,7 @@ fn defined_by_task(reading: &TaskReading, name: &str) -> bool {
 }
 
 /// A name defined in more places than this says nothing about which one a task means.
-pub const MAX_NAME_DEFINITIONS: usize = 24;
+const MAX_NAME_DEFINITIONS: usize = 24;
 
 /// A node a task names, and how strongly.
 #[derive(Debug, Clone, PartialEq)]

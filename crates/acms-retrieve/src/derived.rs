@@ -4,7 +4,7 @@
 //! store when they are out of step with it (a run killed between the store commit and theirs).
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use acms_core::{ContextConfig, Depth, NodeId};
@@ -13,21 +13,12 @@ use acms_keyword::{KeywordDoc, KeywordIndex};
 use acms_vector::Embedder;
 use serde::{Deserialize, Serialize};
 
+use crate::dirs::keyword_dir;
 use crate::embedding::{VectorOptions, VectorReport, update_vectors};
 use crate::{Error, Result};
 
 /// Files whose keyword documents a rebuild stages at a time.
 const KEYWORD_BATCH_FILES: usize = 256;
-
-/// Where the keyword index lives inside an index directory.
-pub fn keyword_dir(index_dir: &Path) -> PathBuf {
-    index_dir.join("keyword")
-}
-
-/// Where the vectors live inside an index directory.
-pub fn vector_dir(index_dir: &Path) -> PathBuf {
-    index_dir.join("vectors")
-}
 
 /// What refreshing the derived indexes did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

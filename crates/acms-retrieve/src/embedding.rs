@@ -23,7 +23,7 @@ use acms_index::{NodeChanges, NodeKind, NodeRecord, Store};
 use acms_vector::{Embedder, IndexParams, VectorIndex, VectorLock};
 use serde::{Deserialize, Serialize};
 
-use crate::derived::vector_dir;
+use crate::dirs::vector_dir;
 use crate::shared::SharedVectors;
 use crate::{Error, Place, Result};
 
@@ -320,53 +320,63 @@ struct Run<'a> {
 impl Run<'_> {
     /// Embeds what `vectors` lack and saves them (see `update_vectors`).
     fn embed_into(&self, vectors: &mut VectorIndex, report: &mut VectorReport) -> Result<()> {
-        let Run {
-            semantic,
-            vdir,
-            store,
-            store_id,
-            generation,
-            stored_generation,
-            reused,
-            changes,
-            embedder,
-            options,
-        } = *self;
         if vectors.is_outdated() {
             // Rewritten in the current format (int8) once, whatever else this run does.
-            vectors.save(vdir)?;
+            vectors.save(self.vdir)?;
         }
-        if reused && stored_generation == Some(generation) {
-            report.complete = true;
-            report.vectors = Some(vectors.len());
+        if self.reused && self.stored_generation == Some(self.generation) {
+            report.completed(vectors);
             return Ok(());
         }
-        if !reused {
+        if !self.reused {
             // New vectors must never sit next to an old "complete" mark, whenever this run stops.
-            remove_generation(vdir)?;
+            remove_generation(self.vdir)?;
         }
         // In step: the vectors were complete for the previous run, so only its changes matter.
-        let in_step = reused && stored_generation.is_some_and(|g| g + 1 == generation);
-        if in_step && changes.removed.is_empty() && changes.upserted.is_empty() {
-            write_generation(vdir, store_id, generation, semantic)?;
-            report.complete = true;
-            report.vectors = Some(vectors.len());
-            return Ok(());
+        let in_step = self.reused
+            && self
+                .stored_generation
+                .is_some_and(|g| g + 1 == self.generation);
+        let unchanged =
+            in_step && self.changes.removed.is_empty() && self.changes.upserted.is_empty();
+        if !unchanged {
+            let nodes = self.embeddable(in_step)?;
+            self.drop_stale(vectors, &nodes, in_step);
+            let todo = self.todo(vectors, &nodes, in_step)?;
+            drop(nodes);
+            report.pending = todo.len();
+            self.embed(vectors, &todo, report)?;
+            vectors.save(self.vdir)?;
         }
+        write_generation(self.vdir, self.store_id, self.generation, self.semantic)?;
+        report.completed(vectors);
+        Ok(())
+    }
 
-        // In step, only the changed symbols are read, and only the removed ones can be stale.
+    /// The nodes that get a vector; in step, only the changed ones are read.
+    fn embeddable(&self, in_step: bool) -> Result<HashMap<NodeId, NodeRecord>> {
         let nodes = if in_step {
-            store.nodes_by_id(&changes.upserted)?
+            self.store.nodes_by_id(&self.changes.upserted)?
         } else {
-            store.nodes()?
+            self.store.nodes()?
         };
-        let nodes: HashMap<NodeId, NodeRecord> = nodes
+        Ok(nodes
             .into_iter()
-            .filter(|n| embeds(n, semantic))
+            .filter(|n| embeds(n, self.semantic))
             .map(|n| (n.id, n))
-            .collect();
+            .collect())
+    }
+
+    /// Removes the vectors of nodes that no longer get one: in step, only removed nodes can
+    /// be stale.
+    fn drop_stale(
+        &self,
+        vectors: &mut VectorIndex,
+        nodes: &HashMap<NodeId, NodeRecord>,
+        in_step: bool,
+    ) {
         if in_step {
-            for id in &changes.removed {
+            for id in &self.changes.removed {
                 if !nodes.contains_key(id) {
                     vectors.remove(id.0);
                 }
@@ -374,7 +384,17 @@ impl Run<'_> {
         } else {
             vectors.retain(|id| nodes.contains_key(&NodeId(id)));
         }
-        let upserted: HashSet<NodeId> = changes.upserted.iter().copied().collect();
+    }
+
+    /// The texts of `nodes` (in step, of the changed ones) whose vector is missing or was
+    /// made from another text, shortest first.
+    fn todo(
+        &self,
+        vectors: &VectorIndex,
+        nodes: &HashMap<NodeId, NodeRecord>,
+        in_step: bool,
+    ) -> Result<Vec<Todo>> {
+        let upserted: HashSet<NodeId> = self.changes.upserted.iter().copied().collect();
         let mut paths: Vec<&str> = nodes
             .values()
             .filter(|n| !in_step || upserted.contains(&n.id))
@@ -386,7 +406,7 @@ impl Run<'_> {
         // dropped as soon as its texts are made, so memory stays small on large repositories.
         let mut todo = Vec::new();
         for path in paths {
-            for (id, texts) in store.file_renderings(path)? {
+            for (id, texts) in self.store.file_renderings(path)? {
                 let Some(n) = nodes.get(&id) else { continue };
                 if in_step && !upserted.contains(&id) {
                     continue;
@@ -402,19 +422,26 @@ impl Run<'_> {
                 }
             }
         }
-        drop(nodes);
         // Similar lengths in a batch mean little padding; ties by id keep batches deterministic.
         todo.sort_unstable_by(|a, b| a.text.len().cmp(&b.text.len()).then(a.id.cmp(&b.id)));
-        report.pending = todo.len();
+        Ok(todo)
+    }
 
+    /// Embeds `todo` into `vectors` a chunk at a time, saving a checkpoint now and then and
+    /// when the embedder fails, so the next run resumes after what was done.
+    fn embed(
+        &self,
+        vectors: &mut VectorIndex,
+        todo: &[Todo],
+        report: &mut VectorReport,
+    ) -> Result<()> {
         let mut last_checkpoint = Instant::now();
         for chunk in todo.chunks(EMBED_CHUNK) {
             let texts: Vec<&str> = chunk.iter().map(|t| t.text.as_str()).collect();
-            let embedded = match embedder.embed(&texts) {
+            let embedded = match self.embedder.embed(&texts) {
                 Ok(v) => v,
                 Err(e) => {
-                    // Keep what was done: the next run resumes after it.
-                    vectors.save_checkpoint(vdir)?;
+                    vectors.save_checkpoint(self.vdir)?;
                     return Err(e.into());
                 }
             };
@@ -428,19 +455,23 @@ impl Run<'_> {
                 }
             }
             report.embedded += chunk.len();
-            if let Some(progress) = options.progress {
+            if let Some(progress) = self.options.progress {
                 progress(report.embedded, report.pending);
             }
-            if last_checkpoint.elapsed() >= options.checkpoint_every {
-                vectors.save_checkpoint(vdir)?;
+            if last_checkpoint.elapsed() >= self.options.checkpoint_every {
+                vectors.save_checkpoint(self.vdir)?;
                 last_checkpoint = Instant::now();
             }
         }
-        vectors.save(vdir)?;
-        write_generation(vdir, store_id, generation, semantic)?;
-        report.complete = true;
-        report.vectors = Some(vectors.len());
         Ok(())
+    }
+}
+
+impl VectorReport {
+    /// Records that the run left `vectors` complete.
+    fn completed(&mut self, vectors: &VectorIndex) {
+        self.complete = true;
+        self.vectors = Some(vectors.len());
     }
 }
 

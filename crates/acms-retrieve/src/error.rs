@@ -15,7 +15,8 @@ pub enum Error {
     Llm(#[from] acms_llm::Error),
     /// A strategy named in the configuration is not registered.
     #[error(
-        "unknown strategy `{0}`: use one of simple-keyword, semantic-embedding, breadth-depth-navigator, arce, or a name registered under context.strategies.custom"
+        "unknown strategy `{0}`: use one of {known}, or a name registered under context.strategies.custom",
+        known = built_in_names()
     )]
     UnknownStrategy(String),
     /// A strategy cannot run with this index (for example no vectors were built).
@@ -26,5 +27,24 @@ pub enum Error {
     Derived { path: PathBuf, message: String },
 }
 
+/// The built-in strategies' names, comma-separated.
+fn built_in_names() -> String {
+    acms_core::StrategyId::BUILT_IN
+        .map(|s| s.as_str().to_string())
+        .join(", ")
+}
+
 /// Result alias for `acms-retrieve`.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_unknown_strategy_lists_the_built_in_ones() {
+        assert_eq!(
+            super::Error::UnknownStrategy("bogus".into()).to_string(),
+            "unknown strategy `bogus`: use one of simple-keyword, semantic-embedding, \
+             breadth-depth-navigator, arce, or a name registered under context.strategies.custom"
+        );
+    }
+}

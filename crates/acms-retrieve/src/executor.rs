@@ -12,7 +12,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use acms_core::ExecutorConfig;
+use acms_core::{ExecutorConfig, StrategyId};
 use serde::{Deserialize, Serialize};
 
 use crate::{Hit, Stage, Strategy, StrategyInput};
@@ -36,7 +36,7 @@ pub enum RunStatus {
 /// Diagnostics of one strategy in one retrieval.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StrategyRun {
-    pub strategy: String,
+    pub strategy: StrategyId,
     #[serde(flatten)]
     pub status: RunStatus,
     pub millis: f64,
@@ -63,7 +63,7 @@ pub struct StrategyExecutor {
     threshold: u32,
     cooldown: Duration,
     min_relevance: f32,
-    breakers: Mutex<HashMap<String, Breaker>>,
+    breakers: Mutex<HashMap<StrategyId, Breaker>>,
 }
 
 impl StrategyExecutor {
@@ -86,12 +86,12 @@ impl StrategyExecutor {
     }
 
     /// Runs the primary strategies in parallel, then the expansion strategies seeded with
-    /// the primaries' hits. `budgets` gives each strategy's token share by name.
+    /// the primaries' hits. `budgets` gives each strategy's token share.
     pub fn execute(
         &self,
         strategies: &[Arc<dyn Strategy>],
         input: &StrategyInput,
-        budgets: &HashMap<String, u32>,
+        budgets: &HashMap<StrategyId, u32>,
     ) -> Execution {
         let mut execution = Execution::default();
         for stage in [Stage::Primary, Stage::Expansion] {
@@ -123,24 +123,25 @@ impl StrategyExecutor {
         &self,
         batch: &[Arc<dyn Strategy>],
         input: &StrategyInput,
-        budgets: &HashMap<String, u32>,
+        budgets: &HashMap<StrategyId, u32>,
     ) -> (Vec<Hit>, Vec<StrategyRun>) {
         let (tx, rx) = mpsc::channel();
         let mut pending = Vec::new();
         let mut runs: Vec<Option<StrategyRun>> = vec![None; batch.len()];
         let started = Instant::now();
+        let ids: Vec<StrategyId> = batch.iter().map(|s| StrategyId::from(s.name())).collect();
         for (i, strategy) in batch.iter().enumerate() {
-            let name = strategy.name().to_string();
-            if !self.allow(&name) {
+            let id = &ids[i];
+            if !self.allow(id) {
                 runs[i] = Some(StrategyRun {
-                    strategy: name,
+                    strategy: id.clone(),
                     status: RunStatus::CircuitOpen,
                     millis: 0.0,
                 });
                 continue;
             }
             let mut input = input.clone();
-            input.budget = budgets.get(&name).copied().unwrap_or(input.budget);
+            input.budget = budgets.get(id).copied().unwrap_or(input.budget);
             let strategy = Arc::clone(strategy);
             let tx = tx.clone();
             pending.push(i);
@@ -166,11 +167,11 @@ impl StrategyExecutor {
                 break;
             };
             left -= 1;
-            let name = batch[i].name().to_string();
+            let id = &ids[i];
             let millis = elapsed.as_secs_f64() * 1000.0;
             let status = match result {
                 Ok(Ok(found)) => {
-                    self.record(&name, true);
+                    self.record(id, true);
                     let total = found.len();
                     let kept: Vec<Hit> = found
                         .into_iter()
@@ -184,28 +185,27 @@ impl StrategyExecutor {
                     status
                 }
                 Ok(Err(e)) => {
-                    self.record(&name, false);
+                    self.record(id, false);
                     RunStatus::Failed {
                         error: e.to_string(),
                     }
                 }
                 Err(_) => {
-                    self.record(&name, false);
+                    self.record(id, false);
                     RunStatus::Panicked
                 }
             };
             runs[i] = Some(StrategyRun {
-                strategy: name,
+                strategy: id.clone(),
                 status,
                 millis,
             });
         }
         for i in pending {
             if runs[i].is_none() {
-                let name = batch[i].name().to_string();
-                self.record(&name, false);
+                self.record(&ids[i], false);
                 runs[i] = Some(StrategyRun {
-                    strategy: name,
+                    strategy: ids[i].clone(),
                     status: RunStatus::TimedOut,
                     millis: self.timeout.as_secs_f64() * 1000.0,
                 });
@@ -217,10 +217,10 @@ impl StrategyExecutor {
         )
     }
 
-    /// Whether `name` may run now: closed, or open long enough to let one trial through.
-    fn allow(&self, name: &str) -> bool {
+    /// Whether `id` may run now: closed, or open long enough to let one trial through.
+    fn allow(&self, id: &StrategyId) -> bool {
         let mut breakers = self.breakers.lock().unwrap_or_else(|p| p.into_inner());
-        let b = breakers.entry(name.to_string()).or_default();
+        let b = breakers.entry(id.clone()).or_default();
         match b.opened_at {
             None => true,
             Some(t) if t.elapsed() >= self.cooldown => {
@@ -232,9 +232,9 @@ impl StrategyExecutor {
         }
     }
 
-    fn record(&self, name: &str, ok: bool) {
+    fn record(&self, id: &StrategyId, ok: bool) {
         let mut breakers = self.breakers.lock().unwrap_or_else(|p| p.into_inner());
-        let b = breakers.entry(name.to_string()).or_default();
+        let b = breakers.entry(id.clone()).or_default();
         if ok {
             *b = Breaker::default();
         } else {
@@ -245,7 +245,7 @@ impl StrategyExecutor {
         }
     }
 
-    /// Whether the breaker of `name` is open (for diagnostics and tests).
+    /// Whether the breaker of the strategy called `name` is open (for diagnostics and tests).
     pub fn is_open(&self, name: &str) -> bool {
         let breakers = self.breakers.lock().unwrap_or_else(|p| p.into_inner());
         breakers.get(name).is_some_and(|b| b.opened_at.is_some())

@@ -5,16 +5,13 @@
 //! hop path is the reason.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
 
-use acms_core::NodeId;
+use acms_core::{NodeId, StrategyId};
 use acms_index::EdgeKind;
 
 use crate::keyword::{hit_limit, proposed_depth};
-use crate::{Hit, Reason, Result, Stage, Strategy, StrategyInput};
-
-/// Registered name.
-pub const NAME: &str = "breadth-depth-navigator";
+use crate::{Corpus, Hit, PathEdge, Reason, Result, Stage, Strategy, StrategyInput};
 
 /// Relevance kept per hop (before edge confidence).
 const DECAY: f32 = 0.8;
@@ -41,7 +38,7 @@ impl NavigatorStrategy {
 struct Route {
     relevance: f32,
     seed: NodeId,
-    hops: Vec<(String, NodeId)>,
+    hops: Vec<(PathEdge, NodeId)>,
 }
 
 #[derive(PartialEq)]
@@ -80,22 +77,9 @@ fn edge_weight(kind: EdgeKind, outgoing: bool) -> f32 {
     }
 }
 
-fn edge_label(kind: EdgeKind, outgoing: bool) -> &'static str {
-    match (kind, outgoing) {
-        (EdgeKind::Calls, true) => "calls",
-        (EdgeKind::Calls, false) => "called-by",
-        (EdgeKind::Imports, true) => "imports",
-        (EdgeKind::Imports, false) => "imported-by",
-        (EdgeKind::Inherits, true) => "inherits",
-        (EdgeKind::Inherits, false) => "inherited-by",
-        (EdgeKind::Contains, true) => "contains",
-        (EdgeKind::Contains, false) => "contained-in",
-    }
-}
-
 impl Strategy for NavigatorStrategy {
     fn name(&self) -> &str {
-        NAME
+        StrategyId::Navigator.as_str()
     }
 
     fn max_quality(&self) -> f32 {
@@ -108,115 +92,155 @@ impl Strategy for NavigatorStrategy {
 
     fn retrieve(&self, input: &StrategyInput) -> Result<Vec<Hit>> {
         let corpus = &input.corpus;
-        let q = input.query();
         let mut hits = Vec::new();
-        // The best way found to each node.
-        let mut best: HashMap<NodeId, Route> = HashMap::new();
-        let mut heap = BinaryHeap::new();
-        let mut seed = |id: NodeId, relevance: f32, best: &mut HashMap<NodeId, Route>| {
-            if best.get(&id).is_none_or(|r| relevance > r.relevance) {
-                best.insert(
-                    id,
-                    Route {
-                        relevance,
-                        seed: id,
-                        hops: Vec::new(),
-                    },
-                );
-                heap.push(Item {
-                    relevance,
-                    node: id,
-                });
-            }
-        };
-        // What the caller names explicitly counts fully; what the task text names counts
-        // as much as the reading says (see `task`).
-        let mut named: BTreeMap<NodeId, (f32, String)> = BTreeMap::new();
-        let mut name = |id: NodeId, weight: f32, what: &str| {
-            let e = named.entry(id).or_insert((0.0, what.to_string()));
-            if weight > e.0 {
-                *e = (weight, what.to_string());
-            }
-        };
-        for s in &q.mentioned_symbols {
-            for n in corpus.find_symbol(s) {
-                name(n.id, 1.0, s);
-            }
-        }
-        for path in &q.mentioned_files {
-            if let Some(m) = corpus.module(path) {
-                name(m.id, 1.0, path);
-            }
-        }
-        for m in corpus.resolve_mentions(input.reading()) {
-            name(m.node, m.weight, &m.name);
-        }
-        for (id, (weight, what)) in named {
+        let mut walk = Walk::default();
+        for (id, (weight, what)) in named(input) {
             if let Some(n) = corpus.node(id) {
                 hits.push(mentioned(n.id, n.kind, &what, weight));
-                seed(n.id, weight, &mut best);
+                walk.seed(n.id, weight);
             }
         }
-        for &id in &q.previous {
-            seed(id, 0.8, &mut best);
+        for &id in &input.query().previous {
+            walk.seed(id, 0.8);
         }
-        let mut seeds: Vec<&Hit> = input.seeds.iter().collect();
-        seeds.sort_by(|a, b| {
-            b.relevance
-                .total_cmp(&a.relevance)
-                .then(a.node.cmp(&b.node))
-        });
-        seeds.dedup_by_key(|h| h.node);
-        for h in seeds.into_iter().take(MAX_SEEDS) {
-            seed(h.node, h.relevance, &mut best);
+        for h in best_seeds(&input.seeds) {
+            walk.seed(h.node, h.relevance);
         }
-
-        // Best-first, so the most relevant nodes are reached first: a few times the hits
-        // wanted is enough, and a hub (a module's thousand members) cannot make it slow.
         let limit = hit_limit(input.budget);
+        walk.run(corpus, limit, self.max_hops);
+        hits.extend(walk.reached(corpus, limit));
+        Ok(hits)
+    }
+}
+
+/// The nodes the query names, with how much each naming counts and the name it was named by.
+/// What the caller names explicitly counts fully; what the task text names counts as much as
+/// the reading says (see `task`).
+fn named(input: &StrategyInput) -> BTreeMap<NodeId, (f32, String)> {
+    let corpus = &input.corpus;
+    let q = input.query();
+    let mut named: BTreeMap<NodeId, (f32, String)> = BTreeMap::new();
+    let mut name = |id: NodeId, weight: f32, what: &str| {
+        let e = named.entry(id).or_insert((0.0, what.to_string()));
+        if weight > e.0 {
+            *e = (weight, what.to_string());
+        }
+    };
+    for s in &q.mentioned_symbols {
+        for n in corpus.find_symbol(s) {
+            name(n.id, 1.0, s);
+        }
+    }
+    for path in &q.mentioned_files {
+        if let Some(m) = corpus.module(path) {
+            name(m.id, 1.0, path);
+        }
+    }
+    for m in corpus.resolve_mentions(input.reading()) {
+        name(m.node, m.weight, &m.name);
+    }
+    named
+}
+
+/// The primary strategies' best hits, one per node, at most [`MAX_SEEDS`].
+fn best_seeds(seeds: &[Hit]) -> impl Iterator<Item = &Hit> {
+    let mut seeds: Vec<&Hit> = seeds.iter().collect();
+    seeds.sort_by(|a, b| {
+        b.relevance
+            .total_cmp(&a.relevance)
+            .then(a.node.cmp(&b.node))
+    });
+    seeds.dedup_by_key(|h| h.node);
+    seeds.into_iter().take(MAX_SEEDS)
+}
+
+/// A best-first walk of the graph: the best route found to each node, and the nodes still to
+/// expand, most relevant first.
+#[derive(Default)]
+struct Walk {
+    best: HashMap<NodeId, Route>,
+    heap: BinaryHeap<Item>,
+    /// The nodes the walk started from, which it does not propose.
+    seeds: HashSet<NodeId>,
+}
+
+impl Walk {
+    /// Starts the walk at `id` too, unless it already starts there at least as relevant.
+    fn seed(&mut self, id: NodeId, relevance: f32) {
+        self.seeds.insert(id);
+        if self.best.get(&id).is_none_or(|r| relevance > r.relevance) {
+            self.best.insert(
+                id,
+                Route {
+                    relevance,
+                    seed: id,
+                    hops: Vec::new(),
+                },
+            );
+            self.heap.push(Item {
+                relevance,
+                node: id,
+            });
+        }
+    }
+
+    /// Walks at most `max_hops` from the seeds. Best-first, so the most relevant nodes are
+    /// reached first: a few times the `limit` of hits wanted is enough, and a hub (a module's
+    /// thousand members) cannot make it slow.
+    fn run(&mut self, corpus: &Corpus, limit: usize, max_hops: usize) {
         let mut expansions = 0usize;
-        let is_seed: std::collections::HashSet<NodeId> = best.keys().copied().collect();
-        while let Some(Item { relevance, node }) = heap.pop() {
+        while let Some(Item { relevance, node }) = self.heap.pop() {
             if expansions >= MAX_EXPANSIONS_PER_HIT * limit {
                 break;
             }
-            let route = best[&node].clone();
-            if relevance < route.relevance || route.hops.len() >= self.max_hops {
+            let route = self.best[&node].clone();
+            if relevance < route.relevance || route.hops.len() >= max_hops {
                 continue;
             }
             expansions += 1;
-            for (other, kind, confidence, outgoing) in corpus.strongest_neighbours(node, MAX_FANOUT)
-            {
-                let r = relevance * DECAY * (0.5 + 0.5 * confidence) * edge_weight(kind, outgoing);
-                if best.get(&other).is_some_and(|old| old.relevance >= r) {
-                    continue;
-                }
-                let mut hops = route.hops.clone();
-                hops.push((edge_label(kind, outgoing).to_string(), other));
-                best.insert(
-                    other,
-                    Route {
-                        relevance: r,
-                        seed: route.seed,
-                        hops,
-                    },
-                );
-                heap.push(Item {
-                    relevance: r,
-                    node: other,
-                });
-            }
+            self.expand(corpus, node, relevance, &route);
         }
-        let mut found: Vec<Hit> = best
+    }
+
+    /// Follows the strongest edges of `node`, reached at `relevance` by `route`, to better
+    /// routes.
+    fn expand(&mut self, corpus: &Corpus, node: NodeId, relevance: f32, route: &Route) {
+        for (other, kind, confidence, outgoing) in corpus.strongest_neighbours(node, MAX_FANOUT) {
+            let r = relevance * DECAY * (0.5 + 0.5 * confidence) * edge_weight(kind, outgoing);
+            if self.best.get(&other).is_some_and(|old| old.relevance >= r) {
+                continue;
+            }
+            let mut hops = route.hops.clone();
+            hops.push((PathEdge { kind, outgoing }, other));
+            self.best.insert(
+                other,
+                Route {
+                    relevance: r,
+                    seed: route.seed,
+                    hops,
+                },
+            );
+            self.heap.push(Item {
+                relevance: r,
+                node: other,
+            });
+        }
+    }
+
+    /// The `limit` most relevant nodes reached that were not seeds, with their routes.
+    fn reached(self, corpus: &Corpus, limit: usize) -> Vec<Hit> {
+        let seeds = self.seeds;
+        let mut found: Vec<Hit> = self
+            .best
             .into_iter()
-            .filter(|(id, _)| !is_seed.contains(id))
+            .filter(|(id, _)| !seeds.contains(id))
             .filter_map(|(id, route)| {
                 let node = corpus.node(id)?;
                 Some(Hit {
                     node: id,
                     depth: proposed_depth(node.kind),
                     relevance: route.relevance,
-                    strategy: NAME.to_string(),
+                    strategy: StrategyId::Navigator,
                     reason: Reason::Path {
                         seed: route.seed,
                         hops: route.hops,
@@ -230,8 +254,7 @@ impl Strategy for NavigatorStrategy {
                 .then(a.node.cmp(&b.node))
         });
         found.truncate(limit);
-        hits.extend(found);
-        Ok(hits)
+        found
     }
 }
 
@@ -240,7 +263,7 @@ fn mentioned(id: NodeId, kind: acms_index::NodeKind, name: &str, relevance: f32)
         node: id,
         depth: proposed_depth(kind),
         relevance,
-        strategy: NAME.to_string(),
+        strategy: StrategyId::Navigator,
         reason: Reason::Mentioned {
             name: name.to_string(),
         },

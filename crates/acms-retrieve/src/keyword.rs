@@ -3,14 +3,11 @@
 
 use std::sync::Arc;
 
-use acms_core::Depth;
+use acms_core::{Depth, StrategyId};
 use acms_index::NodeKind;
 use acms_keyword::KeywordIndex;
 
 use crate::{Hit, Reason, Result, Strategy, StrategyInput};
-
-/// Registered name.
-pub const NAME: &str = "simple-keyword";
 
 /// The keyword strategy over a shared [`KeywordIndex`].
 pub struct KeywordStrategy {
@@ -68,7 +65,7 @@ pub(crate) fn hit_on(
     corpus: &crate::Corpus,
     id: u64,
     relevance: f32,
-    strategy: &str,
+    strategy: StrategyId,
     reason: Reason,
 ) -> Option<Hit> {
     let node = corpus.node(acms_core::NodeId(id))?;
@@ -76,14 +73,14 @@ pub(crate) fn hit_on(
         node: node.id,
         depth: proposed_depth(node.kind),
         relevance: relevance.clamp(0.0, 1.0),
-        strategy: strategy.to_string(),
+        strategy,
         reason,
     })
 }
 
 impl Strategy for KeywordStrategy {
     fn name(&self) -> &str {
-        NAME
+        StrategyId::Keyword.as_str()
     }
 
     fn max_quality(&self) -> f32 {
@@ -127,7 +124,13 @@ impl Strategy for KeywordStrategy {
                 let reason = Reason::Terms {
                     terms: h.matched_terms,
                 };
-                hit_on(&input.corpus, h.id, h.relevance, NAME, reason)
+                hit_on(
+                    &input.corpus,
+                    h.id,
+                    h.relevance,
+                    StrategyId::Keyword,
+                    reason,
+                )
             })
             .collect())
     }

@@ -13,6 +13,7 @@
 mod arce;
 mod corpus;
 mod derived;
+mod dirs;
 mod embedding;
 mod error;
 mod executor;
@@ -27,8 +28,9 @@ mod strategy;
 pub mod task;
 
 pub use arce::ArceStrategy;
-pub use corpus::{Corpus, MAX_NAME_DEFINITIONS, Mention};
-pub use derived::{DerivedReport, keyword_dir, update_derived, vector_dir};
+pub use corpus::{Corpus, Mention};
+pub use derived::{DerivedReport, update_derived};
+pub use dirs::{keyword_dir, vector_dir};
 pub use embedding::{
     VectorOptions, VectorReport, embedding_text, embeds, update_vectors, vector_generation,
 };
@@ -37,16 +39,20 @@ pub use executor::{Execution, RunStatus, StrategyExecutor, StrategyRun};
 pub use graph::NavigatorStrategy;
 pub use keyword::KeywordStrategy;
 pub use place::{Place, place};
-pub use query::{Hit, Query, Reason};
+pub use query::{Hit, PathEdge, Query, Reason};
 pub use retriever::Retriever;
 pub use semantic::SemanticStrategy;
 pub use shared::{SharedVectors, shared_vectors};
 pub use strategy::{Stage, Strategy, StrategyFactory, StrategyInput, StrategyRegistry};
 
-/// Names of the built-in strategies.
+pub use acms_core::StrategyId;
+
+/// Names of the built-in strategies, as [`StrategyId::as_str`] spells them.
 pub mod names {
-    pub use crate::arce::NAME as ARCE;
-    pub use crate::graph::NAME as NAVIGATOR;
-    pub use crate::keyword::NAME as KEYWORD;
-    pub use crate::semantic::NAME as SEMANTIC;
+    use acms_core::StrategyId;
+
+    pub const ARCE: &str = StrategyId::Arce.as_str();
+    pub const NAVIGATOR: &str = StrategyId::Navigator.as_str();
+    pub const KEYWORD: &str = StrategyId::Keyword.as_str();
+    pub const SEMANTIC: &str = StrategyId::Semantic.as_str();
 }

@@ -6,12 +6,12 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use acms_core::ContextConfig;
+use acms_core::{ContextConfig, StrategyId};
 use acms_keyword::KeywordIndex;
 use acms_llm::LlmClient;
 use acms_vector::IndexParams;
 
-use crate::derived::{keyword_dir, vector_dir};
+use crate::dirs::{keyword_dir, vector_dir};
 use crate::embedding::{embeds, vector_generation};
 use crate::strategy::Capped;
 use crate::{
@@ -64,23 +64,24 @@ impl Retriever {
         let mut keyword_index: Option<Result<Arc<KeywordIndex>>> = None;
         let mut strategies: Vec<Arc<dyn Strategy>> = Vec::new();
         for name in &config.strategies.enabled {
-            let strategy: Arc<dyn Strategy> = match name.as_str() {
-                crate::keyword::NAME => {
+            let id = StrategyId::from(name.as_str());
+            let strategy: Arc<dyn Strategy> = match &id {
+                StrategyId::Keyword => {
                     let k = keyword_index.get_or_insert_with(keyword);
                     match k {
                         Ok(k) => Arc::new(KeywordStrategy::new(Arc::clone(k))),
-                        Err(e) => Arc::new(Unavailable::new(name, e.to_string())),
+                        Err(e) => Arc::new(Unavailable::new(id, e.to_string())),
                     }
                 }
-                crate::semantic::NAME => {
+                StrategyId::Semantic => {
                     let (s, note) = semantic(index_dir, config, &corpus);
                     notes.push(note);
                     Arc::new(s)
                 }
-                crate::graph::NAME => Arc::new(NavigatorStrategy::new(
+                StrategyId::Navigator => Arc::new(NavigatorStrategy::new(
                     config.strategies.breadth_depth_navigator.max_hops,
                 )),
-                crate::arce::NAME => {
+                StrategyId::Arce => {
                     let k = keyword_index.get_or_insert_with(keyword);
                     match (&llm, k) {
                         (Some(llm), Ok(k)) => Arc::new(ArceStrategy::new(
@@ -89,22 +90,22 @@ impl Retriever {
                             config.strategies.arce.max_rounds,
                         )),
                         (None, _) => Arc::new(Unavailable::new(
-                            name,
+                            id,
                             "no language model configured (context.llm.base-url)".into(),
                         )),
-                        (_, Err(e)) => Arc::new(Unavailable::new(name, e.to_string())),
+                        (_, Err(e)) => Arc::new(Unavailable::new(id, e.to_string())),
                     }
                 }
-                custom => {
+                StrategyId::Custom(custom) => {
                     let c = config
                         .strategies
                         .custom
                         .get(custom)
-                        .ok_or_else(|| Error::UnknownStrategy(custom.to_string()))?;
+                        .ok_or_else(|| Error::UnknownStrategy(custom.clone()))?;
                     Arc::new(Capped {
                         inner: registry.build(custom, c)?,
-                        name: custom.to_string(),
                         max_quality: c.max_quality as f32,
+                        id,
                     })
                 }
             };
@@ -117,7 +118,7 @@ impl Retriever {
         {
             notes.push(format!(
                 "{}: the keyword index is at generation {} but the index is at {} (an index run was interrupted): keyword results may be stale; run `acms index` to bring it up to date",
-                crate::keyword::NAME,
+                StrategyId::Keyword,
                 k.generation(),
                 corpus.generation()
             ));
@@ -156,7 +157,7 @@ impl Retriever {
         &self,
         query: &Query,
         selected: &[String],
-        budgets: &HashMap<String, u32>,
+        budgets: &HashMap<StrategyId, u32>,
         default_budget: u32,
     ) -> Execution {
         let chosen: Vec<Arc<dyn Strategy>> = self
@@ -243,26 +244,23 @@ fn semantic(
 
 /// A configured strategy that cannot run with this index; it reports why on every call.
 struct Unavailable {
-    name: String,
+    id: StrategyId,
     reason: String,
 }
 
 impl Unavailable {
-    fn new(name: &str, reason: String) -> Unavailable {
-        Unavailable {
-            name: name.to_string(),
-            reason,
-        }
+    fn new(id: StrategyId, reason: String) -> Unavailable {
+        Unavailable { id, reason }
     }
 }
 
 impl Strategy for Unavailable {
     fn name(&self) -> &str {
-        &self.name
+        self.id.as_str()
     }
     fn retrieve(&self, _: &StrategyInput) -> Result<Vec<crate::Hit>> {
         Err(Error::Unavailable {
-            strategy: self.name.clone(),
+            strategy: self.id.to_string(),
             reason: self.reason.clone(),
         })
     }

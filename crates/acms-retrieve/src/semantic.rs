@@ -4,15 +4,13 @@
 
 use std::sync::{Arc, PoisonError};
 
+use acms_core::StrategyId;
 use acms_vector::{Embedder, VectorIndex};
 
 use crate::shared::SharedVectors;
 
 use crate::keyword::{hit_limit, hit_on};
 use crate::{Error, Hit, Reason, Result, Strategy, StrategyInput};
-
-/// Registered name.
-pub const NAME: &str = "semantic-embedding";
 
 /// The semantic strategy: an embedder plus the vectors built with it at index time, or the
 /// reason it is unavailable (no model installed, no vectors, a corrupted file, an embedder
@@ -80,7 +78,7 @@ fn scale(found: &[acms_vector::Hit], unrelated: f32, related: f32) -> (f32, f32)
 
 impl Strategy for SemanticStrategy {
     fn name(&self) -> &str {
-        NAME
+        StrategyId::Semantic.as_str()
     }
 
     fn max_quality(&self) -> f32 {
@@ -89,7 +87,7 @@ impl Strategy for SemanticStrategy {
 
     fn retrieve(&self, input: &StrategyInput) -> Result<Vec<Hit>> {
         let (embedder, vectors) = self.state.as_ref().map_err(|reason| Error::Unavailable {
-            strategy: NAME.into(),
+            strategy: StrategyId::Semantic.to_string(),
             reason: reason.clone(),
         })?;
         let guard;
@@ -110,7 +108,7 @@ impl Strategy for SemanticStrategy {
             .embed(&[head.as_str()])?
             .pop()
             .ok_or_else(|| Error::Unavailable {
-                strategy: NAME.into(),
+                strategy: StrategyId::Semantic.to_string(),
                 reason: "the embedder returned no vector".into(),
             })?;
         let limit = hit_limit(input.budget);
@@ -123,7 +121,7 @@ impl Strategy for SemanticStrategy {
             .filter_map(|h| {
                 let relevance = (h.score - floor) / span;
                 let reason = Reason::Similarity { cosine: h.score };
-                hit_on(&input.corpus, h.id, relevance, NAME, reason)
+                hit_on(&input.corpus, h.id, relevance, StrategyId::Semantic, reason)
             })
             .collect())
     }

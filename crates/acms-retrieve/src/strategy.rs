@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use acms_core::CustomStrategyConfig;
+use acms_core::{CustomStrategyConfig, StrategyId};
 
 use crate::task::TaskReading;
 use crate::{Corpus, Error, Hit, Query, Result};
@@ -110,16 +110,17 @@ impl StrategyRegistry {
     }
 }
 
-/// Wraps a custom strategy so its relevance never exceeds its configured `max_quality`.
+/// Wraps a custom strategy so its relevance never exceeds its configured `max_quality`, and
+/// its hits carry the name it is configured under.
 pub(crate) struct Capped {
     pub inner: Arc<dyn Strategy>,
-    pub name: String,
+    pub id: StrategyId,
     pub max_quality: f32,
 }
 
 impl Strategy for Capped {
     fn name(&self) -> &str {
-        &self.name
+        self.id.as_str()
     }
     fn max_quality(&self) -> f32 {
         self.max_quality
@@ -131,7 +132,7 @@ impl Strategy for Capped {
         let mut hits = self.inner.retrieve(input)?;
         for h in &mut hits {
             h.relevance = h.relevance.min(self.max_quality);
-            h.strategy = self.name.clone();
+            h.strategy = self.id.clone();
         }
         Ok(hits)
     }

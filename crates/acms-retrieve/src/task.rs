@@ -60,10 +60,10 @@ pub struct TaskReading {
 /// Weight of an identifier seen in code (a block, an inline span, a session or traceback).
 pub const IN_CODE: f32 = 1.0;
 /// Weight of an identifier in prose whose shape only code has (`snake_case`, `camelCase`).
-pub const CODE_SHAPED: f32 = 0.8;
+const CODE_SHAPED: f32 = 0.8;
 
 /// Longest first line still read as a title: beyond it the line is a paragraph, not a summary.
-pub const MAX_TITLE_CHARS: usize = 200;
+const MAX_TITLE_CHARS: usize = 200;
 
 /// Words that are syntax or ubiquitous builtins in the languages acms reads: naming them
 /// says nothing about which code a task is about.

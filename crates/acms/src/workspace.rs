@@ -621,7 +621,7 @@ impl Workspace {
                     name: n.qualified_name.clone(),
                     kind: n.kind.name().to_string(),
                     relevance: h.relevance,
-                    strategy: h.strategy.clone(),
+                    strategy: h.strategy.to_string(),
                     reason: h.reason.clone(),
                 })
             })

@@ -3,11 +3,13 @@
 
 use std::collections::HashMap;
 
+use acms_core::StrategyId;
+
 use super::selector::Selection;
 
 /// Stage 2.
 pub trait BudgetAllocator: Send + Sync {
-    fn allocate(&self, budget: u32, selected: &[Selection]) -> HashMap<String, u32>;
+    fn allocate(&self, budget: u32, selected: &[Selection]) -> HashMap<StrategyId, u32>;
 }
 
 /// Splits the budget in proportion to the selector's confidence. Shares overlap in what
@@ -16,7 +18,7 @@ pub trait BudgetAllocator: Send + Sync {
 pub struct ProportionalAllocator;
 
 impl BudgetAllocator for ProportionalAllocator {
-    fn allocate(&self, budget: u32, selected: &[Selection]) -> HashMap<String, u32> {
+    fn allocate(&self, budget: u32, selected: &[Selection]) -> HashMap<StrategyId, u32> {
         let total: f32 = selected.iter().map(|s| s.confidence.max(0.0)).sum();
         selected
             .iter()
@@ -27,7 +29,7 @@ impl BudgetAllocator for ProportionalAllocator {
                     1.0 / selected.len() as f32
                 };
                 let tokens = (budget as f32 * share.max(0.5)).round() as u32;
-                (s.strategy.clone(), tokens.min(budget))
+                (StrategyId::from(s.strategy.as_str()), tokens.min(budget))
             })
             .collect()
     }

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use acms_core::StrategyId;
 use acms_retrieve::{Execution, Query, Retriever};
 
 use super::selector::Selection;
@@ -14,7 +15,7 @@ pub trait ExecutorStage: Send + Sync {
         retriever: &Retriever,
         query: &Query,
         selected: &[Selection],
-        shares: &HashMap<String, u32>,
+        shares: &HashMap<StrategyId, u32>,
         budget: u32,
     ) -> Execution;
 }
@@ -28,7 +29,7 @@ impl ExecutorStage for ParallelExecutor {
         retriever: &Retriever,
         query: &Query,
         selected: &[Selection],
-        shares: &HashMap<String, u32>,
+        shares: &HashMap<StrategyId, u32>,
         budget: u32,
     ) -> Execution {
         if selected.is_empty() {

@@ -164,7 +164,7 @@ pub(crate) fn options(ctx: &StageContext<'_>, f: &Fragment, budget: u32) -> Vec<
     let min = partial_floor(ctx.config.packer.min_fragment_tokens, budget);
     let node = ctx.corpus.node(f.node);
     f.depths()
-        .filter(|d| ctx.config.packer.depth_fallback.contains(&d.value()))
+        .filter(|d| ctx.config.packer.depth_fallback.contains(d))
         .filter(|d| *d == Depth::Full || node.is_some_and(|n| n.tokens_at(*d) >= min))
         .map(|d| DepthOption {
             depth: d,

@@ -2,6 +2,7 @@
 //! considered, what is included at which depth, what was dropped and why, which strategies
 //! ran — within `context.preamble.max-tokens` (200).
 
+use acms_core::StrategyId;
 use serde::{Deserialize, Serialize};
 
 use super::StageContext;
@@ -17,7 +18,7 @@ pub struct Provenance {
     pub dropped_relevance: usize,
     pub dropped_duplicate: usize,
     /// (strategy, hits kept, or why it gave none).
-    pub strategies: Vec<(String, String)>,
+    pub strategies: Vec<(StrategyId, String)>,
     /// Tokens of the inherited parent skeleton, if any.
     pub inherited_tokens: Option<usize>,
     /// Why assembly was skipped, if it was.

@@ -27,9 +27,10 @@
 //!
 //! The composite of the spec taken literally is kept as `weighted-sum` for comparison.
 
+use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
 
-use acms_core::{Depth, Fusion, NodeId};
+use acms_core::{Depth, Fusion, NodeId, StrategyId};
 use acms_index::NodeKind;
 use acms_retrieve::{Hit, Place, Reason};
 
@@ -94,7 +95,7 @@ fn is_mention(h: &Hit) -> bool {
 
 /// Rank-based fusion: each strategy's ranking contributes `1 / (60 + rank)`.
 fn rrf(fragments: &[Fragment]) -> HashMap<NodeId, f64> {
-    let mut per_strategy: BTreeMap<&str, Vec<(f32, NodeId)>> = BTreeMap::new();
+    let mut per_strategy: BTreeMap<&StrategyId, Vec<(f32, NodeId)>> = BTreeMap::new();
     for f in fragments {
         for h in &f.hits {
             per_strategy
@@ -117,27 +118,60 @@ fn rrf(fragments: &[Fragment]) -> HashMap<NodeId, f64> {
         .collect()
 }
 
+/// Where a piece of a fragment's evidence comes from: the task naming the node, or a strategy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source<'a> {
+    Mention,
+    Strategy(&'a StrategyId),
+}
+
+impl Source<'_> {
+    fn name(&self) -> &str {
+        match self {
+            Source::Mention => "mention",
+            Source::Strategy(s) => s.as_str(),
+        }
+    }
+}
+
+/// By name, `mention` among the strategies' names: the order the fusion multiplies in, kept
+/// from when sources were keyed by name (floating-point products depend on it).
+impl Ord for Source<'_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        let is_strategy = |s: &Source<'_>| matches!(s, Source::Strategy(_));
+        self.name()
+            .cmp(other.name())
+            .then_with(|| is_strategy(self).cmp(&is_strategy(other)))
+    }
+}
+
+impl PartialOrd for Source<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
 /// Each evidence source's best relevance for `f`, trusted by its quality: mentions fully,
 /// every strategy by its `max_quality`; keyword relevance sharpened.
-fn evidence(ctx: &StageContext<'_>, f: &Fragment) -> BTreeMap<String, f64> {
-    let mut best: BTreeMap<String, f64> = BTreeMap::new();
+fn evidence<'f>(ctx: &StageContext<'_>, f: &'f Fragment) -> BTreeMap<Source<'f>, f64> {
+    let mut best: BTreeMap<Source<'f>, f64> = BTreeMap::new();
     for h in &f.hits {
         let (source, trust, r) = if is_mention(h) {
-            ("mention".to_string(), 1.0, h.relevance as f64)
+            (Source::Mention, 1.0, h.relevance as f64)
         } else {
             let q = ctx
                 .strategy_quality
-                .get(&h.strategy)
+                .get(h.strategy.as_str())
                 .copied()
                 .unwrap_or(0.5) as f64;
             let r = h.relevance as f64;
-            let r = if h.strategy == acms_retrieve::names::KEYWORD {
+            let r = if h.strategy == StrategyId::Keyword {
                 r.powi(KEYWORD_SHARPNESS)
             } else {
                 r
             };
             let q = if walked(h) { q * WALK_TRUST } else { q };
-            (h.strategy.clone(), q, r)
+            (Source::Strategy(&h.strategy), q, r)
         };
         let e = best.entry(source).or_default();
         *e = e.max((trust * r).clamp(0.0, 1.0));
@@ -305,7 +339,7 @@ impl FragmentScorer for WeightedSumScorer {
                 .iter()
                 .map(|h| {
                     ctx.strategy_quality
-                        .get(&h.strategy)
+                        .get(h.strategy.as_str())
                         .copied()
                         .unwrap_or(0.5) as f64
                 })
@@ -318,7 +352,7 @@ impl FragmentScorer for WeightedSumScorer {
                     .map(|h| h.relevance as f64)
                     .fold(0.0, f64::max),
                 _ => {
-                    let mut best: BTreeMap<&str, f64> = BTreeMap::new();
+                    let mut best: BTreeMap<&StrategyId, f64> = BTreeMap::new();
                     for h in &f.hits {
                         let e = best.entry(&h.strategy).or_default();
                         *e = e.max(h.relevance as f64);
