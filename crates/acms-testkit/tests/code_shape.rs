@@ -264,8 +264,15 @@ fn target_module(
         }
         _ => return None,
     };
+    // A re-export may name another crate (`pub use acms_core::StrategyId`): not a module here.
+    let reexported = |name: &String| {
+        reexports
+            .get(name)
+            .filter(|m| modules.contains(*m))
+            .cloned()
+    };
     if base.is_empty() && rest.len() == 1 {
-        return reexports.get(&rest[0]).cloned();
+        return reexported(&rest[0]);
     }
     let mut full = base;
     full.extend(rest.iter().cloned());
@@ -273,7 +280,7 @@ fn target_module(
         .rev()
         .map(|k| full[..k].join("::"))
         .find(|m| modules.contains(m))
-        .or_else(|| rest.first().and_then(|r| reexports.get(r).cloned()))
+        .or_else(|| rest.first().and_then(reexported))
 }
 
 /// Module → the modules it names, each with one path that names it (for the message).
