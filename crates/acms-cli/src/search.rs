@@ -19,7 +19,7 @@ pub struct SearchArgs {
     #[command(flatten)]
     model: crate::index::ModelArgs,
     /// Run only this strategy (repeatable).
-    #[arg(long = "strategy")]
+    #[arg(long = "strategy", help = strategy_help())]
     strategies: Vec<String>,
     /// Hits to show per strategy.
     #[arg(long, default_value_t = 10)]
@@ -124,4 +124,16 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<ExitCode> {
     }
     crate::out(&rendered)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--strategy`'s help, from the one table of strategy names.
+fn strategy_help() -> String {
+    let names: Vec<&str> = acms::core::StrategyId::BUILT_IN
+        .iter()
+        .map(|s| s.as_str())
+        .collect();
+    format!(
+        "Run only this strategy (repeatable): {}, or a custom one's name",
+        names.join(", ")
+    )
 }

@@ -100,3 +100,17 @@ fn missing_inputs_are_one_line_errors_with_a_nonzero_exit() {
     let out = run(&["query", "--budget", "x"]);
     assert_eq!(out.status.code(), Some(2), "usage errors exit 2");
 }
+
+#[test]
+fn search_help_names_every_built_in_strategy() {
+    let out = run(&["search", "--help"]);
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    for s in acms::core::StrategyId::BUILT_IN {
+        assert!(
+            help.contains(s.as_str()),
+            "{} missing from:\n{help}",
+            s.as_str()
+        );
+    }
+}
