@@ -303,6 +303,18 @@ async fn blocking(
     }
 }
 
+/// The `max_tokens` argument of the tools that bound a JSON result (`search`, `plan_history`).
+fn max_tokens(a: &mut Args<'_>, limits: &Limits, caps: &mut Vec<String>) -> usize {
+    args::bounded(
+        a,
+        "max_tokens",
+        DEFAULT_MAX_TOKENS,
+        MIN_MAX_TOKENS,
+        limits.max,
+        caps,
+    )
+}
+
 /// A tool's arguments: `parse` reads them from `arguments`, then every mistake it or
 /// [`Args`] found is the tool error ([`Args::finish`]), all at once.
 fn parse_args<'a, T>(
@@ -701,14 +713,7 @@ impl AcmsServer {
                 }
                 let mut caps = Vec::new();
                 let limit = args::bounded(a, "limit", SEARCH_LIMIT, 1, SEARCH_LIMIT_MAX, &mut caps);
-                let max_tokens = args::bounded(
-                    a,
-                    "max_tokens",
-                    DEFAULT_MAX_TOKENS,
-                    MIN_MAX_TOKENS,
-                    self.limits.max,
-                    &mut caps,
-                );
+                let max_tokens = max_tokens(a, &self.limits, &mut caps);
                 Some((query?, strategies, caps, limit, max_tokens))
             },
         );
@@ -1059,14 +1064,7 @@ impl AcmsServer {
                     _ => a.text("phase", false),
                 };
                 let mut caps = Vec::new();
-                let max_tokens = args::bounded(
-                    a,
-                    "max_tokens",
-                    DEFAULT_MAX_TOKENS,
-                    MIN_MAX_TOKENS,
-                    self.limits.max,
-                    &mut caps,
-                );
+                let max_tokens = max_tokens(a, &self.limits, &mut caps);
                 Some((plan?, phase, caps, max_tokens))
             },
         );
