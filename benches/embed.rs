@@ -150,7 +150,7 @@ fn calibration(
         let full = store
             .file_renderings(&n.path)?
             .into_iter()
-            .find(|(id, _)| *id == n.id)
+            .find(|(r, _)| r.id == n.id)
             .map(|(_, t)| t[3].clone())
             .unwrap_or_default();
         let mut bare = n.clone();

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::analyze::{Analyzer, ParseLimits, analyzer_for, detect_language, strip_ext};
 use crate::model::{Language, NodeKind, ParsedFile, RefKind, Warning};
 use crate::store::{
-    EdgeKind, EdgeRecord, FileRecord, FileRows, Meta, NodeRecord, NodeRow, Store, StoredEdge,
+    EdgeKind, EdgeRecord, FileRecord, FileRows, Meta, NodeRecord, NodeRow, Store, StoredEdge, Tx,
 };
 use crate::walk::{Deny, WalkEntry, Walked, git_commit_times, walk};
 use crate::{Error, Result};
@@ -140,10 +140,25 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
     let before = Before::read(&store, opts.rebuild, counter.name())?;
     let (entries, found) = find_files(&repo, opts);
     let commit_times = git_commit_times(&repo);
-    let outcomes = look_at_all(&entries, &before, &commit_times, &repo, opts, &counter);
-    let mut merged = merge(outcomes, found, &before, &commit_times, &opts.config);
+    let tx = store.begin()?;
+    let mut merged = Merged::new(found, &opts.config, entries.len());
+    let look = Look {
+        before: &before,
+        commit_times: &commit_times,
+        repo: &repo,
+        opts,
+        counter: &counter,
+    };
+    look_at_all(&entries, &look, |out, entry| {
+        merged.add(out, entry, &before, &commit_times, &store, &tx)
+    })?;
+    merged.finish(&before);
     let (edges, changes) = resolve(&store, &before, &mut merged)?;
-    commit(store, opts, &before, &merged, &edges, counter.name())?;
+    commit(tx, &before, &merged, &edges, counter.name())?;
+    store.reseal(&opts.index_dir)?;
+    // Closed first: closing may checkpoint the WAL into the database file.
+    drop(store);
+    crate::store::record_stamp(&opts.index_dir);
     Ok(merged.into_report(changes, before.generation(), started))
 }
 
@@ -271,15 +286,27 @@ fn find_files(repo: &Path, opts: &IndexOptions<'_>) -> (Vec<WalkEntry>, Found) {
     (entries, found)
 }
 
-/// Looks at every file on all cores: unchanged, or read and analyzed ([`look_at`]).
+/// What looking at one file needs besides the file.
+struct Look<'a> {
+    before: &'a Before,
+    commit_times: &'a HashMap<String, i64>,
+    repo: &'a Path,
+    opts: &'a IndexOptions<'a>,
+    counter: &'a dyn TokenCounter,
+}
+
+/// Files analyzed at a time: the outcomes of one batch are handed on (and written) while the
+/// next is analyzed, so a run holds two batches of parsed files, not the whole repository.
+const LOOK_BATCH_FILES: usize = 256;
+
+/// Looks at every file on all cores ([`look_at`]: unchanged, or read and analyzed) and hands
+/// each outcome to `take`, in walk order.
 fn look_at_all<'e>(
     entries: &'e [WalkEntry],
-    before: &Before,
-    commit_times: &HashMap<String, i64>,
-    repo: &Path,
-    opts: &IndexOptions<'_>,
-    counter: &dyn TokenCounter,
-) -> Vec<(Outcome, &'e WalkEntry)> {
+    look: &Look<'_>,
+    mut take: impl FnMut(Outcome, &'e WalkEntry) -> Result<()>,
+) -> Result<()> {
+    let opts = look.opts;
     let index_dir = opts
         .index_dir
         .canonicalize()
@@ -290,117 +317,134 @@ fn look_at_all<'e>(
     };
     let total = entries.len();
     let done = std::sync::atomic::AtomicUsize::new(0);
-    entries
-        .par_iter()
-        .map(|entry| {
-            let old = before.files.get(&entry.rel).filter(|_| !before.recount);
-            let modified = commit_times.get(&entry.rel).copied().unwrap_or(entry.mtime);
-            let out = look_at(entry, old, modified, &limits, counter, repo, &index_dir);
-            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-            if let Some(progress) = opts.progress {
-                progress(n, total);
-            }
-            (out, entry)
-        })
-        .collect()
+    let analyze = |batch: &'e [WalkEntry]| -> Vec<Outcome> {
+        batch
+            .par_iter()
+            .map(|entry| {
+                let old = look.before.files.get(&entry.rel);
+                let old = old.filter(|_| !look.before.recount);
+                let modified = look.commit_times.get(&entry.rel).copied();
+                let modified = modified.unwrap_or(entry.mtime);
+                let out = look_at(
+                    entry,
+                    old,
+                    modified,
+                    &limits,
+                    look.counter,
+                    look.repo,
+                    &index_dir,
+                );
+                let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                if let Some(progress) = opts.progress {
+                    progress(n, total);
+                }
+                out
+            })
+            .collect()
+    };
+    let analyze = &analyze;
+    let mut batches = entries.chunks(LOOK_BATCH_FILES);
+    let mut current = batches.next().map(|b| (b, analyze(b)));
+    while let Some((batch, outcomes)) = current.take() {
+        let next = batches.next();
+        // The next batch is analyzed on the pool while this thread hands this one on.
+        let (taken, analyzed) = std::thread::scope(|scope| {
+            let worker = next.map(|b| scope.spawn(move || (b, analyze(b))));
+            let taken = outcomes
+                .into_iter()
+                .zip(batch)
+                .try_for_each(|(out, entry)| take(out, entry));
+            let analyzed =
+                worker.map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+            (taken, analyzed)
+        });
+        taken?;
+        current = analyzed;
+    }
+    Ok(())
 }
 
 /// The index after the run, edges aside: the old state merged with this run's outcomes.
-struct Merged<'o> {
+struct Merged {
     report: IndexReport,
     warnings: Vec<Warning>,
     skipped: BTreeMap<String, (u64, i64)>,
     /// Indexed files kept as they are.
     keep: HashSet<String>,
+    /// Changed files not yet written (all of them while they are few enough for the
+    /// incremental edge path).
     changed: Vec<ChangedFile>,
+    /// Every changed file, written or not.
+    changed_paths: HashSet<String>,
+    /// Set once the changed files are too many to hold: they are written as they come.
+    streamed: Option<Streamed>,
     /// Unchanged files whose stat or commit time changed: (path, mtime, modified).
     touched: Vec<(String, i64, i64)>,
     /// Indexed files no longer indexed.
-    gone: Vec<&'o String>,
+    gone: Vec<String>,
     /// The language of every file indexed after the run.
     languages: HashMap<String, Language>,
     /// What `context.file.max-total-size` left out.
     left_out: LeftOut,
     /// Bytes indexed so far, against `left_out.limit`.
     indexed_bytes: u64,
+    /// Directories whose listing failed.
+    unreadable: Vec<String>,
 }
 
-/// Merges the old state with this run's outcomes.
-fn merge<'o>(
-    outcomes: Vec<(Outcome, &WalkEntry)>,
-    found: Found,
-    before: &'o Before,
-    commit_times: &HashMap<String, i64>,
-    config: &ContextConfig,
-) -> Merged<'o> {
-    let mut merged = Merged {
-        report: IndexReport {
-            files: outcomes.len(),
-            ..IndexReport::default()
-        },
-        warnings: found.warnings,
-        skipped: found.skipped,
-        keep: HashSet::new(),
-        changed: Vec::new(),
-        touched: Vec::new(),
-        gone: Vec::new(),
-        languages: HashMap::new(),
-        left_out: LeftOut {
-            files: 0,
-            bytes: 0,
-            limit: config.file.max_total_size,
-        },
-        indexed_bytes: 0,
-    };
-    for (out, entry) in outcomes {
-        merged.add(out, entry, before, commit_times);
-    }
-    // A directory that could not be listed hides its files, it does not delete them.
-    for dir in &found.unreadable {
-        let prefix = format!("{dir}/");
-        merged.keep.extend(
-            before
-                .files
-                .keys()
-                .filter(|p| p.starts_with(&prefix) || dir == ".")
-                .cloned(),
-        );
-    }
-    let changed_paths: HashSet<&str> = merged
-        .changed
-        .iter()
-        .map(|f| f.record.path.as_str())
-        .collect();
-    merged.gone = before
-        .files
-        .keys()
-        .filter(|p| !merged.keep.contains(*p) && !changed_paths.contains(p.as_str()))
-        .collect();
-    merged.report.removed = merged.gone.len();
-
-    merged.languages = before
-        .files
-        .iter()
-        .filter(|(p, _)| merged.keep.contains(*p))
-        .map(|(p, f)| (p.clone(), f.language))
-        .collect();
-    for f in &merged.changed {
-        merged
-            .languages
-            .insert(f.record.path.clone(), f.record.language);
-    }
-    merged
+/// Changed files written to the run's transaction as they were analyzed: too many to resolve
+/// their edges incrementally, so the full path reads the index after the run from the store.
+struct Streamed {
+    /// Every node the store held before the run: (id, path).
+    old_nodes: Vec<(NodeId, String)>,
+    /// Nodes of the written files.
+    upserted: Vec<NodeId>,
 }
 
-impl Merged<'_> {
-    /// Counts one file's outcome.
+/// Whether `changed` files of an index of `files` are few enough to resolve their edges from
+/// indexed lookups; more (beyond an eighth of the index) resolve every edge, which is then
+/// the cheaper way.
+fn few_changed(changed: usize, files: usize) -> bool {
+    changed <= INCREMENTAL_MAX_FILES.max(files / 8)
+}
+
+impl Merged {
+    fn new(found: Found, config: &ContextConfig, files: usize) -> Merged {
+        Merged {
+            report: IndexReport {
+                files,
+                ..IndexReport::default()
+            },
+            warnings: found.warnings,
+            skipped: found.skipped,
+            keep: HashSet::new(),
+            changed: Vec::new(),
+            changed_paths: HashSet::new(),
+            streamed: None,
+            touched: Vec::new(),
+            gone: Vec::new(),
+            languages: HashMap::new(),
+            left_out: LeftOut {
+                files: 0,
+                bytes: 0,
+                limit: config.file.max_total_size,
+            },
+            indexed_bytes: 0,
+            unreadable: found.unreadable,
+        }
+    }
+
+    /// Counts one file's outcome; a changed file is written to `tx` at once when the changed
+    /// files are too many to hold.
     fn add(
         &mut self,
         out: Outcome,
         entry: &WalkEntry,
         before: &Before,
         commit_times: &HashMap<String, i64>,
-    ) {
+        store: &Store,
+        tx: &Tx<'_>,
+    ) -> Result<()> {
         // The total cap counts only what is indexed (data files, binaries and files acms does
         // not index cost nothing against it), first come in walk order.
         if matches!(out, Outcome::Unchanged { .. } | Outcome::Changed(_)) {
@@ -409,7 +453,7 @@ impl Merged<'_> {
                 self.left_out.bytes += entry.size;
                 self.skipped
                     .insert(entry.rel.clone(), (entry.size, entry.mtime));
-                return;
+                return Ok(());
             }
             self.indexed_bytes += entry.size;
         }
@@ -433,7 +477,11 @@ impl Merged<'_> {
                 self.report.parsed += 1;
                 self.report.bytes_parsed += file.record.size;
                 self.warnings.extend(file.warnings.iter().cloned());
+                self.languages
+                    .insert(file.record.path.clone(), file.record.language);
+                self.changed_paths.insert(file.record.path.clone());
                 self.changed.push(*file);
+                self.stream_if_many(before, store, tx)?;
             }
             Outcome::Skipped(warning) => self.warnings.push(warning),
             Outcome::Kept(warning) => {
@@ -443,6 +491,56 @@ impl Merged<'_> {
                 self.warnings.push(warning);
             }
             Outcome::Ignored => {}
+        }
+        Ok(())
+    }
+
+    /// Writes the changed files held so far once they are too many for the incremental edge
+    /// path: a cold index of a monorepo held every file's nodes and renderings (1.8 GB).
+    fn stream_if_many(&mut self, before: &Before, store: &Store, tx: &Tx<'_>) -> Result<()> {
+        if self.streamed.is_none() {
+            if few_changed(self.changed.len(), before.files.len()) {
+                return Ok(());
+            }
+            self.streamed = Some(Streamed {
+                old_nodes: store.node_paths()?,
+                upserted: Vec::new(),
+            });
+        }
+        let streamed = self.streamed.as_mut().expect("set above");
+        for f in self.changed.drain(..) {
+            tx.put_file(&f.record, &f.content, &f.rows)?;
+            streamed
+                .upserted
+                .extend(f.rows.nodes.iter().map(|r| r.record.id));
+        }
+        Ok(())
+    }
+
+    /// Completes the state after the last outcome: what is kept, gone, and each file's language.
+    fn finish(&mut self, before: &Before) {
+        // A directory that could not be listed hides its files, it does not delete them.
+        for dir in std::mem::take(&mut self.unreadable) {
+            let prefix = format!("{dir}/");
+            self.keep.extend(
+                before
+                    .files
+                    .keys()
+                    .filter(|p| p.starts_with(&prefix) || dir == ".")
+                    .cloned(),
+            );
+        }
+        self.gone = before
+            .files
+            .keys()
+            .filter(|p| !self.keep.contains(*p) && !self.changed_paths.contains(*p))
+            .cloned()
+            .collect();
+        self.report.removed = self.gone.len();
+        for (p, f) in &before.files {
+            if self.keep.contains(p) {
+                self.languages.insert(p.clone(), f.language);
+            }
         }
     }
 
@@ -484,10 +582,10 @@ impl Merged<'_> {
 fn resolve(
     store: &Store,
     before: &Before,
-    merged: &mut Merged<'_>,
+    merged: &mut Merged,
 ) -> Result<(EdgeWrite, NodeChanges)> {
     let changed = &merged.changed;
-    let few = changed.len() <= INCREMENTAL_MAX_FILES.max(before.files.len() / 8);
+    let few = merged.streamed.is_none() && few_changed(changed.len(), before.files.len());
     let only_edits = merged.gone.is_empty()
         && changed
             .iter()
@@ -498,8 +596,7 @@ fn resolve(
         None
     };
     let mut changes = NodeChanges::default();
-    let report = &mut merged.report;
-    let edges = match diff {
+    let (nodes, edges) = match diff {
         Some(diff) => {
             let nodes = store.count("nodes")?;
             let edges = store.count("edges")?;
@@ -509,37 +606,29 @@ fn resolve(
                     .upserted
                     .extend(f.rows.nodes.iter().map(|r| r.record.id));
             }
-            report.nodes = nodes + changes.upserted.len() - changes.removed.len();
-            report.edges = edges + diff.added.len() - diff.gone.len();
-            report.edges_incremental = true;
-            EdgeWrite::Diff(diff)
+            merged.report.edges = edges + diff.added.len() - diff.gone.len();
+            merged.report.edges_incremental = true;
+            let nodes = nodes + changes.upserted.len() - changes.removed.len();
+            (nodes, EdgeWrite::Diff(diff))
         }
         None => {
-            let (all_nodes, edges) = resolve_all(
-                store,
-                &merged.keep,
-                changed,
-                &merged.languages,
-                &mut changes,
-            )?;
-            report.nodes = all_nodes;
-            report.edges = edges.len();
-            EdgeWrite::All(edges)
+            let (nodes, edges) = resolve_all(store, merged, &mut changes)?;
+            merged.report.edges = edges.len();
+            (nodes, EdgeWrite::All(edges))
         }
     };
+    merged.report.nodes = nodes;
     Ok((edges, changes))
 }
 
-/// Writes the run in one transaction, then seals and stamps the index folder.
+/// Writes what the run did not write as it went, and commits its one transaction.
 fn commit(
-    mut store: Store,
-    opts: &IndexOptions<'_>,
+    tx: Tx<'_>,
     before: &Before,
-    merged: &Merged<'_>,
+    merged: &Merged,
     edges: &EdgeWrite,
     tokenizer: &str,
 ) -> Result<()> {
-    let tx = store.begin()?;
     for path in &merged.gone {
         tx.remove_file(path)?;
     }
@@ -566,16 +655,10 @@ fn commit(
             .map(ToString::to_string)
             .unwrap_or_default(),
     )?;
-    tx.commit()?;
-    store.reseal(&opts.index_dir)?;
-    // Closed first: closing may checkpoint the WAL into the database file.
-    drop(store);
-    crate::store::record_stamp(&opts.index_dir);
-    Ok(())
+    tx.commit()
 }
 
-/// Changed files an incremental run resolves edges for by lookups; more (beyond an eighth of
-/// the index) resolve every edge, which is then the cheaper way.
+/// Changed files an incremental run resolves edges for by lookups (see [`few_changed`]).
 const INCREMENTAL_MAX_FILES: usize = 32;
 
 /// How a run writes its edges.
@@ -598,23 +681,35 @@ struct EdgeDiff {
 
 /// The full path: every node, reference and import of the index after the run, and every
 /// edge resolved from them. Returns the number of nodes and the edges; fills `changes`.
+///
+/// The store holds the files written as they came (`merged.streamed`) already, and still the
+/// old rows of the files not yet written and of those gone.
 fn resolve_all(
     store: &Store,
-    keep: &HashSet<String>,
-    changed: &[ChangedFile],
-    languages: &HashMap<String, Language>,
+    merged: &Merged,
     changes: &mut NodeChanges,
 ) -> Result<(usize, Vec<EdgeRecord>)> {
-    let stale = |path: &str| !keep.contains(path);
-    let old_nodes = store.nodes()?;
-    let mut all_nodes: Vec<NodeRecord> = Vec::with_capacity(old_nodes.len());
+    let written = |path: &str| merged.streamed.is_some() && merged.changed_paths.contains(path);
+    let live = |path: &str| merged.keep.contains(path) || written(path);
+    if let Some(streamed) = &merged.streamed {
+        let replaced = streamed
+            .old_nodes
+            .iter()
+            .filter(|(_, p)| !merged.keep.contains(p));
+        changes.removed.extend(replaced.map(|(id, _)| *id));
+        changes.upserted.extend(&streamed.upserted);
+    }
+    let stored_nodes = store.nodes()?;
+    let mut all_nodes: Vec<NodeRecord> = Vec::with_capacity(stored_nodes.len());
     let mut stale_ids = HashSet::new();
-    for n in old_nodes {
-        if stale(&n.path) {
-            changes.removed.push(n.id);
-            stale_ids.insert(n.id);
-        } else {
+    for n in stored_nodes {
+        if live(&n.path) {
             all_nodes.push(n);
+        } else {
+            if merged.streamed.is_none() {
+                changes.removed.push(n.id);
+            }
+            stale_ids.insert(n.id);
         }
     }
     let mut all_refs: Vec<(NodeId, String, RefKind)> = store
@@ -625,9 +720,9 @@ fn resolve_all(
     let mut all_imports: Vec<(String, String)> = store
         .imports()?
         .into_iter()
-        .filter(|(p, _)| !stale(p))
+        .filter(|(p, _)| live(p))
         .collect();
-    for f in changed {
+    for f in &merged.changed {
         for row in &f.rows.nodes {
             changes.upserted.push(row.record.id);
             all_nodes.push(row.record.clone());
@@ -640,7 +735,7 @@ fn resolve_all(
                 .map(|i| (f.record.path.clone(), i.module.clone())),
         );
     }
-    let edges = resolve_edges(&all_nodes, &all_refs, &all_imports, languages);
+    let edges = resolve_edges(&all_nodes, &all_refs, &all_imports, &merged.languages);
     Ok((all_nodes.len(), edges))
 }
 

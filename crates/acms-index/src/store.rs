@@ -768,6 +768,19 @@ impl Store {
         Ok(nodes.into_iter().map(|(n, _)| n).collect())
     }
 
+    /// Every node's id and path, in table order.
+    pub(crate) fn node_paths(&self) -> Result<Vec<(NodeId, String)>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, path FROM nodes")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((NodeId(r.get::<_, i64>(0)? as u64), r.get(1)?)))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
     /// The nodes of `ids` that exist, in the order of `ids` (one primary-key lookup each:
     /// what an incremental update of a few symbols reads instead of every node).
     pub fn nodes_by_id(&self, ids: &[NodeId]) -> Result<Vec<NodeRecord>> {
@@ -844,37 +857,35 @@ impl Store {
         String::from_utf8(bytes).map_err(|_| missing("valid UTF-8 text"))
     }
 
-    /// The renderings of every node of the file at `path` at depths 0, 2, 4, 9 (indexed by
+    /// Every node of the file at `path` with its renderings at depths 0, 2, 4, 9 (indexed by
     /// [`Depth::index`]), in source order: one read of the file for all its nodes. A node
     /// whose file text is missing or too short is [`Error::Damaged`].
-    pub fn file_renderings(&self, path: &str) -> Result<Vec<(NodeId, [String; 4])>> {
+    pub fn file_renderings(&self, path: &str) -> Result<Vec<(NodeRecord, [String; 4])>> {
         let content = self.file_content(path)?;
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT id, signature, with_doc, skeleton, start_byte, end_byte FROM nodes
-                 WHERE path = ?1 ORDER BY seq",
+                "SELECT id, path, kind, name, qualified_name, parent, start_line, end_line,
+                        start_byte, end_byte, signature, doc, tok0, tok2, tok4, tok9,
+                        with_doc, skeleton
+                 FROM nodes WHERE path = ?1 ORDER BY seq",
             )
             .map_err(|e| self.err(e))?;
-        type Row = (NodeId, [String; 3], usize, usize);
-        let rows: Vec<Row> = stmt
+        let rows: Vec<(NodeRecord, [String; 2])> = stmt
             .query_map(params![path], |r| {
-                Ok((
-                    NodeId(r.get::<_, i64>(0)? as u64),
-                    [r.get(1)?, r.get(2)?, r.get(3)?],
-                    r.get::<_, i64>(4)? as usize,
-                    r.get::<_, i64>(5)? as usize,
-                ))
+                Ok((node_row(r)?, [r.get(16)?, r.get(17)?]))
             })
             .and_then(|rows| rows.collect())
             .map_err(|e| self.err(e))?;
         let mut out = Vec::with_capacity(rows.len());
-        for (id, [sig, doc, skel], start, end) in rows {
+        for (n, [doc, skel]) in rows {
             let full = content
                 .as_deref()
-                .and_then(|c| c.get(start..end))
-                .ok_or_else(|| self.damaged(format!("file {path} has no text for node {id}")))?;
-            out.push((id, [sig, doc, skel, full.to_string()]));
+                .and_then(|c| c.get(n.start_byte..n.end_byte))
+                .ok_or_else(|| self.damaged(format!("file {path} has no text for node {}", n.id)))?
+                .to_string();
+            let sig = n.signature.clone();
+            out.push((n, [sig, doc, skel, full]));
         }
         Ok(out)
     }
@@ -1086,13 +1097,17 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// Starts the one transaction of an index run.
-    pub(crate) fn begin(&mut self) -> Result<Tx<'_>> {
+    /// Starts the one transaction of an index run. The store's reads see what it wrote so
+    /// far (one connection): an index run reads the index it is writing.
+    pub(crate) fn begin(&self) -> Result<Tx<'_>> {
         let path = self.path.clone();
-        let tx = self.conn.transaction().map_err(|source| Error::Store {
-            path: path.clone(),
-            source,
-        })?;
+        let tx = self
+            .conn
+            .unchecked_transaction()
+            .map_err(|source| Error::Store {
+                path: path.clone(),
+                source,
+            })?;
         Ok(Tx { tx, path })
     }
 }

@@ -553,19 +553,18 @@ impl KeywordIndex {
         }
         let id = self.fields.id;
         let removed: HashSet<u64> = remove_ids.iter().copied().collect();
-        let mut ops: Vec<UserOperation> = Vec::with_capacity(add.len() * 2);
-        if replace {
-            ops.extend(
-                add.iter()
-                    .filter(|d| !removed.contains(&d.id))
-                    .map(|d| UserOperation::Delete(Term::from_field_u64(id, d.id))),
-            );
+        // One document per message: tantivy's queue to its indexing threads holds 10 000
+        // messages, so a batch per message let a rebuild queue every document of a monorepo
+        // (700 MB) ahead of the two threads that index them.
+        for d in add {
+            let mut ops = Vec::with_capacity(2);
+            if replace && !removed.contains(&d.id) {
+                ops.push(UserOperation::Delete(Term::from_field_u64(id, d.id)));
+            }
+            ops.push(UserOperation::Add(to_document(&self.fields, d)));
+            self.run(ops)?;
         }
-        ops.extend(
-            add.iter()
-                .map(|d| UserOperation::Add(to_document(&self.fields, d))),
-        );
-        self.run(ops)
+        Ok(())
     }
 
     /// Queues `ops` in the writer; on failure rolls back everything staged.

@@ -3,7 +3,7 @@
 //! incrementally after every index run from the run's [`NodeChanges`], and rebuilt from the
 //! store when they are out of step with it (a run killed between the store commit and theirs).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
 use std::time::Instant;
 
@@ -66,40 +66,22 @@ fn keyword_doc(n: &NodeRecord, texts: &[String; 4]) -> KeywordDoc {
     }
 }
 
-/// Nodes of `ids` grouped by file, with their renderings (one file read per file).
-fn rendered(
+/// The keyword documents of the nodes of `paths` (one read of each file), those of `ids`
+/// only when given.
+fn keyword_docs<'p>(
     store: &Store,
-    nodes: &BTreeMap<NodeId, NodeRecord>,
-    ids: &[NodeId],
-) -> Result<Vec<(NodeRecord, [String; 4])>> {
-    let wanted: HashSet<NodeId> = ids.iter().copied().collect();
-    let mut paths: Vec<&str> = ids
-        .iter()
-        .filter_map(|id| nodes.get(id).map(|n| n.path.as_str()))
-        .collect();
-    paths.sort();
-    paths.dedup();
-    let mut out = Vec::with_capacity(ids.len());
+    paths: impl IntoIterator<Item = &'p str>,
+    ids: Option<&HashSet<NodeId>>,
+) -> Result<Vec<KeywordDoc>> {
+    let mut docs = Vec::new();
     for path in paths {
-        for (id, texts) in store.file_renderings(path)? {
-            if let Some(n) = nodes.get(&id).filter(|_| wanted.contains(&id)) {
-                out.push((n.clone(), texts));
+        for (n, texts) in store.file_renderings(path)? {
+            if ids.is_none_or(|ids| ids.contains(&n.id)) {
+                docs.push(keyword_doc(&n, &texts));
             }
         }
     }
-    Ok(out)
-}
-
-/// The keyword documents of `ids`.
-fn keyword_docs(
-    store: &Store,
-    nodes: &BTreeMap<NodeId, NodeRecord>,
-    ids: &[NodeId],
-) -> Result<Vec<KeywordDoc>> {
-    Ok(rendered(store, nodes, ids)?
-        .iter()
-        .map(|(n, texts)| keyword_doc(n, texts))
-        .collect())
+    Ok(docs)
 }
 
 /// An empty keyword index in `kdir`, replacing what was there. Only a directory that holds a
@@ -128,9 +110,6 @@ pub fn update_derived(
     let store = Store::open(index_dir)?;
     let meta = store.meta()?;
     let (generation, store_id) = (meta.generation, meta.store_id.as_str());
-    let by_id = |nodes: Vec<NodeRecord>| -> BTreeMap<NodeId, NodeRecord> {
-        nodes.into_iter().map(|n| (n.id, n)).collect()
-    };
     let mut report = DerivedReport::default();
 
     // Keyword index.
@@ -155,8 +134,10 @@ pub fn update_derived(
             let mut remove: Vec<u64> = changes.removed.iter().map(|id| id.0).collect();
             remove.extend(changes.upserted.iter().map(|id| id.0));
             // Only the changed symbols are read from the store.
-            let nodes = by_id(store.nodes_by_id(&changes.upserted)?);
-            let docs = keyword_docs(&store, &nodes, &changes.upserted)?;
+            let nodes = store.nodes_by_id(&changes.upserted)?;
+            let paths: BTreeSet<&str> = nodes.iter().map(|n| n.path.as_str()).collect();
+            let ids: HashSet<NodeId> = changes.upserted.iter().copied().collect();
+            let docs = keyword_docs(&store, paths, Some(&ids))?;
             report.keyword_docs = docs.len();
             if keyword
                 .apply_with_generation(&remove, &docs, store_id, generation)
@@ -174,18 +155,13 @@ pub fn update_derived(
                 drop(keyword);
                 keyword = fresh_keyword_index(&kdir)?;
             }
-            let nodes = by_id(store.nodes()?);
-            // A batch of files at a time: the documents of a whole monorepo (bodies, once per
-            // nesting level) held at once were a gigabyte more than the index run itself.
-            let mut by_path: BTreeMap<&str, Vec<NodeId>> = BTreeMap::new();
-            for n in nodes.values() {
-                by_path.entry(n.path.as_str()).or_default().push(n.id);
-            }
-            let files: Vec<&Vec<NodeId>> = by_path.values().collect();
+            // A batch of files at a time, read file by file: the documents of a whole
+            // monorepo (bodies, once per nesting level) held at once were a gigabyte more
+            // than the index run itself.
+            let files = store.files()?;
             let mut count = 0;
             let batches = files.chunks(KEYWORD_BATCH_FILES).map(|batch| {
-                let ids: Vec<NodeId> = batch.iter().flat_map(|ids| ids.iter().copied()).collect();
-                let docs = keyword_docs(&store, &nodes, &ids)?;
+                let docs = keyword_docs(&store, batch.iter().map(|f| f.path.as_str()), None)?;
                 count += docs.len();
                 Ok::<_, Error>(docs)
             });

@@ -406,12 +406,12 @@ impl Run<'_> {
         // dropped as soon as its texts are made, so memory stays small on large repositories.
         let mut todo = Vec::new();
         for path in paths {
-            for (id, texts) in self.store.file_renderings(path)? {
-                let Some(n) = nodes.get(&id) else { continue };
-                if in_step && !upserted.contains(&id) {
+            for (n, texts) in self.store.file_renderings(path)? {
+                let id = n.id;
+                if !nodes.contains_key(&id) || (in_step && !upserted.contains(&id)) {
                     continue;
                 }
-                let text = embedding_text(n, &texts[Depth::Full.index()]);
+                let text = embedding_text(&n, &texts[Depth::Full.index()]);
                 let tag = text_tag(&text);
                 if vectors.tag(id.0) != Some(tag) {
                     todo.push(Todo {

@@ -332,3 +332,95 @@ fn an_index_of_older_analyzers_is_parsed_again() {
         acms_index::ANALYZERS_VERSION
     );
 }
+
+/// Ids of the nodes of the files `keep` says yes to.
+fn ids_where(repo: &std::path::Path, keep: impl Fn(&str) -> bool) -> Vec<acms_core::NodeId> {
+    let mut ids: Vec<_> = node_list(repo)
+        .into_iter()
+        .filter(|n| keep(&n.path))
+        .map(|n| n.id)
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// The text of every file under `pkg/`, by path.
+fn pkg_files(repo: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(repo.join("pkg"))
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let name = e.file_name().to_string_lossy().into_owned();
+            (format!("pkg/{name}"), std::fs::read(e.path()).unwrap())
+        })
+        .collect()
+}
+
+/// Past a few dozen changed files a run writes each file as it is analyzed instead of holding
+/// them all (a monorepo's cold index held 1.8 GB), and resolves every edge from the store it
+/// is writing: a cold run and a run that changes, adds and removes many files both end with
+/// exactly the index a fresh run builds, and report the nodes they replaced.
+#[test]
+fn many_changed_files_are_written_as_they_come() {
+    // Calls only into files 40..44, whose functions stay: a file's text changes only with its
+    // own definitions.
+    let calls: Vec<(usize, usize)> = (40..44).map(|i| (i, 0)).collect();
+    let defs_before: Vec<usize> = (0..48).map(|i| 1 + i % 3).collect();
+    // Files 0..40 change, 44..48 are emptied (no longer indexed) and 48..52 are new.
+    let mut defs_after: Vec<usize> = (0..52)
+        .map(|i| if i < 40 { 1 + (i + 1) % 3 } else { 1 + i % 3 })
+        .collect();
+    defs_after[44..48].fill(0);
+
+    let dir = tempfile::tempdir().unwrap();
+    python_repo(dir.path(), &defs_before, &calls);
+    let cold = index(dir.path());
+    assert_eq!(cold.parsed, 48);
+    assert!(!cold.edges_incremental);
+    let mut upserted = cold.changes.upserted.clone();
+    upserted.sort();
+    assert_eq!(upserted, ids_where(dir.path(), |_| true));
+    assert!(cold.changes.removed.is_empty());
+    let fresh_before = tempfile::tempdir().unwrap();
+    python_repo(fresh_before.path(), &defs_before, &calls);
+    let fresh_cold = index(fresh_before.path());
+    assert_eq!(edge_list(dir.path()), edge_list(fresh_before.path()));
+    assert_eq!(
+        (cold.nodes, cold.edges),
+        (fresh_cold.nodes, fresh_cold.edges)
+    );
+
+    let old_files = pkg_files(dir.path());
+    python_repo(dir.path(), &defs_after, &calls);
+    let new_files = pkg_files(dir.path());
+    let changed = |p: &str| old_files.get(p) != new_files.get(p);
+    let replaced = ids_where(dir.path(), changed);
+    for e in std::fs::read_dir(dir.path().join("pkg")).unwrap() {
+        let path = e.unwrap().path();
+        let f = std::fs::File::options().write(true).open(&path).unwrap();
+        f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(60))
+            .unwrap();
+    }
+    let report = index(dir.path());
+    assert_eq!(
+        (report.parsed, report.removed),
+        (44, 4),
+        "more than the 32 a run holds"
+    );
+    assert!(!report.edges_incremental);
+    let fresh = tempfile::tempdir().unwrap();
+    python_repo(fresh.path(), &defs_after, &calls);
+    let fresh_report = index(fresh.path());
+    assert_eq!(edge_list(dir.path()), edge_list(fresh.path()));
+    assert_eq!(node_list(dir.path()), node_list(fresh.path()));
+    assert_eq!(
+        (report.nodes, report.edges),
+        (fresh_report.nodes, fresh_report.edges)
+    );
+    let mut removed = report.changes.removed.clone();
+    removed.sort();
+    assert_eq!(removed, replaced, "the nodes of changed and removed files");
+    let mut upserted = report.changes.upserted.clone();
+    upserted.sort();
+    assert_eq!(upserted, ids_where(dir.path(), changed));
+}
