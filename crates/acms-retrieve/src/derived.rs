@@ -3,7 +3,7 @@
 //! incrementally after every index run from the run's [`NodeChanges`], and rebuilt from the
 //! store when they are out of step with it (a run killed between the store commit and theirs).
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::HashSet;
 use std::path::Path;
 use std::time::Instant;
 
@@ -129,20 +129,31 @@ pub fn update_derived(
     // generations say anything about the keyword index.
     let current = |k: &KeywordIndex| k.store() == store_id && k.generation() == generation;
     let in_step = keyword.store() == store_id && keyword.generation() + 1 == generation;
+    // When most documents change (a rebuild, an analyzer upgrade) a fresh index is cheaper
+    // than deleting and adding each one.
+    let most = changes.upserted.len() as u64 * 2 > keyword.num_docs();
     if !current(&keyword) {
-        if in_step {
+        if in_step && !most {
             let mut remove: Vec<u64> = changes.removed.iter().map(|id| id.0).collect();
             remove.extend(changes.upserted.iter().map(|id| id.0));
-            // Only the changed symbols are read from the store.
-            let nodes = store.nodes_by_id(&changes.upserted)?;
-            let paths: BTreeSet<&str> = nodes.iter().map(|n| n.path.as_str()).collect();
+            // Only the changed symbols are read from the store, a batch of files at a time.
+            let mut paths: Vec<String> = store
+                .nodes_by_id(&changes.upserted)?
+                .into_iter()
+                .map(|n| n.path)
+                .collect();
+            paths.sort_unstable();
+            paths.dedup();
             let ids: HashSet<NodeId> = changes.upserted.iter().copied().collect();
-            let docs = keyword_docs(&store, paths, Some(&ids))?;
-            report.keyword_docs = docs.len();
-            if keyword
-                .apply_with_generation(&remove, &docs, store_id, generation)
-                .is_err()
-            {
+            let mut count = 0;
+            let batches = paths.chunks(KEYWORD_BATCH_FILES).map(|batch| {
+                let docs = keyword_docs(&store, batch.iter().map(String::as_str), Some(&ids))?;
+                count += docs.len();
+                Ok::<_, Error>(docs)
+            });
+            let applied = keyword.apply_batches(&remove, batches, store_id, generation);
+            report.keyword_docs = count;
+            if applied.is_err() {
                 // Damaged in a way `check` cannot see: rebuild it below, in this same run.
                 drop(keyword);
                 keyword = fresh_keyword_index(&kdir)?;

@@ -191,6 +191,38 @@ fn derived_indexes_follow_incremental_reindex() {
     );
 }
 
+/// A run that changes most symbols (here `--rebuild`) builds the keyword index afresh, a
+/// batch of files at a time, instead of deleting and adding every document in one batch
+/// (which held a monorepo's documents at once: 1.2 GB): the same documents, the same hits.
+#[test]
+fn a_run_that_changes_most_symbols_rebuilds_the_keyword_index() {
+    let f = Fixture::new(false);
+    let r = f.retriever();
+    let before = names(
+        &r,
+        &run(&r, Query::new("refund charge"), strategy::KEYWORD),
+        strategy::KEYWORD,
+    );
+    drop(r);
+    let mut opts = acms_index::IndexOptions::new(f.dir.path());
+    opts.rebuild = true;
+    let report = acms_index::index_repo(f.dir.path(), &opts).unwrap();
+    assert!(report.changes.upserted.len() > 3);
+    let derived =
+        acms_retrieve::update_derived(&opts.index_dir, &report.changes, &Default::default(), None)
+            .unwrap();
+    assert!(derived.keyword_rebuilt, "{derived:?}");
+    assert_eq!(derived.keyword_docs, report.nodes);
+    let r = f.retriever();
+    let after = names(
+        &r,
+        &run(&r, Query::new("refund charge"), strategy::KEYWORD),
+        strategy::KEYWORD,
+    );
+    assert!(!after.is_empty());
+    assert_eq!(after, before);
+}
+
 #[test]
 fn arce_searches_the_terms_a_scripted_model_proposes_until_it_is_done() {
     use std::sync::Arc;
