@@ -8,6 +8,7 @@ mod build;
 mod error;
 mod escape;
 pub mod model;
+mod packed;
 pub mod seal;
 pub mod store;
 pub mod walk;

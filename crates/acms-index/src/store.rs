@@ -30,7 +30,11 @@ use crate::{Error, Result};
 /// demand needs (lower-case names, roots and edges by target indexed, files' generated flag).
 /// 4: a reference no longer repeats its file's path (its source node has it), a tenth of a
 /// monorepo's store; a version-3 store is read as it is and migrated by its next index run.
-const FORMAT_VERSION: u32 = 4;
+/// 5: files' texts and the longer renderings are stored zstd-compressed (`packed`); the plain
+/// texts of a version-4 store are read as they are, and its next index run marks it 5.
+const FORMAT_VERSION: u32 = 5;
+/// The version before files' texts were packed: readable as it is.
+const PLAIN_TEXTS: u32 = 4;
 /// The version before `refs` lost its path column: readable (readers never read `refs`).
 const REFS_WITH_PATH: u32 = 3;
 
@@ -415,7 +419,7 @@ impl Store {
             },
         )?;
         let store = Store { conn, path, repo };
-        store.check_version(index_dir, &[FORMAT_VERSION, REFS_WITH_PATH])?;
+        store.check_version(index_dir, &[FORMAT_VERSION, PLAIN_TEXTS, REFS_WITH_PATH])?;
         store.check_id(&store_id)?;
         Ok(store)
     }
@@ -486,10 +490,20 @@ impl Store {
                     .map_err(|e| store.err(e))?;
             }
         } else {
-            let found = store.check_version(index_dir, &[FORMAT_VERSION, REFS_WITH_PATH])?;
+            let found =
+                store.check_version(index_dir, &[FORMAT_VERSION, PLAIN_TEXTS, REFS_WITH_PATH])?;
             store.check_id(&store_id)?;
             if found == REFS_WITH_PATH {
                 store.migrate_refs()?;
+            } else if found == PLAIN_TEXTS {
+                // Its plain texts stay readable; what this run writes is packed.
+                store
+                    .conn
+                    .execute(
+                        "UPDATE meta SET value = ?1 WHERE key = 'format_version'",
+                        params![FORMAT_VERSION.to_string()],
+                    )
+                    .map_err(|e| store.err(e))?;
             }
         }
         store
@@ -736,14 +750,19 @@ impl Store {
 
     /// The stored text of the file at `path`.
     pub fn file_content(&self, path: &str) -> Result<Option<String>> {
-        self.conn
-            .query_row(
-                "SELECT content FROM files WHERE path = ?1",
-                params![path],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(|e| self.err(e))
+        let text = self
+            .conn
+            .prepare_cached("SELECT content FROM files WHERE path = ?1")
+            .and_then(|mut s| {
+                s.query_row(params![path], |r| Ok(crate::packed::unpack(r.get_ref(0)?)))
+                    .optional()
+            })
+            .map_err(|e| self.err(e))?;
+        match text {
+            None => Ok(None),
+            Some(None) => Err(self.damaged(format!("file {path} has no readable text"))),
+            Some(text) => Ok(text),
+        }
     }
 
     /// All nodes, in path then source order.
@@ -811,50 +830,65 @@ impl Store {
     /// but its text does not (a NULL, a missing file row, a span past the file's end, bytes
     /// that are not UTF-8): a missing text is never an empty one.
     pub fn text(&self, id: NodeId, depth: Depth) -> Result<String> {
+        if depth == Depth::Full {
+            return self.full_text(id);
+        }
         let sql = match depth {
-            Depth::Signature => "SELECT signature, NULL, NULL FROM nodes WHERE id = ?1",
-            Depth::Doc => "SELECT with_doc, NULL, NULL FROM nodes WHERE id = ?1",
-            Depth::Skeleton => "SELECT skeleton, NULL, NULL FROM nodes WHERE id = ?1",
-            Depth::Full => {
-                "SELECT substr(CAST(f.content AS BLOB), n.start_byte + 1, n.end_byte - n.start_byte),
-                        n.end_byte - n.start_byte, f.path
-                 FROM nodes n LEFT JOIN files f ON f.path = n.path WHERE n.id = ?1"
-            }
+            Depth::Signature => "SELECT signature FROM nodes WHERE id = ?1",
+            Depth::Doc => "SELECT with_doc FROM nodes WHERE id = ?1",
+            _ => "SELECT skeleton FROM nodes WHERE id = ?1",
         };
-        type Row = (Option<Vec<u8>>, Option<i64>, Option<String>);
-        let row: Option<Row> =
-            self.conn
-                .prepare_cached(sql)
-                .and_then(|mut s| {
-                    s.query_row(params![id.0 as i64], |r| {
-                        let text = match r.get_ref(0)? {
-                            rusqlite::types::ValueRef::Text(t)
-                            | rusqlite::types::ValueRef::Blob(t) => Some(t.to_vec()),
-                            _ => None,
-                        };
-                        Ok((text, r.get(1)?, r.get(2)?))
+        // Outer `None`: a NULL; inner: a value that is no text.
+        let row: Option<Option<Option<String>>> = self
+            .conn
+            .prepare_cached(sql)
+            .and_then(|mut s| {
+                s.query_row(params![id.0 as i64], |r| {
+                    Ok(match r.get_ref(0)? {
+                        rusqlite::types::ValueRef::Null => None,
+                        value => Some(crate::packed::unpack(value)),
                     })
-                    .optional()
                 })
-                .map_err(|e| self.err(e))?;
-        let (text, span, file) = row.ok_or(Error::UnknownNode(id))?;
+                .optional()
+            })
+            .map_err(|e| self.err(e))?;
         let missing = |what: &str| {
             self.damaged(format!(
                 "node {id} has no {what} at depth {}",
                 depth.value()
             ))
         };
-        if depth == Depth::Full && file.is_none() {
-            return Err(missing("file row"));
-        }
-        let bytes = text.ok_or_else(|| missing("text"))?;
-        if let Some(span) = span
-            && bytes.len() as i64 != span
-        {
-            return Err(missing("full span"));
-        }
-        // Byte spans always fall on char boundaries of the stored (valid UTF-8) text.
-        String::from_utf8(bytes).map_err(|_| missing("valid UTF-8 text"))
+        row.ok_or(Error::UnknownNode(id))?
+            .ok_or_else(|| missing("text"))?
+            .ok_or_else(|| missing("valid UTF-8 text"))
+    }
+
+    /// The full text of node `id`: its span of its file's text.
+    fn full_text(&self, id: NodeId) -> Result<String> {
+        type Row = (Option<String>, i64, i64);
+        let row: Option<Row> = self
+            .conn
+            .prepare_cached(
+                "SELECT f.path, n.start_byte, n.end_byte
+                 FROM nodes n LEFT JOIN files f ON f.path = n.path WHERE n.id = ?1",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![id.0 as i64], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })
+                .optional()
+            })
+            .map_err(|e| self.err(e))?;
+        let (file, start, end) = row.ok_or(Error::UnknownNode(id))?;
+        let missing = |what: &str| self.damaged(format!("node {id} has no {what} at depth 9"));
+        let file = file.ok_or_else(|| missing("file row"))?;
+        let content = self
+            .file_content(&file)?
+            .ok_or_else(|| missing("file row"))?;
+        let span = usize::try_from(start).ok().zip(usize::try_from(end).ok());
+        span.and_then(|(a, b)| content.get(a..b))
+            .map(str::to_string)
+            .ok_or_else(|| missing("full span"))
     }
 
     /// Every node of the file at `path` with its renderings at depths 0, 2, 4, 9 (indexed by
@@ -871,14 +905,21 @@ impl Store {
                  FROM nodes WHERE path = ?1 ORDER BY seq",
             )
             .map_err(|e| self.err(e))?;
-        let rows: Vec<(NodeRecord, [String; 2])> = stmt
+        type Row = (NodeRecord, [Option<String>; 2]);
+        let rows: Vec<Row> = stmt
             .query_map(params![path], |r| {
-                Ok((node_row(r)?, [r.get(16)?, r.get(17)?]))
+                let text = |i: usize| -> rusqlite::Result<Option<String>> {
+                    Ok(crate::packed::unpack(r.get_ref(i)?))
+                };
+                Ok((node_row(r)?, [text(16)?, text(17)?]))
             })
             .and_then(|rows| rows.collect())
             .map_err(|e| self.err(e))?;
         let mut out = Vec::with_capacity(rows.len());
-        for (n, [doc, skel]) in rows {
+        for (n, texts) in rows {
+            let [Some(doc), Some(skel)] = texts else {
+                return Err(self.damaged(format!("node {} has no valid UTF-8 rendering", n.id)));
+            };
             let full = content
                 .as_deref()
                 .and_then(|c| c.get(n.start_byte..n.end_byte))
@@ -1211,7 +1252,7 @@ impl Tx<'_> {
                     file.mtime,
                     file.modified,
                     i64::from(file.generated),
-                    content
+                    crate::packed::pack(content)
                 ])
             })
             .map_err(|e| self.err(e))?;
@@ -1241,8 +1282,8 @@ impl Tx<'_> {
                     n.end_byte as i64,
                     n.signature,
                     n.doc,
-                    row.with_doc,
-                    row.skeleton,
+                    crate::packed::pack_if_smaller(&row.with_doc),
+                    crate::packed::pack_if_smaller(&row.skeleton),
                     n.tokens[0],
                     n.tokens[1],
                     n.tokens[2],

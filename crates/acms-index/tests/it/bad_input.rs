@@ -126,6 +126,96 @@ fn set_format(repo: &std::path::Path, version: u32) {
     .unwrap();
 }
 
+/// A version-4 store (files' texts stored plain) is read as it is; its next index run marks it
+/// version 5 and packs what it writes, and the plain texts it keeps still read the same.
+#[test]
+fn a_version_4_store_with_plain_texts_is_read_and_extended() {
+    use acms_core::Depth;
+    let dir = tempfile::tempdir().unwrap();
+    write_repo(
+        dir.path(),
+        &[
+            (
+                "a.py",
+                b"def helper(x):\n    \"\"\"Doubles \xc3\xa9.\"\"\"\n    return 2 * x\n" as &[u8],
+            ),
+            (
+                "b.py",
+                b"from a import helper\n\n\ndef go():\n    return helper(2)\n",
+            ),
+        ],
+    );
+    index(dir.path());
+    let texts = |store: &acms_index::Store| -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for n in store.nodes().unwrap() {
+            for depth in [Depth::Signature, Depth::Doc, Depth::Skeleton, Depth::Full] {
+                out.push((n.path.clone(), store.text(n.id, depth).unwrap()));
+            }
+        }
+        out
+    };
+    let packed = texts(&open(dir.path()));
+    let db = dir.path().join(".acms/index.sqlite");
+    {
+        // As version 4 wrote it: every text plain.
+        let store = open(dir.path());
+        let plain: Vec<(String, String)> = ["a.py", "b.py"]
+            .iter()
+            .map(|p| (p.to_string(), store.file_content(p).unwrap().unwrap()))
+            .collect();
+        drop(store);
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        for (path, text) in plain {
+            conn.execute(
+                "UPDATE files SET content = ?1 WHERE path = ?2",
+                [text, path],
+            )
+            .unwrap();
+        }
+    }
+    set_format(dir.path(), 4);
+    let kinds = || -> Vec<String> {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let mut stmt = conn
+            .prepare("SELECT path || ' ' || typeof(content) FROM files ORDER BY path")
+            .unwrap();
+        stmt.query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+    };
+    assert_eq!(kinds(), ["a.py text", "b.py text"]);
+    assert_eq!(texts(&open(dir.path())), packed, "readable as it is");
+
+    std::fs::write(
+        dir.path().join("b.py"),
+        "from a import helper\n\n\ndef go():\n    return helper(30)\n",
+    )
+    .unwrap();
+    let report = index(dir.path());
+    assert_eq!((report.parsed, report.unchanged), (1, 1), "not rebuilt");
+    assert_eq!(kinds(), ["a.py text", "b.py blob"]);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let version: String = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'format_version'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(version, "5");
+    let store = open(dir.path());
+    assert_eq!(
+        store.file_content("a.py").unwrap().unwrap(),
+        std::fs::read_to_string(dir.path().join("a.py")).unwrap()
+    );
+    assert_eq!(
+        store.file_content("b.py").unwrap().unwrap(),
+        std::fs::read_to_string(dir.path().join("b.py")).unwrap()
+    );
+}
+
 /// A version-3 store (references with their file's path) is read as it is, and the next
 /// index run migrates it in place: the same references, edges and answers as a store built
 /// by this version, and no full re-index.
@@ -194,7 +284,7 @@ fn a_version_3_store_is_read_and_migrated() {
             |r| r.get(0),
         )
         .unwrap();
-    assert_eq!(version, "4");
+    assert_eq!(version, "5");
     let cols: Vec<String> = conn
         .prepare("SELECT name FROM pragma_table_info('refs')")
         .unwrap()
