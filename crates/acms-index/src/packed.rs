@@ -2,6 +2,8 @@
 //! fifth of the source; a skeleton or doc rendering compressed when that makes it smaller.
 //! A TEXT value is a text stored plain (as format 4 stored every text), read as it is.
 
+use std::cell::RefCell;
+
 use rusqlite::types::{ToSqlOutput, ValueRef};
 
 /// zstd's default level: 3–5× on source code at several hundred MB/s.
@@ -11,9 +13,38 @@ const LEVEL: i32 = 3;
 /// claiming more is damage, not an allocation.
 const MAX_TEXT_BYTES: u64 = 1 << 28;
 
+thread_local! {
+    // One context per thread, made once: making one per text was a visible share of a warm
+    // assembly (ZSTD_createDCtx) and of an index run.
+    static COMPRESSOR: RefCell<Option<zstd::bulk::Compressor<'static>>> = const { RefCell::new(None) };
+    static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
+}
+
+fn compress(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
+    COMPRESSOR.with_borrow_mut(|c| {
+        if c.is_none() {
+            *c = Some(zstd::bulk::Compressor::new(LEVEL)?);
+        }
+        c.as_mut()
+            .map_or_else(|| zstd::bulk::compress(bytes, LEVEL), |c| c.compress(bytes))
+    })
+}
+
+fn decompress(bytes: &[u8], size: usize) -> std::io::Result<Vec<u8>> {
+    DECOMPRESSOR.with_borrow_mut(|d| {
+        if d.is_none() {
+            *d = Some(zstd::bulk::Decompressor::new()?);
+        }
+        d.as_mut().map_or_else(
+            || zstd::bulk::decompress(bytes, size),
+            |d| d.decompress(bytes, size),
+        )
+    })
+}
+
 /// `text` as it is written: packed, or plain in the unlikely case zstd refuses it.
 pub(crate) fn pack(text: &str) -> ToSqlOutput<'_> {
-    match zstd::bulk::compress(text.as_bytes(), LEVEL) {
+    match compress(text.as_bytes()) {
         Ok(packed) => ToSqlOutput::from(packed),
         Err(_) => ToSqlOutput::from(text),
     }
@@ -21,7 +52,7 @@ pub(crate) fn pack(text: &str) -> ToSqlOutput<'_> {
 
 /// `text` as it is written: packed when that is smaller (a short rendering is not).
 pub(crate) fn pack_if_smaller(text: &str) -> ToSqlOutput<'_> {
-    match zstd::bulk::compress(text.as_bytes(), LEVEL) {
+    match compress(text.as_bytes()) {
         Ok(packed) if packed.len() < text.len() => ToSqlOutput::from(packed),
         _ => ToSqlOutput::from(text),
     }
@@ -37,7 +68,7 @@ pub(crate) fn unpack(value: ValueRef<'_>) -> Option<String> {
             if size > MAX_TEXT_BYTES {
                 return None;
             }
-            let bytes = zstd::bulk::decompress(b, size as usize).ok()?;
+            let bytes = decompress(b, size as usize).ok()?;
             String::from_utf8(bytes).ok()
         }
         _ => None,

@@ -16,6 +16,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use acms_core::{Depth, NodeId};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
@@ -341,6 +342,32 @@ pub struct Store {
     path: PathBuf,
     /// The repository the folder's seal names.
     repo: PathBuf,
+    /// Files' texts unpacked lately.
+    unpacked: Unpacked,
+}
+
+/// The last [`Unpacked::FILES`] files' texts unpacked, by path and content hash (so a text
+/// rewritten since is never served): an assembly reads many nodes of a few files, and
+/// unpacking each file once per node was a fifth of a warm call.
+#[derive(Default)]
+struct Unpacked(std::cell::RefCell<std::collections::VecDeque<(String, String, Arc<str>)>>);
+
+impl Unpacked {
+    const FILES: usize = 32;
+
+    fn get(&self, path: &str, hash: &str) -> Option<Arc<str>> {
+        let files = self.0.borrow();
+        let hit = files.iter().find(|(p, h, _)| p == path && h == hash);
+        hit.map(|(_, _, text)| Arc::clone(text))
+    }
+
+    fn put(&self, path: &str, hash: &str, text: Arc<str>) {
+        let mut files = self.0.borrow_mut();
+        if files.len() == Self::FILES {
+            files.pop_front();
+        }
+        files.push_back((path.to_string(), hash.to_string(), text));
+    }
 }
 
 /// True for errors SQLite raises on a damaged file, and for values a schema column cannot
@@ -418,7 +445,12 @@ impl Store {
                 source,
             },
         )?;
-        let store = Store { conn, path, repo };
+        let store = Store {
+            conn,
+            path,
+            repo,
+            unpacked: Unpacked::default(),
+        };
         store.check_version(index_dir, &[FORMAT_VERSION, PLAIN_TEXTS, REFS_WITH_PATH])?;
         store.check_id(&store_id)?;
         Ok(store)
@@ -467,6 +499,7 @@ impl Store {
             conn,
             path,
             repo: repo.to_path_buf(),
+            unpacked: Unpacked::default(),
         };
         // Stamped before WAL mode, so the id reaches the file's header at once.
         store
@@ -750,6 +783,22 @@ impl Store {
 
     /// The stored text of the file at `path`.
     pub fn file_content(&self, path: &str) -> Result<Option<String>> {
+        Ok(self.file_text(path)?.map(|t| t.to_string()))
+    }
+
+    /// The text of the file at `path`, unpacked (or as lately unpacked).
+    fn file_text(&self, path: &str) -> Result<Option<Arc<str>>> {
+        let hash: Option<String> = self
+            .conn
+            .prepare_cached("SELECT hash FROM files WHERE path = ?1")
+            .and_then(|mut s| s.query_row(params![path], |r| r.get(0)).optional())
+            .map_err(|e| self.err(e))?;
+        let Some(hash) = hash else {
+            return Ok(None);
+        };
+        if let Some(text) = self.unpacked.get(path, &hash) {
+            return Ok(Some(text));
+        }
         let text = self
             .conn
             .prepare_cached("SELECT content FROM files WHERE path = ?1")
@@ -761,7 +810,11 @@ impl Store {
         match text {
             None => Ok(None),
             Some(None) => Err(self.damaged(format!("file {path} has no readable text"))),
-            Some(text) => Ok(text),
+            Some(Some(text)) => {
+                let text: Arc<str> = text.into();
+                self.unpacked.put(path, &hash, Arc::clone(&text));
+                Ok(Some(text))
+            }
         }
     }
 
@@ -895,7 +948,7 @@ impl Store {
     /// [`Depth::index`]), in source order: one read of the file for all its nodes. A node
     /// whose file text is missing or too short is [`Error::Damaged`].
     pub fn file_renderings(&self, path: &str) -> Result<Vec<(NodeRecord, [String; 4])>> {
-        let content = self.file_content(path)?;
+        let content = self.file_text(path)?;
         let mut stmt = self
             .conn
             .prepare_cached(

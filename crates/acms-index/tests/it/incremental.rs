@@ -424,3 +424,37 @@ fn many_changed_files_are_written_as_they_come() {
     upserted.sort();
     assert_eq!(upserted, ids_where(dir.path(), changed));
 }
+
+/// A store keeps the texts it unpacked lately, by path and content hash: a store opened
+/// before a file changed reads the new text after the run that indexed it.
+#[test]
+fn a_store_open_across_a_run_reads_the_new_text() {
+    let dir = tempfile::tempdir().unwrap();
+    write_repo(dir.path(), &[("a.py", b"def f():\n    return 1\n")]);
+    index(dir.path());
+    let store = open(dir.path());
+    let node = |store: &acms_index::Store| {
+        store
+            .nodes()
+            .unwrap()
+            .into_iter()
+            .find(|n| n.name == "f")
+            .unwrap()
+    };
+    let f = node(&store);
+    assert_eq!(
+        store.text(f.id, Depth::Full).unwrap(),
+        "def f():\n    return 1"
+    );
+    write_repo(dir.path(), &[("a.py", b"def f():\n    return 22\n")]);
+    assert_eq!(index(dir.path()).parsed, 1);
+    let f = node(&store);
+    assert_eq!(
+        store.text(f.id, Depth::Full).unwrap(),
+        "def f():\n    return 22"
+    );
+    assert_eq!(
+        store.file_content("a.py").unwrap().unwrap(),
+        "def f():\n    return 22\n"
+    );
+}
