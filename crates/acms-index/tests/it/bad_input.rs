@@ -126,6 +126,16 @@ fn set_format(repo: &std::path::Path, version: u32) {
     .unwrap();
 }
 
+/// The format version a store records.
+fn stored_format(conn: &rusqlite::Connection) -> String {
+    conn.query_row(
+        "SELECT value FROM meta WHERE key = 'format_version'",
+        [],
+        |r| r.get(0),
+    )
+    .unwrap()
+}
+
 /// A version-4 store (files' texts stored plain) is read as it is; its next index run marks it
 /// version 5 and packs what it writes, and the plain texts it keeps still read the same.
 #[test]
@@ -197,14 +207,7 @@ fn a_version_4_store_with_plain_texts_is_read_and_extended() {
     assert_eq!((report.parsed, report.unchanged), (1, 1), "not rebuilt");
     assert_eq!(kinds(), ["a.py text", "b.py blob"]);
     let conn = rusqlite::Connection::open(&db).unwrap();
-    let version: String = conn
-        .query_row(
-            "SELECT value FROM meta WHERE key = 'format_version'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(version, "5");
+    assert_eq!(stored_format(&conn), "5");
     let store = open(dir.path());
     assert_eq!(
         store.file_content("a.py").unwrap().unwrap(),
@@ -277,14 +280,7 @@ fn a_version_3_store_is_read_and_migrated() {
         "migrated, not rebuilt"
     );
     let conn = rusqlite::Connection::open(&db).unwrap();
-    let version: String = conn
-        .query_row(
-            "SELECT value FROM meta WHERE key = 'format_version'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(version, "5");
+    assert_eq!(stored_format(&conn), "5");
     let cols: Vec<String> = conn
         .prepare("SELECT name FROM pragma_table_info('refs')")
         .unwrap()
