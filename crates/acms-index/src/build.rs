@@ -150,7 +150,7 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
         counter: &counter,
     };
     look_at_all(&entries, &look, |out, entry| {
-        merged.add(out, entry, &before, &commit_times, &store, &tx)
+        merged.add(out, entry, &look, &store, &tx)
     })?;
     merged.finish(&before);
     let (edges, changes) = resolve(&store, &before, &mut merged)?;
@@ -440,11 +440,11 @@ impl Merged {
         &mut self,
         out: Outcome,
         entry: &WalkEntry,
-        before: &Before,
-        commit_times: &HashMap<String, i64>,
+        look: &Look<'_>,
         store: &Store,
         tx: &Tx<'_>,
     ) -> Result<()> {
+        let before = look.before;
         // The total cap counts only what is indexed (data files, binaries and files acms does
         // not index cost nothing against it), first come in walk order.
         if matches!(out, Outcome::Unchanged { .. } | Outcome::Changed(_)) {
@@ -467,7 +467,7 @@ impl Merged {
             Outcome::Unchanged { path, mtime } => {
                 self.report.unchanged += 1;
                 let old = &before.files[&path];
-                let modified = commit_times.get(&path).copied().unwrap_or(mtime);
+                let modified = look.commit_times.get(&path).copied().unwrap_or(mtime);
                 if old.mtime != mtime || old.modified != modified {
                     self.touched.push((path.clone(), mtime, modified));
                 }
@@ -585,7 +585,8 @@ fn resolve(
     merged: &mut Merged,
 ) -> Result<(EdgeWrite, NodeChanges)> {
     let changed = &merged.changed;
-    let few = merged.streamed.is_none() && few_changed(changed.len(), before.files.len());
+    // Held files are few by construction: past `few_changed` they are written as they come.
+    let few = merged.streamed.is_none();
     let only_edits = merged.gone.is_empty()
         && changed
             .iter()
