@@ -154,6 +154,14 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => return failure::report_usage(&err, json),
     };
+    if matches!(
+        cli.command,
+        Command::Query(_) | Command::Search(_) | Command::Plan(_)
+    ) {
+        // One-shot: the model starts while the index opens and the repository is walked;
+        // every command drops its engine before `main` returns, which waits for the start.
+        acms::start_models_in_background();
+    }
     let result = match &cli.command {
         Command::Index(args) => index::run(args),
         Command::Query(args) => query::run(args),

@@ -42,7 +42,7 @@ pub use place::{Place, place};
 pub use query::{Hit, PathEdge, Query, Reason};
 pub use retriever::Retriever;
 pub use semantic::SemanticStrategy;
-pub use shared::{SharedVectors, shared_vectors};
+pub use shared::{SharedVectors, shared_vectors, start_models_in_background};
 pub use strategy::{Stage, Strategy, StrategyFactory, StrategyInput, StrategyRegistry};
 
 pub use acms_core::StrategyId;

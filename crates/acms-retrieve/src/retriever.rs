@@ -218,7 +218,9 @@ fn semantic(
         let vectors = shared
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if embedder.id() != vectors.embedder_id() || embedder.dim() != vectors.dim() {
+        // Ids only: a model still starting does not know its dimension yet (the strategy
+        // checks it on the first vector).
+        if embedder.id() != vectors.embedder_id() {
             return unavailable(format!(
                 "vectors were built with `{}` but the embedder now is `{}`: run `acms index` again",
                 vectors.embedder_id(),

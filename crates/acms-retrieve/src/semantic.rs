@@ -111,6 +111,17 @@ impl Strategy for SemanticStrategy {
                 strategy: StrategyId::Semantic.to_string(),
                 reason: "the embedder returned no vector".into(),
             })?;
+        if query.len() != vectors.dim() {
+            return Err(Error::Unavailable {
+                strategy: StrategyId::Semantic.to_string(),
+                reason: format!(
+                    "the vectors have {} dimensions but the embedder gives {}: run `acms index` \
+                     again",
+                    vectors.dim(),
+                    query.len()
+                ),
+            });
+        }
         let limit = hit_limit(input.budget);
         let mut found = vectors.search(&query, limit.max(BASELINE_RANK + 1))?;
         let (unrelated, related) = embedder.calibration();

@@ -9,7 +9,8 @@
 //! are kept; this module decides nothing about what the vectors or embedder are used for.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, Weak};
 
 use acms_core::SemanticConfig;
 use acms_vector::{Embedder, IndexParams, LoadedEmbedder, VectorIndex};
@@ -66,29 +67,76 @@ pub(crate) struct KeptEmbedder {
     pub description: String,
 }
 
+/// How the process keeps its embedder: only weakly while its model may still be starting in
+/// the background, so that the engine holding it waits for the start when it is dropped (a
+/// process leaving with the start running on another thread would crash in ONNX Runtime's
+/// teardown).
+enum Kept {
+    Started(KeptEmbedder),
+    Starting(Weak<dyn Embedder>, String),
+}
+
+impl Kept {
+    fn new(e: &KeptEmbedder) -> Kept {
+        if e.embedder.starting() {
+            Kept::Starting(Arc::downgrade(&e.embedder), e.description.clone())
+        } else {
+            Kept::Started(e.clone())
+        }
+    }
+
+    fn get(&self) -> Option<KeptEmbedder> {
+        match self {
+            Kept::Started(e) => Some(e.clone()),
+            Kept::Starting(weak, description) => weak.upgrade().map(|embedder| KeptEmbedder {
+                embedder,
+                description: description.clone(),
+            }),
+        }
+    }
+}
+
+static START_IN_BACKGROUND: AtomicBool = AtomicBool::new(false);
+
+/// Start models loaded from now on in the background ([`acms_vector::ModelOptions`]'s
+/// `start_in_background`): a query then opens its index and walks the repository while the
+/// model starts. Only for a process that drops its engines before it exits (the CLI): one
+/// that exits with a start running crashes in ONNX Runtime's teardown.
+pub fn start_models_in_background() {
+    START_IN_BACKGROUND.store(true, Ordering::Relaxed);
+}
+
 /// The embedder `config` asks for, loaded once per configuration and process (a model load
-/// costs hundreds of milliseconds). Failures are not kept: a model installed meanwhile is
-/// found by the next call.
+/// costs hundreds of milliseconds), started in the background when the process asked for
+/// that. Failures are not kept, neither to load nor to start: a model installed meanwhile
+/// is found by the next call.
 pub(crate) fn embedder(config: &SemanticConfig) -> acms_vector::Result<KeptEmbedder> {
-    static KEPT_EMBEDDER: OnceLock<Mutex<Option<(SemanticConfig, KeptEmbedder)>>> = OnceLock::new();
+    static KEPT_EMBEDDER: OnceLock<Mutex<Option<(SemanticConfig, Kept)>>> = OnceLock::new();
     let mut kept = KEPT_EMBEDDER
         .get_or_init(|| Mutex::new(None))
         .lock()
         .unwrap_or_else(PoisonError::into_inner);
-    if let Some((c, e)) = kept.as_ref()
+    if let Some((c, k)) = kept.as_mut()
         && c == config
+        && let Some(e) = k.get()
+        && !e.embedder.failed()
     {
-        return Ok(e.clone());
+        *k = Kept::new(&e);
+        return Ok(e);
     }
     let LoadedEmbedder {
         embedder,
         description,
         ..
-    } = acms_vector::load_embedder(config)?;
+    } = if START_IN_BACKGROUND.load(Ordering::Relaxed) {
+        acms_vector::load_embedder_in_background(config)?
+    } else {
+        acms_vector::load_embedder(config)?
+    };
     let e = KeptEmbedder {
         embedder: Arc::from(embedder),
         description,
     };
-    *kept = Some((config.clone(), e.clone()));
+    *kept = Some((config.clone(), Kept::new(&e)));
     Ok(e)
 }

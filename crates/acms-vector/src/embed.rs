@@ -29,6 +29,16 @@ pub trait Embedder: Send + Sync {
     /// any feature (such as the empty string) may map to the zero vector. Implementations batch
     /// internally, so callers should pass many texts at once.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+    /// Whether this embedder can never embed again (a model that failed to start): a caller
+    /// that keeps embedders loads a new one.
+    fn failed(&self) -> bool {
+        false
+    }
+    /// Whether a start in the background may still be running: whoever keeps the embedder
+    /// beyond its users' lifetime must not (dropping the last user waits for the start).
+    fn starting(&self) -> bool {
+        false
+    }
 }
 
 /// Dot product. Eight independent accumulators let the compiler vectorize the loop (a single

@@ -23,7 +23,8 @@
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock, TryLockError};
+use std::sync::{Mutex, OnceLock, PoisonError, TryLockError};
+use std::thread::JoinHandle;
 
 use acms_core::{EmbedderKind, SemanticConfig};
 use fastembed::{
@@ -31,8 +32,11 @@ use fastembed::{
     UserDefinedEmbeddingModel,
 };
 
+use ort::environment::Environment;
+
 use crate::embed::{Embedder, HashEmbedder};
 use crate::error::{Error, Result};
+use crate::graph;
 
 /// The model's description, written last by `acms model fetch`.
 pub use acms_model::MANIFEST_FILE;
@@ -221,37 +225,102 @@ pub struct FastEmbedder {
     // Created on first use: a one-shot query embeds one text and needs one session, and
     // each session costs its own load of the model.
     sessions: Vec<OnceLock<Mutex<TextEmbedding>>>,
+    /// The first session's start once it finished (the error as text: it is reported again
+    /// by every call).
+    started: OnceLock<std::result::Result<Started, String>>,
+    /// The start while it runs on a thread of its own ([`ModelOptions::start_in_background`]);
+    /// dropping the embedder waits for it (a process must not exit with ONNX Runtime busy
+    /// on another thread: its teardown would pull the library from under it).
+    starting: Mutex<Option<JoinHandle<Result<FirstSession>>>>,
     /// What a further session is made from: the model without its bytes, which are read
-    /// again from `onnx_path` and must hash to `onnx_hash`.
+    /// again from the started source.
     model: UserDefinedEmbeddingModel,
-    onnx_path: PathBuf,
-    onnx_hash: blake3::Hash,
     max_tokens: usize,
     id: String,
-    dim: usize,
     batch_size: usize,
     calibration: (f32, f32),
     name: String,
+}
+
+/// The first session and what its start established for the others.
+type FirstSession = (TextEmbedding, Started);
+
+/// What starting the first session established for the others.
+struct Started {
+    dim: usize,
+    source: Source,
+    env: Environment,
+}
+
+/// Where a session's graph is read from.
+enum Source {
+    /// The model's own `model.onnx`, which must still hash to what the first session read.
+    Model { path: PathBuf, hash: blake3::Hash },
+    /// The optimized graph saved for it (`graph`), which must be the file first read.
+    Graph { path: PathBuf, stamp: graph::Stamp },
+}
+
+impl Source {
+    /// The bytes a further session is made from, or why they are not the first session's.
+    fn read(&self) -> std::result::Result<Vec<u8>, String> {
+        let (path, same) = match self {
+            Source::Model { path, hash } => {
+                let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+                if blake3::hash(&bytes) == *hash {
+                    return Ok(bytes);
+                }
+                (path, false)
+            }
+            Source::Graph { path, stamp } => (path, graph::stamp(path).ok() == Some(*stamp)),
+        };
+        if !same {
+            return Err(format!(
+                "{} changed since the model was loaded",
+                path.display()
+            ));
+        }
+        std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+impl Drop for FastEmbedder {
+    fn drop(&mut self) {
+        let handle = self
+            .starting
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(h) = handle {
+            let _ = h.join();
+        }
+    }
 }
 
 impl fmt::Debug for FastEmbedder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("FastEmbedder")
             .field("id", &self.id)
-            .field("dim", &self.dim)
             .field("batch_size", &self.batch_size)
             .finish()
     }
 }
 
-/// How to run a model: token limit, batch size and parallel sessions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How to run a model: token limit, batch size, parallel sessions and where optimized graphs
+/// are kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelOptions {
     /// Tokens per text; longer texts are truncated.
     pub max_tokens: usize,
     pub batch_size: usize,
     /// Single-threaded ONNX Runtime sessions embedding side by side (`None`: one per core).
     pub threads: Option<usize>,
+    /// Directory of saved optimized graphs (`None`: every session optimizes the model
+    /// itself). Default: `<user cache>/graphs`.
+    pub graph_cache: Option<PathBuf>,
+    /// Start ONNX Runtime and the first session on a thread of their own, so the caller
+    /// works meanwhile (a one-shot query opens its index and walks the repository while the
+    /// model starts): a failure to start is then reported by `embed`, not by the load.
+    pub start_in_background: bool,
 }
 
 impl Default for ModelOptions {
@@ -260,6 +329,8 @@ impl Default for ModelOptions {
             max_tokens: SemanticConfig::default().max_tokens,
             batch_size: DEFAULT_BATCH_SIZE,
             threads: None,
+            graph_cache: user_cache_dir().map(|c| c.join("graphs")),
+            start_in_background: false,
         }
     }
 }
@@ -277,8 +348,6 @@ impl FastEmbedder {
         check_model_dir(dir)?;
         let manifest = ModelManifest::read(dir)?;
         let tokenizer_files = read_tokenizer_files(dir)?;
-        load_runtime(dir)?;
-
         let onnx = read_model_file(dir, "model.onnx")?;
         let onnx_hash = blake3::hash(&onnx);
         // The id names the model by content and the token limit, so replacing model.onnx or
@@ -294,19 +363,32 @@ impl FastEmbedder {
             .threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
             .max(1);
-        let onnx_path = dir.join("model.onnx");
-        let (session, dim) = first_session(dir, &model, onnx, options.max_tokens)?;
         let sessions: Vec<OnceLock<Mutex<TextEmbedding>>> =
             (0..workers).map(|_| OnceLock::new()).collect();
-        let _ = sessions[0].set(Mutex::new(session));
+        let (started, starting) = (OnceLock::new(), Mutex::new(None));
+        let start = {
+            let (dir, model, name) = (dir.to_path_buf(), model.clone(), manifest.name.clone());
+            let options = options.clone();
+            move || start(&dir, &model, &name, onnx, onnx_hash, &options)
+        };
+        if options.start_in_background {
+            let handle = std::thread::Builder::new()
+                .name("acms-model-start".into())
+                .spawn(start)
+                .map_err(|e| Error::Embed(format!("cannot start the model: {e}")))?;
+            *starting.lock().unwrap_or_else(PoisonError::into_inner) = Some(handle);
+        } else {
+            let (session, first) = start()?;
+            let _ = sessions[0].set(Mutex::new(session));
+            let _ = started.set(Ok(first));
+        }
         Ok(FastEmbedder {
             sessions,
+            started,
+            starting,
             model,
-            onnx_path,
-            onnx_hash,
             max_tokens: options.max_tokens,
             id,
-            dim,
             // Alone, a text's vector never depends on which texts it was embedded with (the
             // index stays the same whether built at once or incrementally).
             batch_size: if manifest.dynamic_quantization {
@@ -319,10 +401,84 @@ impl FastEmbedder {
         })
     }
 
+    /// The first session's start, waiting for it when it runs in the background.
+    fn started(&self) -> Result<&Started> {
+        let done = self.started.get_or_init(|| {
+            let handle = self
+                .starting
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            match handle.map(JoinHandle::join) {
+                Some(Ok(Ok((session, first)))) => {
+                    let _ = self.sessions[0].set(Mutex::new(session));
+                    Ok(first)
+                }
+                Some(Ok(Err(e))) => Err(e.to_string()),
+                Some(Err(_)) => Err("the model loader panicked".into()),
+                None => Err("the model was never started".into()),
+            }
+        });
+        done.as_ref()
+            .map_err(|e| Error::Embed(format!("the model did not start: {e}")))
+    }
+
     /// The model's name (from its manifest).
     pub fn name(&self) -> &str {
         &self.name
     }
+}
+
+/// Starts ONNX Runtime and the first session of the model `name` in `dir` (with bytes `onnx`):
+/// from its saved optimized graph when there is one or it can be made, else from the model
+/// itself (also when ONNX Runtime rejects the saved graph, which is then dropped).
+fn start(
+    dir: &Path,
+    model: &UserDefinedEmbeddingModel,
+    name: &str,
+    onnx: Vec<u8>,
+    onnx_hash: blake3::Hash,
+    options: &ModelOptions,
+) -> Result<FirstSession> {
+    let (env, runtime) = load_runtime(dir)?;
+    let onnx_path = dir.join("model.onnx");
+    let original = Source::Model {
+        path: onnx_path.clone(),
+        hash: onnx_hash,
+    };
+    let saved = options
+        .graph_cache
+        .as_deref()
+        .ok_or_else(|| "no graph cache".to_string())
+        .and_then(|cache| {
+            let path = graph::graph_path(cache, name, &onnx_hash, &runtime);
+            graph::optimized(&env, &onnx, &path)
+        });
+    drop(onnx);
+    let from_graph = saved.and_then(|g| {
+        let source = Source::Graph {
+            path: g.path.clone(),
+            stamp: g.stamp,
+        };
+        match first_session(dir, model, &env, g.bytes, options.max_tokens) {
+            Ok((session, dim)) => Ok((session, dim, source)),
+            Err(e) => {
+                let _ = std::fs::remove_file(&g.path);
+                Err(e.to_string())
+            }
+        }
+    });
+    let (session, dim, source) = match from_graph {
+        Ok(made) => made,
+        Err(_) => {
+            let onnx = original
+                .read()
+                .map_err(|e| model_err(dir, Some(&onnx_path), e))?;
+            let (session, dim) = first_session(dir, model, &env, onnx, options.max_tokens)?;
+            (session, dim, original)
+        }
+    };
+    Ok((session, Started { dim, source, env }))
 }
 
 /// `dir` exists and holds every model file ([`missing_model_files`]).
@@ -379,8 +535,10 @@ fn read_tokenizer_files(dir: &Path) -> Result<TokenizerFiles> {
     })
 }
 
-/// Loads the ONNX Runtime library for the model in `dir` into the process.
-fn load_runtime(dir: &Path) -> Result<()> {
+/// Loads the ONNX Runtime library for the model in `dir` into the process (once: later calls
+/// check their library and reuse the first), and the one environment every session runs in.
+fn load_runtime(dir: &Path) -> Result<(Environment, PathBuf)> {
+    static ENVIRONMENT: Mutex<Option<Environment>> = Mutex::new(None);
     let Some((lib, named_by_user)) = runtime_for(dir) else {
         return Err(model_err(dir, None, "missing libonnxruntime.so.*"));
     };
@@ -398,11 +556,17 @@ fn load_runtime(dir: &Path) -> Result<()> {
         ));
     }
     // Without this call `ort` would look for the library on its own and panic when it is
-    // absent; `init_from` reports the failure instead. The returned environment builder is
-    // not needed: sessions use the default environment.
-    let _env = ort::init_from(&lib)
-        .map_err(|e| model_err(dir, Some(&lib), format!("cannot load ONNX Runtime: {e}")))?;
-    Ok(())
+    // absent; `init_from` reports the failure instead.
+    let cannot = |e: String| model_err(dir, Some(&lib), format!("cannot load ONNX Runtime: {e}"));
+    let builder = ort::init_from(&lib).map_err(|e| cannot(e.to_string()))?;
+    let mut kept = ENVIRONMENT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(env) = kept.as_ref() {
+        return Ok((env.clone(), lib));
+    }
+    let env = builder.build().map_err(|e| cannot(e.to_string()))?;
+    Ok((kept.insert(env).clone(), lib))
 }
 
 /// What every session is made from: everything but the model's bytes, which a later session
@@ -428,13 +592,14 @@ fn session_template(
 fn first_session(
     dir: &Path,
     model: &UserDefinedEmbeddingModel,
+    env: &Environment,
     onnx: Vec<u8>,
     max_tokens: usize,
 ) -> Result<(TextEmbedding, usize)> {
     let onnx_path = dir.join("model.onnx");
     let mut first = model.clone();
     first.onnx_file = onnx;
-    let mut session = new_session(first, max_tokens).map_err(|e| {
+    let mut session = new_session(first, env, max_tokens).map_err(|e| {
         model_err(
             dir,
             Some(&onnx_path),
@@ -462,6 +627,7 @@ fn first_session(
 /// One single-threaded session of `model`.
 fn new_session(
     model: UserDefinedEmbeddingModel,
+    env: &Environment,
     max_tokens: usize,
 ) -> std::result::Result<TextEmbedding, String> {
     // A single-threaded session has no intra-op pool; spinning off keeps an idle worker from
@@ -469,6 +635,7 @@ fn new_session(
     let init = InitOptionsUserDefined::new()
         .with_max_length(max_tokens)
         .with_intra_threads(1)
+        .with_environment(env.clone())
         .with_session_config("session.intra_op.allow_spinning", "0");
     TextEmbedding::try_new_from_user_defined(model, init).map_err(|e| e.to_string())
 }
@@ -476,21 +643,15 @@ fn new_session(
 impl FastEmbedder {
     /// Session `k`, created on first use.
     fn session(&self, k: usize) -> Result<&Mutex<TextEmbedding>> {
+        let started = self.started()?;
         let cell = &self.sessions[k];
         if let Some(s) = cell.get() {
             return Ok(s);
         }
         let fail = |e: String| Error::Embed(format!("cannot start another model session: {e}"));
-        let onnx = std::fs::read(&self.onnx_path).map_err(|e| Error::io(&self.onnx_path, e))?;
-        if blake3::hash(&onnx) != self.onnx_hash {
-            return Err(fail(format!(
-                "{} changed since the model was loaded",
-                self.onnx_path.display()
-            )));
-        }
         let mut model = self.model.clone();
-        model.onnx_file = onnx;
-        let made = new_session(model, self.max_tokens).map_err(fail)?;
+        model.onnx_file = started.source.read().map_err(fail)?;
+        let made = new_session(model, &started.env, self.max_tokens).map_err(fail)?;
         // Two callers may race to make it: one session wins, the other is dropped.
         Ok(cell.get_or_init(|| Mutex::new(made)))
     }
@@ -543,12 +704,21 @@ impl Embedder for FastEmbedder {
         &self.id
     }
 
+    /// Waits for a start in the background; 0 when the model did not start.
     fn dim(&self) -> usize {
-        self.dim
+        self.started().map_or(0, |s| s.dim)
     }
 
     fn calibration(&self) -> (f32, f32) {
         self.calibration
+    }
+
+    fn failed(&self) -> bool {
+        matches!(self.started.get(), Some(Err(_)))
+    }
+
+    fn starting(&self) -> bool {
+        self.started.get().is_none()
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
@@ -592,7 +762,8 @@ impl Embedder for FastEmbedder {
             }
             out
         };
-        if out.len() != texts.len() || out.iter().any(|v| v.len() != self.dim) {
+        let dim = self.started()?.dim;
+        if out.len() != texts.len() || out.iter().any(|v| v.len() != dim) {
             return Err(Error::Embed(format!(
                 "model returned {} vectors for {} texts",
                 out.len(),
@@ -619,6 +790,17 @@ impl fmt::Debug for LoadedEmbedder {
 /// the fastembed model located by [`locate_model`]. Never panics (a panic in the foreign model
 /// code becomes an error); never falls back to the hashing embedder.
 pub fn load_embedder(config: &SemanticConfig) -> Result<LoadedEmbedder> {
+    load(config, false)
+}
+
+/// [`load_embedder`], with the model's session started on a thread of its own
+/// ([`ModelOptions::start_in_background`]): what a query uses, so that its model starts
+/// while the index opens and the repository is walked.
+pub fn load_embedder_in_background(config: &SemanticConfig) -> Result<LoadedEmbedder> {
+    load(config, true)
+}
+
+fn load(config: &SemanticConfig, start_in_background: bool) -> Result<LoadedEmbedder> {
     if config.embedder == EmbedderKind::Hash {
         let e = HashEmbedder::default();
         return Ok(LoadedEmbedder {
@@ -633,6 +815,7 @@ pub fn load_embedder(config: &SemanticConfig) -> Result<LoadedEmbedder> {
     let (dir, source) = locate_model(config)?;
     let options = ModelOptions {
         max_tokens: config.max_tokens,
+        start_in_background,
         ..ModelOptions::default()
     };
     // ONNX Runtime and the tokenizer are foreign code fed with files we did not write; a panic

@@ -20,6 +20,7 @@ mod embed;
 mod error;
 mod fast;
 mod format;
+mod graph;
 mod index;
 mod lock;
 mod quant;
@@ -31,7 +32,8 @@ pub use error::{Error, Result};
 pub use fast::{
     DEFAULT_BATCH_SIZE, FastEmbedder, LoadedEmbedder, MANIFEST_FILE, MODEL_DIR_ENV, MODEL_FILES,
     ModelManifest, ModelOptions, ModelSource, cached_model_dir, find_onnxruntime, load_embedder,
-    locate_model, locate_onnxruntime, missing_model_files, user_cache_dir,
+    load_embedder_in_background, locate_model, locate_onnxruntime, missing_model_files,
+    user_cache_dir,
 };
 pub use index::{CosineDistance, Hit, IndexParams, VECTORS_FILE, VectorIndex};
 pub use lock::{LOCK_FILE, VectorLock};

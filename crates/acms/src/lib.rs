@@ -65,7 +65,9 @@ pub use acms_plan::{
     Clock, Decision, DecisionId, FakeClock, FragmentRef, History, PhaseChanges, PhaseInputs,
     PhaseRecord, Plan, PlanId, SystemClock, Tier, TierReport,
 };
-pub use acms_retrieve::{Hit, Query, Reason, Retriever, Strategy, StrategyRegistry};
+pub use acms_retrieve::{
+    Hit, Query, Reason, Retriever, Strategy, StrategyRegistry, start_models_in_background,
+};
 pub use {
     acms_assemble as assemble, acms_compact as compact, acms_core as core, acms_index as index,
     acms_llm as llm, acms_pack as pack, acms_plan as plan, acms_retrieve as retrieve,

@@ -460,22 +460,41 @@ impl Workspace {
     /// Brings the index up to date with the repository: a no-op (one walk and stat) when
     /// nothing changed.
     pub fn refresh(&mut self) -> Result<RefreshReport> {
+        self.refresh_beside(|_| ()).map(|(report, _)| report)
+    }
+
+    /// [`Workspace::refresh`], with `work` done on the engine as it stands while the
+    /// repository is scanned: `work`'s result when the scan found no change (the usual case,
+    /// where the walk then costs no wall time), `None` when the index was refreshed and
+    /// `work` must be done again on the new engine.
+    fn refresh_beside<T>(
+        &mut self,
+        work: impl FnOnce(&Engine) -> T,
+    ) -> Result<(RefreshReport, Option<T>)> {
         let mut report = RefreshReport::default();
         let (Some(repo), Some(tracker)) = (self.repo.clone(), self.tracker.as_mut()) else {
             report.skipped = Some(
                 "the indexed repository is not on this machine: texts come from the index".into(),
             );
-            return Ok(report);
+            return Ok((report, Some(work(&self.engine))));
         };
-        let t = Instant::now();
-        let scan = tracker.scan();
-        report.scan_ms = t.elapsed().as_secs_f64() * 1000.0;
+        let engine = &self.engine;
+        let (scanned, done) = std::thread::scope(|s| {
+            let scanning = s.spawn(|| {
+                let t = Instant::now();
+                (tracker.scan(), t.elapsed())
+            });
+            let done = work(engine);
+            (scanning.join(), done)
+        });
+        let (scan, took) = scanned.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        report.scan_ms = took.as_secs_f64() * 1000.0;
         report.checked = scan.files;
         report.hashed = scan.hashed;
         report.watched = scan.unchanged_by_watch;
         report.watch_off = scan.watch_off;
         if scan.changed.is_empty() {
-            return Ok(report);
+            return Ok((report, Some(done)));
         }
         report.refreshed = scan.changed.len();
         report.paths = scan.changed.iter().take(20).cloned().collect();
@@ -487,7 +506,7 @@ impl Workspace {
         let t = Instant::now();
         self.reopen()?;
         report.reopen_ms = t.elapsed().as_secs_f64() * 1000.0;
-        Ok(report)
+        Ok((report, None))
     }
 
     /// The budget `spec` asks for, checked: never 0, never more than the window, capped at
@@ -563,16 +582,21 @@ impl Workspace {
         Ok(())
     }
 
-    /// The context for a task: refresh, then assemble within the budget.
+    /// The context for a task: refresh, then assemble within the budget. The assembly runs
+    /// beside the scan for changed files and again only when the scan found some.
     pub fn context(&mut self, query: Query, budget: BudgetSpec) -> Result<Context> {
         let (tokens, notes) = self.resolve_budget(budget)?;
-        let refresh = self.refresh()?;
         self.sync_memory()?;
-        let mut context = self.engine.assemble(&AssemblyRequest {
+        let request = AssemblyRequest {
             query,
             budget: Budget::Tokens(tokens),
             parent: None,
-        })?;
+        };
+        let (refresh, early) = self.refresh_beside(|engine| engine.assemble(&request))?;
+        let mut context = match early {
+            Some(assembled) => assembled?,
+            None => self.engine.assemble(&request)?,
+        };
         context.diagnostics.notes.extend(notes);
         context.diagnostics.notes.extend(refresh.notes());
         context.diagnostics.notes.extend(self.location.clone());

@@ -153,20 +153,23 @@ fn the_token_limit_is_part_of_the_embedder_identity() {
     );
 }
 
+/// Two workers, the graph kept in `graphs` (or none).
+fn two_workers(dir: &Path, graphs: Option<&Path>) -> FastEmbedder {
+    let options = ModelOptions {
+        threads: Some(2),
+        graph_cache: graphs.map(Path::to_path_buf),
+        ..ModelOptions::default()
+    };
+    FastEmbedder::with_options(dir, options).unwrap()
+}
+
 /// Sessions start on first use; a later one reads the model again and refuses a file that
 /// changed since the load (its vectors would not be the ones the id names).
 #[test]
 fn later_sessions_start_on_demand_from_the_same_model() {
     let dir = tempfile::tempdir().unwrap();
     copy_model(dir.path());
-    let model = FastEmbedder::with_options(
-        dir.path(),
-        ModelOptions {
-            threads: Some(2),
-            ..ModelOptions::default()
-        },
-    )
-    .unwrap();
+    let model = two_workers(dir.path(), None);
     let texts = [
         "parse the config file",
         "draw a circle",
@@ -179,14 +182,7 @@ fn later_sessions_start_on_demand_from_the_same_model() {
     // Two workers: the second session starts now, from the file, and agrees with the first.
     assert_eq!(model.embed(&texts).unwrap(), alone);
 
-    let fresh = FastEmbedder::with_options(
-        dir.path(),
-        ModelOptions {
-            threads: Some(2),
-            ..ModelOptions::default()
-        },
-    )
-    .unwrap();
+    let fresh = two_workers(dir.path(), None);
     let onnx = dir.path().join("model.onnx");
     let mut bytes = std::fs::read(&onnx).unwrap();
     let last = bytes.len() - 1;
@@ -196,6 +192,80 @@ fn later_sessions_start_on_demand_from_the_same_model() {
     assert!(err.contains("changed since the model was loaded"), "{err}");
     // The session that was loaded still answers.
     assert_eq!(fresh.embed(&texts[..1]).unwrap()[0], alone[0]);
+}
+
+/// A session made from the saved optimized graph computes the very vectors of one that
+/// optimized the model itself, so vectors stored before the cache existed stay valid. A saved
+/// graph that ONNX Runtime rejects costs only the speed-up; one that changes under a loaded
+/// model is refused like a changed model.
+#[test]
+fn a_saved_optimized_graph_gives_the_same_vectors() {
+    let graphs = tempfile::tempdir().unwrap();
+    let texts: Vec<&str> = PAIRS.iter().flat_map(|(q, a, b)| [*q, *a, *b]).collect();
+    let own = two_workers(model_dir(), None).embed(&texts).unwrap();
+
+    let saving = two_workers(model_dir(), Some(graphs.path()));
+    let saved: Vec<PathBuf> = std::fs::read_dir(graphs.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(saved.len(), 1, "one graph, no temporary left: {saved:?}");
+    assert_eq!(saving.embed(&texts).unwrap(), own);
+    let reading = two_workers(model_dir(), Some(graphs.path()));
+    assert_eq!(reading.embed(&texts).unwrap(), own);
+
+    std::fs::write(&saved[0], b"not a graph").unwrap();
+    let past_damage = two_workers(model_dir(), Some(graphs.path()));
+    assert_eq!(past_damage.embed(&texts).unwrap(), own);
+    assert!(!saved[0].exists(), "the rejected graph is dropped");
+    // The next load saves it again.
+    let loaded = two_workers(model_dir(), Some(graphs.path()));
+    assert!(saved[0].is_file());
+
+    // Only one session started so far; the second would read a graph that changed.
+    let mut bytes = std::fs::read(&saved[0]).unwrap();
+    bytes.push(0);
+    std::fs::write(&saved[0], bytes).unwrap();
+    let err = loaded.embed(&texts).unwrap_err().to_string();
+    assert!(err.contains("changed since the model was loaded"), "{err}");
+}
+
+/// A model started in the background embeds exactly as one started at load; a model that
+/// cannot start loads, then says why on use (naming the file), and dropping an embedder whose
+/// start still runs waits for it.
+#[test]
+fn a_model_started_in_the_background_is_the_same_model() {
+    let in_background = |dir: &Path| {
+        let options = ModelOptions {
+            start_in_background: true,
+            ..ModelOptions::default()
+        };
+        FastEmbedder::with_options(dir, options)
+    };
+    let texts: Vec<&str> = PAIRS.iter().flat_map(|(q, a, b)| [*q, *a, *b]).collect();
+    let at_load = FastEmbedder::new(model_dir()).unwrap();
+    let started = in_background(model_dir()).unwrap();
+    assert_eq!(started.id(), at_load.id(), "known before the start ends");
+    assert!(started.starting());
+    assert_eq!(
+        started.embed(&texts).unwrap(),
+        at_load.embed(&texts).unwrap()
+    );
+    assert!(!started.starting() && !started.failed());
+    assert_eq!(started.dim(), at_load.dim());
+    drop(in_background(model_dir()).unwrap());
+
+    let tmp = tempfile::tempdir().unwrap();
+    copy_model(tmp.path());
+    std::fs::write(tmp.path().join("model.onnx"), b"not an onnx model").unwrap();
+    let broken = in_background(tmp.path()).unwrap();
+    let err = broken.embed(&texts[..1]).unwrap_err().to_string();
+    assert!(
+        err.contains("did not start") && err.contains("model.onnx"),
+        "{err}"
+    );
+    assert!(broken.failed());
+    assert_eq!(broken.dim(), 0);
 }
 
 /// A copy of the real model directory to break.
