@@ -346,7 +346,11 @@ impl Run<'_> {
             drop(nodes);
             report.pending = todo.len();
             self.embed(vectors, &todo, report)?;
-            vectors.save(self.vdir)?;
+            if in_step {
+                vectors.save(self.vdir)?;
+            } else {
+                vectors.save_whole(self.vdir)?;
+            }
         }
         write_generation(self.vdir, self.store_id, self.generation, self.semantic)?;
         report.completed(vectors);

@@ -573,6 +573,14 @@ impl VectorIndex {
         self.write(dir, true)
     }
 
+    /// [`VectorIndex::save`] without the log: every vector and the graph written afresh. For
+    /// the end of a run that embedded the index from scratch, whose last checkpoints would
+    /// otherwise leave up to an eighth of it as f32 records in the log for every load to replay.
+    pub fn save_whole(&mut self, dir: &Path) -> Result<()> {
+        self.build_graph();
+        self.write(dir, true)
+    }
+
     /// Writes the vectors into `dir` without building a graph: a cheap checkpoint while
     /// vectors are still being added (searches of the saved index scan exactly until a `save`
     /// writes the graph). Few changes to a saved index are appended to its log, as by `save`.
