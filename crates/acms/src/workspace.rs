@@ -828,20 +828,15 @@ impl Workspace {
         }
         let (tokens, notes) = self.resolve_budget(request.budget)?;
         self.plans()?.maintain()?;
-        let refresh = self.refresh()?;
         self.sync_memory()?;
         // Seeds come from the latest phase of another name: a phase run again sees what it
         // saw before, not its own previous selection (which made re-runs drift).
         let seeds = self.plans()?.last_phase_before(plan, &name)?;
         let before = self.plans()?.last_run(plan, &name)?;
-        let (parent, parent_phase) = match p.parent {
-            Some(parent) => (
-                self.parent_skeleton(parent, tokens)?,
-                self.plans()?.last_phase(parent)?.map(|ph| (parent, ph.seq)),
-            ),
-            None => (None, None),
+        let parent_phase = match p.parent {
+            Some(parent) => self.plans()?.last_phase(parent)?.map(|ph| (parent, ph.seq)),
+            None => None,
         };
-        let inherited_tokens = parent.as_ref().map_or(0, |s| s.tokens);
         let mut text = p.task.clone();
         if !request.focus.trim().is_empty() {
             text.push('\n');
@@ -856,11 +851,21 @@ impl Workspace {
                 .map(|ph| ph.manifest.iter().map(|f| f.node).collect())
                 .unwrap_or_default(),
         };
-        let mut context = self.engine.assemble(&AssemblyRequest {
+        // The parent's skeleton is recompressed from the index: after a refresh, again.
+        let mut assembly = AssemblyRequest {
             query,
             budget: Budget::Tokens(tokens),
-            parent,
-        })?;
+            parent: self.parent_skeleton(p.parent, tokens)?,
+        };
+        let (refresh, early) = self.refresh_beside(|engine| engine.assemble(&assembly))?;
+        let mut context = match early {
+            Some(assembled) => assembled?,
+            None => {
+                assembly.parent = self.parent_skeleton(p.parent, tokens)?;
+                self.engine.assemble(&assembly)?
+            }
+        };
+        let inherited_tokens = assembly.parent.as_ref().map_or(0, |s| s.tokens);
         context.diagnostics.notes.extend(notes);
         context.diagnostics.notes.extend(refresh.notes());
         context.diagnostics.notes.extend(self.location.clone());
@@ -951,7 +956,14 @@ impl Workspace {
 
     /// The skeleton of `parent`'s latest phase, recompressed from the current index for a
     /// child budget of `total` tokens.
-    fn parent_skeleton(&mut self, parent: PlanId, total: usize) -> Result<Option<Skeleton>> {
+    fn parent_skeleton(
+        &mut self,
+        parent: Option<PlanId>,
+        total: usize,
+    ) -> Result<Option<Skeleton>> {
+        let Some(parent) = parent else {
+            return Ok(None);
+        };
         let Some(last) = self.plans()?.last_phase(parent)? else {
             return Ok(None);
         };
