@@ -348,8 +348,9 @@ impl FastEmbedder {
         check_model_dir(dir)?;
         let manifest = ModelManifest::read(dir)?;
         let tokenizer_files = read_tokenizer_files(dir)?;
-        let onnx = read_model_file(dir, "model.onnx")?;
-        let onnx_hash = blake3::hash(&onnx);
+        let onnx_path = dir.join("model.onnx");
+        let onnx_hash = graph::model_hash(options.graph_cache.as_deref(), &onnx_path)
+            .map_err(|e| Error::io(&onnx_path, e))?;
         // The id names the model by content and the token limit, so replacing model.onnx or
         // changing max-tokens invalidates stored vectors even when the name stays the same.
         let id = format!(
@@ -369,7 +370,7 @@ impl FastEmbedder {
         let start = {
             let (dir, model, name) = (dir.to_path_buf(), model.clone(), manifest.name.clone());
             let options = options.clone();
-            move || start(&dir, &model, &name, onnx, onnx_hash, &options)
+            move || start(&dir, &model, &name, onnx_hash, &options)
         };
         if options.start_in_background {
             let handle = std::thread::Builder::new()
@@ -429,17 +430,18 @@ impl FastEmbedder {
     }
 }
 
-/// Starts ONNX Runtime and the first session of the model `name` in `dir` (with bytes `onnx`):
-/// from its saved optimized graph when there is one or it can be made, else from the model
-/// itself (also when ONNX Runtime rejects the saved graph, which is then dropped).
+/// Starts ONNX Runtime and the first session of the model `name` in `dir` (whose
+/// `model.onnx` hashes to `onnx_hash`): from its saved optimized graph when there is one or it
+/// can be made, else from the model itself (also when ONNX Runtime rejects the saved graph,
+/// which is then dropped).
 fn start(
     dir: &Path,
     model: &UserDefinedEmbeddingModel,
     name: &str,
-    onnx: Vec<u8>,
     onnx_hash: blake3::Hash,
     options: &ModelOptions,
 ) -> Result<FirstSession> {
+    check_tokenizer_files(dir, &model.tokenizer_files)?;
     let (env, runtime) = load_runtime(dir)?;
     let onnx_path = dir.join("model.onnx");
     let original = Source::Model {
@@ -452,9 +454,8 @@ fn start(
         .ok_or_else(|| "no graph cache".to_string())
         .and_then(|cache| {
             let path = graph::graph_path(cache, name, &onnx_hash, &runtime);
-            graph::optimized(&env, &onnx, &path)
+            graph::optimized(&env, || original.read(), &path)
         });
-    drop(onnx);
     let from_graph = saved.and_then(|g| {
         let source = Source::Graph {
             path: g.path.clone(),
@@ -505,34 +506,48 @@ fn read_model_file(dir: &Path, name: &str) -> Result<Vec<u8>> {
     std::fs::read(&p).map_err(|e| Error::io(p, e))
 }
 
-/// The four tokenizer files, each checked to be JSON: that names the broken one, which
-/// fastembed's own error does not.
+const TOKENIZER_FILES: [&str; 4] = [
+    "tokenizer.json",
+    "config.json",
+    "special_tokens_map.json",
+    "tokenizer_config.json",
+];
+
+/// The four tokenizer files.
 fn read_tokenizer_files(dir: &Path) -> Result<TokenizerFiles> {
-    let mut json = Vec::new();
-    for name in [
-        "tokenizer.json",
-        "config.json",
-        "special_tokens_map.json",
-        "tokenizer_config.json",
-    ] {
-        let bytes = read_model_file(dir, name)?;
-        if let Err(e) = serde_json::from_slice::<serde_json::Value>(&bytes) {
+    let [
+        tokenizer_file,
+        config_file,
+        special_tokens_map_file,
+        tokenizer_config_file,
+    ] = TOKENIZER_FILES;
+    Ok(TokenizerFiles {
+        tokenizer_file: read_model_file(dir, tokenizer_file)?,
+        config_file: read_model_file(dir, config_file)?,
+        special_tokens_map_file: read_model_file(dir, special_tokens_map_file)?,
+        tokenizer_config_file: read_model_file(dir, tokenizer_config_file)?,
+    })
+}
+
+/// Each tokenizer file is JSON: that names the broken one, which fastembed's own error does
+/// not. Part of the start (a few milliseconds of parsing a one-shot query need not wait for).
+fn check_tokenizer_files(dir: &Path, files: &TokenizerFiles) -> Result<()> {
+    let bytes = [
+        &files.tokenizer_file,
+        &files.config_file,
+        &files.special_tokens_map_file,
+        &files.tokenizer_config_file,
+    ];
+    for (name, bytes) in TOKENIZER_FILES.iter().zip(bytes) {
+        if let Err(e) = serde_json::from_slice::<serde_json::Value>(bytes) {
             return Err(model_err(
                 dir,
                 Some(&dir.join(name)),
                 format!("not valid JSON ({e})"),
             ));
         }
-        json.push(bytes);
     }
-    let mut json = json.into_iter();
-    let mut next = || json.next().unwrap_or_default();
-    Ok(TokenizerFiles {
-        tokenizer_file: next(),
-        config_file: next(),
-        special_tokens_map_file: next(),
-        tokenizer_config_file: next(),
-    })
+    Ok(())
 }
 
 /// Loads the ONNX Runtime library for the model in `dir` into the process (once: later calls

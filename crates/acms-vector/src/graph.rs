@@ -55,6 +55,64 @@ pub(crate) fn graph_path(
     cache.join(format!("{name}-{}.onnx", &key[..24]))
 }
 
+/// The blake3 hash of the model file at `path`, remembered in `cache` by the file's size,
+/// modification time and inode: a one-shot query need not read and hash 23 MB to name its
+/// model (the same trust `acms_model::check_runtime` gives a stamp). Without a cache, or when
+/// the file moved, it is read and hashed.
+pub(crate) fn model_hash(cache: Option<&Path>, path: &Path) -> std::io::Result<blake3::Hash> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path)?;
+    let stamp = format!(
+        "{} {} {} {}",
+        meta.len(),
+        meta.mtime(),
+        meta.mtime_nsec(),
+        meta.ino()
+    );
+    let kept = cache.map(|c| {
+        let name = blake3::hash(path.as_os_str().as_encoded_bytes()).to_hex();
+        c.join("hashes").join(&name[..24])
+    });
+    let remembered = kept
+        .as_ref()
+        .and_then(|k| std::fs::read_to_string(k).ok())
+        .and_then(|text| {
+            let (s, hex) = text.rsplit_once(' ')?;
+            (s == stamp).then(|| blake3::Hash::from_hex(hex.trim()).ok())?
+        });
+    if let Some(hash) = remembered {
+        return Ok(hash);
+    }
+    let hash = blake3::hash(&std::fs::read(path)?);
+    if let Some(k) = kept {
+        // Best effort: a cache that cannot be written only costs the next load a hash.
+        let _ = write_atomically(&k, format!("{stamp} {}", hash.to_hex()).as_bytes());
+    }
+    Ok(hash)
+}
+
+/// Writes `bytes` to `path` by a unique temporary name and a rename.
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let tmp = temporary(path);
+    let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+/// A temporary name next to `path`, unique per process and call (two loads may write the
+/// same file at once).
+fn temporary(path: &Path) -> PathBuf {
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    let n = CALLS.fetch_add(1, Ordering::Relaxed);
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".{}-{n}.tmp", std::process::id()));
+    path.with_file_name(name)
+}
+
 /// The CPU's feature flags as the kernel lists them (empty where there is no /proc).
 fn cpu_flags() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
@@ -67,11 +125,15 @@ fn cpu_flags() -> String {
         .unwrap_or_default()
 }
 
-/// The saved graph at `path`, optimizing `onnx` and saving the result first when there is
-/// none. The error says why no graph could be had.
-pub(crate) fn optimized(env: &Environment, onnx: &[u8], path: &Path) -> Result<Graph, String> {
+/// The saved graph at `path`, optimizing the model (bytes from `onnx`, read only then) and
+/// saving the result first when there is none. The error says why no graph could be had.
+pub(crate) fn optimized(
+    env: &Environment,
+    onnx: impl FnOnce() -> Result<Vec<u8>, String>,
+    path: &Path,
+) -> Result<Graph, String> {
     if !path.is_file() {
-        save(env, onnx, path)?;
+        save(env, &onnx()?, path)?;
     }
     let stamp = stamp(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -86,10 +148,7 @@ pub(crate) fn optimized(env: &Environment, onnx: &[u8], path: &Path) -> Result<G
 fn save(env: &Environment, onnx: &[u8], path: &Path) -> Result<(), String> {
     let dir = path.parent().ok_or("no directory")?;
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    // Unique per process and call: two loads may save the same graph at once.
-    static SAVES: AtomicU64 = AtomicU64::new(0);
-    let n = SAVES.fetch_add(1, Ordering::Relaxed);
-    let tmp = path.with_extension(format!("onnx.{}-{n}.tmp", std::process::id()));
+    let tmp = temporary(path);
     let made = || -> Result<Session, String> {
         let text = |e: ort::Error<_>| e.to_string();
         Session::builder(env)
@@ -110,4 +169,50 @@ fn save(env: &Environment, onnx: &[u8], path: &Path) -> Result<(), String> {
         let _ = std::fs::remove_file(&tmp);
     }
     renamed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::model_hash;
+
+    /// The hash is remembered by the file's stamp and taken again when the file changes; a
+    /// damaged record is recomputed, never trusted.
+    #[test]
+    fn a_model_hash_is_remembered_until_the_file_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("graphs");
+        let model = dir.path().join("model.onnx");
+        std::fs::write(&model, b"first").unwrap();
+        assert_eq!(
+            model_hash(Some(&cache), &model).unwrap(),
+            blake3::hash(b"first")
+        );
+        let records: Vec<_> = std::fs::read_dir(cache.join("hashes"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(records.len(), 1, "{records:?}");
+        assert_eq!(
+            model_hash(Some(&cache), &model).unwrap(),
+            blake3::hash(b"first")
+        );
+
+        // Same size, later time: hashed again.
+        std::fs::write(&model, b"other").unwrap();
+        let f = std::fs::File::options().write(true).open(&model).unwrap();
+        f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+            .unwrap();
+        drop(f);
+        assert_eq!(
+            model_hash(Some(&cache), &model).unwrap(),
+            blake3::hash(b"other")
+        );
+
+        std::fs::write(&records[0], b"garbage").unwrap();
+        assert_eq!(
+            model_hash(Some(&cache), &model).unwrap(),
+            blake3::hash(b"other")
+        );
+        assert_eq!(model_hash(None, &model).unwrap(), blake3::hash(b"other"));
+    }
 }

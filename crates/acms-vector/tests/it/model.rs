@@ -208,6 +208,7 @@ fn a_saved_optimized_graph_gives_the_same_vectors() {
     let saved: Vec<PathBuf> = std::fs::read_dir(graphs.path())
         .unwrap()
         .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
         .collect();
     assert_eq!(saved.len(), 1, "one graph, no temporary left: {saved:?}");
     assert_eq!(saving.embed(&texts).unwrap(), own);
