@@ -118,6 +118,11 @@ impl ChangeTracker {
         }
     }
 
+    /// Whether a working file watch decides when [`ChangeTracker::scan`] walks.
+    pub fn watching(&self) -> bool {
+        matches!(self.watch, Some(Ok(_)))
+    }
+
     /// Files of the index (or of the walk) that changed since the last [`reload`](Self::reload).
     pub fn scan(&mut self) -> Scan {
         let mut scan = Scan::default();

@@ -464,9 +464,9 @@ impl Workspace {
     }
 
     /// [`Workspace::refresh`], with `work` done on the engine as it stands while the
-    /// repository is scanned: `work`'s result when the scan found no change (the usual case,
-    /// where the walk then costs no wall time), `None` when the index was refreshed and
-    /// `work` must be done again on the new engine.
+    /// repository is walked (without a file watch: a one-shot process): `work`'s result when
+    /// the scan found no change (the usual case, where the walk then costs no wall time),
+    /// `None` when the index was refreshed and `work` must be done again on the new engine.
     fn refresh_beside<T>(
         &mut self,
         work: impl FnOnce(&Engine) -> T,
@@ -478,23 +478,34 @@ impl Workspace {
             );
             return Ok((report, Some(work(&self.engine))));
         };
+        let timed_scan = |tracker: &mut ChangeTracker| {
+            let t = Instant::now();
+            (tracker.scan(), t.elapsed())
+        };
         let engine = &self.engine;
-        let (scanned, done) = std::thread::scope(|s| {
-            let scanning = s.spawn(|| {
-                let t = Instant::now();
-                (tracker.scan(), t.elapsed())
-            });
-            let done = work(engine);
-            (scanning.join(), done)
-        });
-        let (scan, took) = scanned.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let ((scan, took), done) = if tracker.watching() {
+            // A watch answers at once when nothing moved and walks when something did, which
+            // is then usually a change: work beside that walk would be thrown away and slow it.
+            let scanned = timed_scan(tracker);
+            let done = scanned.0.changed.is_empty().then(|| work(engine));
+            (scanned, done)
+        } else {
+            std::thread::scope(|s| {
+                let scanning = s.spawn(|| timed_scan(tracker));
+                let done = work(engine);
+                let scanned = scanning
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                (scanned, Some(done))
+            })
+        };
         report.scan_ms = took.as_secs_f64() * 1000.0;
         report.checked = scan.files;
         report.hashed = scan.hashed;
         report.watched = scan.unchanged_by_watch;
         report.watch_off = scan.watch_off;
         if scan.changed.is_empty() {
-            return Ok((report, Some(done)));
+            return Ok((report, done));
         }
         report.refreshed = scan.changed.len();
         report.paths = scan.changed.iter().take(20).cloned().collect();
