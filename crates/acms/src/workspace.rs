@@ -593,8 +593,8 @@ impl Workspace {
         Ok(())
     }
 
-    /// The context for a task: refresh, then assemble within the budget. The assembly runs
-    /// beside the scan for changed files and again only when the scan found some.
+    /// The context for a task: refresh, then assemble within the budget. Without a file
+    /// watch the assembly runs beside the scan for changed files, again only if it found some.
     pub fn context(&mut self, query: Query, budget: BudgetSpec) -> Result<Context> {
         let (tokens, notes) = self.resolve_budget(budget)?;
         self.sync_memory()?;
