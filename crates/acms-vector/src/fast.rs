@@ -253,33 +253,36 @@ struct Started {
 }
 
 /// Where a session's graph is read from.
-enum Source {
-    /// The model's own `model.onnx`, which must still hash to what the first session read.
-    Model { path: PathBuf, hash: blake3::Hash },
-    /// The optimized graph saved for it (`graph`), which must be the file first read.
-    Graph { path: PathBuf, stamp: graph::Stamp },
+#[derive(Clone)]
+struct Source {
+    /// The model's own `model.onnx`, which must still hash to what the first session named.
+    model: PathBuf,
+    hash: blake3::Hash,
+    /// The optimized graph saved for it ([`graph`]), while it is the file the first session
+    /// read.
+    graph: Option<(PathBuf, graph::Stamp)>,
 }
 
 impl Source {
-    /// The bytes a further session is made from, or why they are not the first session's.
+    /// The bytes a further session is made from: the saved graph the first session read, else
+    /// (it changed: it was dropped and saved again) the model itself, whose session computes
+    /// the same vectors; an error when the model changed since it was loaded.
     fn read(&self) -> std::result::Result<Vec<u8>, String> {
-        let (path, same) = match self {
-            Source::Model { path, hash } => {
-                let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-                if blake3::hash(&bytes) == *hash {
-                    return Ok(bytes);
-                }
-                (path, false)
-            }
-            Source::Graph { path, stamp } => (path, graph::stamp(path).ok() == Some(*stamp)),
-        };
-        if !same {
+        if let Some((path, stamp)) = &self.graph
+            && graph::stamp(path).ok() == Some(*stamp)
+            && let Ok(bytes) = std::fs::read(path)
+        {
+            return Ok(bytes);
+        }
+        let path = &self.model;
+        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        if blake3::hash(&bytes) != self.hash {
             return Err(format!(
                 "{} changed since the model was loaded",
                 path.display()
             ));
         }
-        std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
+        Ok(bytes)
     }
 }
 
@@ -444,9 +447,10 @@ fn start(
     check_tokenizer_files(dir, &model.tokenizer_files)?;
     let (env, runtime) = load_runtime(dir)?;
     let onnx_path = dir.join("model.onnx");
-    let original = Source::Model {
-        path: onnx_path.clone(),
+    let original = Source {
+        model: onnx_path.clone(),
         hash: onnx_hash,
+        graph: None,
     };
     let saved = options
         .graph_cache
@@ -457,9 +461,9 @@ fn start(
             graph::optimized(&env, || original.read(), &path)
         });
     let from_graph = saved.and_then(|g| {
-        let source = Source::Graph {
-            path: g.path.clone(),
-            stamp: g.stamp,
+        let source = Source {
+            graph: Some((g.path.clone(), g.stamp)),
+            ..original.clone()
         };
         match first_session(dir, model, &env, g.bytes, options.max_tokens) {
             Ok((session, dim)) => Ok((session, dim, source)),

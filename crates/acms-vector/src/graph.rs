@@ -162,13 +162,16 @@ fn save(env: &Environment, onnx: &[u8], path: &Path) -> Result<(), String> {
             .commit_from_memory(onnx)
             .map_err(|e| e.to_string())
     };
-    let renamed = made().and_then(|_session| {
-        std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
+    // The first graph saved stays: a link fails when another load saved it meanwhile, so a
+    // file a loaded model read is never replaced under it.
+    let placed = made().and_then(|_session| match std::fs::hard_link(&tmp, path) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+            Err(format!("{}: {e}", path.display()))
+        }
+        _ => Ok(()),
     });
-    if renamed.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    renamed
+    let _ = std::fs::remove_file(&tmp);
+    placed
 }
 
 #[cfg(test)]
