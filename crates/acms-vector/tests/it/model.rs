@@ -194,6 +194,15 @@ fn later_sessions_start_on_demand_from_the_same_model() {
     assert_eq!(fresh.embed(&texts[..1]).unwrap()[0], alone[0]);
 }
 
+/// The files in a graph cache (its `hashes/` records aside).
+fn saved_graphs(cache: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .collect()
+}
+
 /// A session made from the saved optimized graph computes the very vectors of one that
 /// optimized the model itself, so vectors stored before the cache existed stay valid. A saved
 /// graph that ONNX Runtime rejects, or that changes under a loaded model, costs only the
@@ -205,11 +214,7 @@ fn a_saved_optimized_graph_gives_the_same_vectors() {
     let own = two_workers(model_dir(), None).embed(&texts).unwrap();
 
     let saving = two_workers(model_dir(), Some(graphs.path()));
-    let saved: Vec<PathBuf> = std::fs::read_dir(graphs.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file())
-        .collect();
+    let saved = saved_graphs(graphs.path());
     assert_eq!(saved.len(), 1, "one graph, no temporary left: {saved:?}");
     assert_eq!(saving.embed(&texts).unwrap(), own);
     let reading = two_workers(model_dir(), Some(graphs.path()));
@@ -247,11 +252,7 @@ fn loads_racing_on_an_empty_graph_cache_agree() {
             .collect();
         loads.into_iter().map(|l| l.join().unwrap()).collect()
     });
-    let graph: Vec<PathBuf> = std::fs::read_dir(graphs.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file())
-        .collect();
+    let graph = saved_graphs(graphs.path());
     assert_eq!(graph.len(), 1, "{graph:?}");
     let first = std::fs::metadata(&graph[0]).unwrap().modified().unwrap();
     let vectors: Vec<_> = models.iter().map(|m| m.embed(&texts).unwrap()).collect();
