@@ -5,11 +5,11 @@
 //! bit-identical (tests/it/model.rs), because it runs the very graph the optimizer produced.
 //!
 //! A saved graph lives in `<graph cache>/<model>-<key>.onnx` (by default the user cache's
-//! `graphs`), where the key hashes the
-//! model's bytes, the ONNX Runtime library and the CPU's flags (level-3 rewrites may depend
-//! on the instruction set). It is written once, to a temporary name then renamed, so a reader
-//! never sees half of one. Anything wrong with it (unreadable, rejected by ONNX Runtime) only
-//! costs the speed-up: the caller loads the original model instead.
+//! `graphs`), where the key hashes the model's bytes, the ONNX Runtime library and the CPU's
+//! flags (level-3 rewrites may depend on the instruction set). It is written to a temporary
+//! name, then linked into place unless another load saved it first, so a reader never sees
+//! half of one and a loaded model's graph is never replaced. Anything wrong with it
+//! (unreadable, rejected by ONNX Runtime) only costs the speed-up: the model itself is loaded.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
