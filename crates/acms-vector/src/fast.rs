@@ -578,9 +578,7 @@ fn load_runtime(dir: &Path) -> Result<(Environment, PathBuf)> {
     // absent; `init_from` reports the failure instead.
     let cannot = |e: String| model_err(dir, Some(&lib), format!("cannot load ONNX Runtime: {e}"));
     let builder = ort::init_from(&lib).map_err(|e| cannot(e.to_string()))?;
-    let mut kept = ENVIRONMENT
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut kept = ENVIRONMENT.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(env) = kept.as_ref() {
         return Ok((env.clone(), lib));
     }

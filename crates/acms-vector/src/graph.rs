@@ -27,12 +27,13 @@ pub(crate) struct Graph {
     pub stamp: Stamp,
 }
 
-/// Size and modification time of a file.
-pub(crate) type Stamp = (u64, Option<SystemTime>);
+/// Size, modification time and inode of a file: what tells a file replaced or rewritten.
+pub(crate) type Stamp = (u64, Option<SystemTime>, u64);
 
 pub(crate) fn stamp(path: &Path) -> std::io::Result<Stamp> {
+    use std::os::unix::fs::MetadataExt;
     let m = std::fs::metadata(path)?;
-    Ok((m.len(), m.modified().ok()))
+    Ok((m.len(), m.modified().ok(), m.ino()))
 }
 
 /// Where in `cache` the optimized graph of the model `name` with bytes hashing to
@@ -46,9 +47,8 @@ pub(crate) fn graph_path(
     let mut key = blake3::Hasher::new();
     key.update(onnx_hash.as_bytes());
     key.update(runtime.as_os_str().as_encoded_bytes());
-    if let Ok((len, modified)) = stamp(runtime) {
-        key.update(&len.to_le_bytes());
-        key.update(format!("{modified:?}").as_bytes());
+    if let Ok(s) = stamp(runtime) {
+        key.update(format!("{s:?}").as_bytes());
     }
     key.update(cpu_flags().as_bytes());
     let key = key.finalize().to_hex();
@@ -60,15 +60,7 @@ pub(crate) fn graph_path(
 /// model (the same trust `acms_model::check_runtime` gives a stamp). Without a cache, or when
 /// the file moved, it is read and hashed.
 pub(crate) fn model_hash(cache: Option<&Path>, path: &Path) -> std::io::Result<blake3::Hash> {
-    use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::metadata(path)?;
-    let stamp = format!(
-        "{} {} {} {}",
-        meta.len(),
-        meta.mtime(),
-        meta.mtime_nsec(),
-        meta.ino()
-    );
+    let stamp = format!("{:?}", stamp(path)?);
     let kept = cache.map(|c| {
         let name = blake3::hash(path.as_os_str().as_encoded_bytes()).to_hex();
         c.join("hashes").join(&name[..24])
@@ -85,26 +77,20 @@ pub(crate) fn model_hash(cache: Option<&Path>, path: &Path) -> std::io::Result<b
     }
     let hash = blake3::hash(&std::fs::read(path)?);
     if let Some(k) = kept {
-        // Best effort: a cache that cannot be written only costs the next load a hash.
-        let _ = write_atomically(&k, format!("{stamp} {}", hash.to_hex()).as_bytes());
+        // Best effort: a cache that cannot be written only costs the next load a hash (and
+        // loads racing to write it write the same bytes).
+        let record = format!("{stamp} {}", hash.to_hex());
+        if let Some(dir) = k.parent()
+            && std::fs::create_dir_all(dir).is_ok()
+        {
+            let _ = crate::format::write_atomic(&k, record.as_bytes());
+        }
     }
     Ok(hash)
 }
 
-/// Writes `bytes` to `path` by a unique temporary name and a rename.
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let tmp = temporary(path);
-    let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
-}
-
-/// A temporary name next to `path`, unique per process and call (two loads may write the
-/// same file at once).
+/// A temporary name next to `path`, unique per process and call (two loads may save the
+/// same graph at once).
 fn temporary(path: &Path) -> PathBuf {
     static CALLS: AtomicU64 = AtomicU64::new(0);
     let n = CALLS.fetch_add(1, Ordering::Relaxed);
@@ -113,14 +99,17 @@ fn temporary(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
-/// The CPU's feature flags as the kernel lists them (empty where there is no /proc).
+/// The CPU's feature flags as the kernel lists them (empty where there is no /proc), read up
+/// to the first CPU's: the file grows with the core count.
 fn cpu_flags() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
+    use std::io::BufRead;
+    std::fs::File::open("/proc/cpuinfo")
         .ok()
-        .and_then(|info| {
-            info.lines()
+        .and_then(|f| {
+            std::io::BufReader::new(f)
+                .lines()
+                .map_while(Result::ok)
                 .find(|l| l.starts_with("flags"))
-                .map(str::to_string)
         })
         .unwrap_or_default()
 }
