@@ -20,7 +20,9 @@ pub mod walk;
 /// measured and not kept). 7: TypeScript functions behind a cast (`(() => {…}) as any`).
 /// 8: Go, C, C++, C#, Ruby, PHP, Bash, Kotlin, Swift, Scala. 9: Java on its query (an
 /// anonymous class's fields are kept in skeletons); C# parsed with its `#if` lines blanked.
-pub const ANALYZERS_VERSION: &str = "9";
+/// 10: Python and Rust on queries; a query language's base is never also a use of its
+/// definition (`@As(C.class) class A extends C`), and a base of no definition is a use.
+pub const ANALYZERS_VERSION: &str = "10";
 
 pub use banner::{HEAD_CHARS, HEADER_LINES, generated_file, generated_header};
 pub use build::{IndexOptions, IndexReport, LeftOut, NodeChanges, index_repo, indexable};

@@ -132,7 +132,7 @@ fn csharp_without_directives(source: &str) -> Option<String> {
 }
 
 /// The fields every query-described language shares; each row overrides what differs.
-const BASE: Table = Table {
+pub(crate) const BASE: Table = Table {
     language: Language::Text,
     grammar: |_| tree_sitter_c::LANGUAGE.into(),
     sep: ".",

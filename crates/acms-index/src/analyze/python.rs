@@ -3,31 +3,27 @@
 //! `import` / `from … import` statements, and resolution of dotted and relative imports to
 //! `a/b.py` or `a/b/__init__.py`.
 //!
-//! Only the node-kind table and Python-specific hooks live here; walking and rendering are
-//! shared (`walker`). It does not follow `sys.path` tricks or installed packages.
-
-use tree_sitter::Node;
+//! The language is data: a table row here and a query (`languages/python.scm`); walking and
+//! rendering are shared (`walker`). Import resolution does not follow `sys.path` tricks or
+//! installed packages.
 
 use super::common::{dirname, first_existing, join, strip_ext};
-use super::syntax::{Def, field_text, head_name, named_children, text};
+use super::languages;
+use super::query::QuerySpec;
 use super::walker::{self, DocStyle, Table};
 use super::{Analyzer, ParseLimits};
-use crate::model::{Language, NodeKind, ParsedFile, ParsedImport};
+use crate::model::{Language, ParsedFile};
 
 pub(crate) struct Python;
+
+static QUERY: QuerySpec = QuerySpec::new(include_str!("languages/python.scm"));
 
 pub(crate) static TABLE: Table = Table {
     language: Language::Python,
     grammar: |_| tree_sitter_python::LANGUAGE.into(),
-    sep: ".",
     comment_prefix: "#",
     braces: false,
     doc_style: DocStyle::Docstring,
-    wrappers: &[],
-    scopes: &[],
-    attrs: &[],
-    comments: &["comment"],
-    body_fields: &["body", "consequence"],
     control: &[
         "if_statement",
         "elif_clause",
@@ -43,147 +39,14 @@ pub(crate) static TABLE: Table = Table {
         "case_clause",
     ],
     jumps: &["return_statement", "raise_statement", "yield"],
-    clause_tokens: &[],
-    imports: &[
-        "import_statement",
-        "import_from_statement",
-        "future_import_statement",
-    ],
     calls: &["call"],
     passed: &[("attribute", "attribute")],
-    type_idents: &[],
     idents: &["identifier"],
-    field,
-    classify,
-    bases,
-    import,
     module_names,
-    package: walker::no_package,
     module_doc: walker::python_module_doc,
-    query: None,
-    parse_view: walker::source_as_is,
+    query: Some(&QUERY),
+    ..languages::BASE
 };
-
-/// A decorated definition is the node itself (so decorators are in its span, signature and
-/// refs); the inner `def`/`class` is then not a second node.
-fn classify<'t>(n: Node<'t>, src: &str, parent: &str) -> Option<Def<'t>> {
-    if n.kind() == "expression_statement" {
-        return (parent == "module").then(|| constant(n, src)).flatten();
-    }
-    let inner = match n.kind() {
-        "decorated_definition" => n.child_by_field_name("definition")?,
-        _ if parent == "decorated_definition" => return None,
-        _ => n,
-    };
-    let kind = match inner.kind() {
-        "class_definition" => NodeKind::Class,
-        "function_definition" => NodeKind::Function,
-        _ => return None,
-    };
-    let name = field_text(inner, "name", src)?.to_string();
-    Some(Def {
-        kind,
-        name,
-        body_owner: inner,
-        body: inner.child_by_field_name("body"),
-    })
-}
-
-/// A value the fix may have to change (`DEFAULT_LOG_FORMAT = "…"`, a table of known
-/// functions, a setting) is a module-level assignment, and as a line of its module's skeleton
-/// it could be neither named nor found: a module-level `NAME = value` (or `NAME: T = value`)
-/// is a [`NodeKind::Constant`]. Unpacking (`a, b = …`), a bare annotation, a dunder
-/// (`__all__`, `__version__`) and a one-letter name (`T = TypeVar("T")`) are not. A value over
-/// [`SHORT_VALUE_LINES`] lines is the body, so a long table is signed by its first line.
-fn constant<'t>(n: Node<'t>, src: &str) -> Option<Def<'t>> {
-    if n.named_child_count() != 1 {
-        return None;
-    }
-    let assignment = n.named_child(0).filter(|a| a.kind() == "assignment")?;
-    let name = assignment
-        .child_by_field_name("left")
-        .filter(|l| l.kind() == "identifier")
-        .map(|l| text(l, src))?;
-    let dunder = name.len() > 4 && name.starts_with("__") && name.ends_with("__");
-    if dunder || name.chars().count() < 2 {
-        return None;
-    }
-    let value = assignment.child_by_field_name("right")?;
-    let long = n.end_position().row >= n.start_position().row + SHORT_VALUE_LINES;
-    Some(Def {
-        kind: NodeKind::Constant,
-        name: name.to_string(),
-        body_owner: assignment,
-        body: Some(value).filter(|_| long),
-    })
-}
-
-/// The most lines a constant's signature shows whole.
-const SHORT_VALUE_LINES: usize = 3;
-
-/// Class attributes (`name: str = "x"`) and module-level assignments that are not
-/// constants (`__all__`, unpacking).
-fn field(n: Node, in_module: bool) -> bool {
-    n.kind() == "expression_statement"
-        && (!in_module || n.named_child(0).is_some_and(|c| c.kind() == "assignment"))
-}
-
-fn bases(n: Node, src: &str) -> Vec<String> {
-    let n = n.child_by_field_name("definition").unwrap_or(n);
-    let Some(args) = n.child_by_field_name("superclasses") else {
-        return Vec::new();
-    };
-    named_children(args)
-        .into_iter()
-        // `metaclass=ABCMeta` and `**kwargs` are not bases.
-        .filter(|a| {
-            !matches!(
-                a.kind(),
-                "keyword_argument" | "dictionary_splat" | "comment"
-            )
-        })
-        .filter_map(|a| head_name(a, src))
-        .collect()
-}
-
-fn import(n: Node, src: &str, out: &mut Vec<ParsedImport>) -> bool {
-    let dotted = |n: Node| -> String {
-        let n = if n.kind() == "aliased_import" {
-            n.child_by_field_name("name").unwrap_or(n)
-        } else {
-            n
-        };
-        text(n, src).split_whitespace().collect()
-    };
-    match n.kind() {
-        "import_statement" => {
-            let mut c = n.walk();
-            for m in n.children_by_field_name("name", &mut c) {
-                out.push(ParsedImport {
-                    module: dotted(m),
-                    names: Vec::new(),
-                });
-            }
-        }
-        "import_from_statement" => {
-            let Some(module) = n.child_by_field_name("module_name") else {
-                return false;
-            };
-            let mut c = n.walk();
-            let names = n
-                .children_by_field_name("name", &mut c)
-                .map(dotted)
-                .collect();
-            out.push(ParsedImport {
-                module: dotted(module),
-                names,
-            });
-        }
-        // `from __future__ import x` is not a dependency.
-        _ => {}
-    }
-    true
-}
 
 /// `pkg.sub.mod` for `pkg/sub/mod.py` (also under `src/`), `pkg` for `pkg/__init__.py`.
 fn module_names(path: &str) -> (String, String) {
@@ -254,6 +117,7 @@ impl Analyzer for Python {
 mod tests {
     use super::*;
     use crate::analyze::tests::{check_nodes, check_render, check_resolve};
+    use crate::model::{NodeKind, ParsedImport};
 
     const SRC: &str = r#""""Flask-like app module."""
 import os
@@ -420,6 +284,28 @@ def top(a, b=1):
         assert_eq!(f.nodes[1].doc.as_deref(), Some("An app.\n\nHolds routes."));
         assert_eq!(f.nodes[0].doc.as_deref(), Some("Flask-like app module."));
         assert!(f.warnings.is_empty(), "{:?}", f.warnings);
+    }
+
+    #[test]
+    fn a_base_written_as_a_call_is_a_base_only() {
+        let src = "class A(with_metaclass(Meta, Base), mod.Mixin, Generic[T]):\n    pass\n";
+        let f = Python.analyze("pkg/a.py", src, &ParseLimits::default());
+        let refs: Vec<(&str, crate::model::RefKind)> =
+            f.refs.iter().map(|r| (r.name.as_str(), r.kind)).collect();
+        use crate::model::RefKind::{Call, Inherits};
+        for (name, kind) in [
+            ("with_metaclass", Inherits),
+            ("Mixin", Inherits),
+            ("Generic", Inherits),
+            ("Meta", Call),
+            ("Base", Call),
+        ] {
+            assert_eq!(
+                refs.iter().filter(|r| r.0 == name).collect::<Vec<_>>(),
+                vec![&(name, kind)],
+                "{refs:?}"
+            );
+        }
     }
 
     #[test]

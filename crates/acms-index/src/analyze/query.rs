@@ -4,35 +4,50 @@
 //! `languages.rs` and fixtures.
 //!
 //! Capture names (the convention of tree-sitter's `tags.scm`, extended):
-//! - `@definition.<kind>` on a definition node, with `@name` (its simple name), optionally
+//! - `@definition.<kind>` on a definition node, with `@name` (its simple name; `@name.head`:
+//!   the name a type expression is written with, `Foo` for `impl Display for a::Foo<T>`), optionally
 //!   `@body` (default: the node's `body` field) and `@owner` (the type a method belongs to when
 //!   it is written outside it: a Go receiver, C++ `void A::f()`, Ruby `def self.f`).
 //!   Kinds: `class interface struct enum trait impl type constant function method`.
-//! - `@import` on an import statement, with `@import.module` (quotes and angle brackets are
-//!   dropped) and `@import.name` (each name it brings in); or `@import.statement` alone, whose
+//!   `@inner` marks the node a definition wraps (a Python decorated definition's `def`, a
+//!   constant's assignment): its header ends the signature, and it is no definition of its own.
+//! - `@import` on an import statement (kept in skeletons even when it names no module, as
+//!   Python's `from __future__ import …`), with `@import.module` (quotes and angle brackets are
+//!   dropped) and `@import.name` (each name it brings in; matches of one statement and module
+//!   join their names); or `@import.statement` alone, whose
 //!   text after its keyword is the path (for grammars that split a path into pieces).
 //! - `@reference.call` / `@reference.type` (a use) and `@reference.inherit` (a base) on a
-//!   name node.
+//!   name node; `@reference.inherit.head` on a base's type expression (its head name).
 //! - `@field` on a member declaration whose first line skeletons and outlines keep.
 //! - `@scope` with `@name`: a namespace that prefixes qualified names without being a node.
 //! - `@package` with `@name`: a package declaration that prefixes every top-level name.
 //!
 //! The query runs once per file, before the walk, under the parse's deadline.
 
-use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
+// Keyed by node ids (pointers) and looked up for every node the walker visits: a fast hash.
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
 use streaming_iterator::StreamingIterator;
-use tree_sitter::{Node, Query, QueryCursor, QueryCursorOptions, Tree};
+use tree_sitter::{Node, Query, QueryCursor, QueryCursorOptions, QueryMatch};
 
 use super::common::{Clock, ParseFailure};
-use super::syntax::{Def, text};
+use super::syntax::{Def, head_name, text};
 use crate::model::{NodeKind, ParsedImport, RefKind};
 
 /// A language's query source and, once compiled, the query.
 pub(crate) struct QuerySpec {
     pub source: &'static str,
-    pub compiled: OnceLock<Result<Query, String>>,
+    pub compiled: OnceLock<Result<Compiled, String>>,
+}
+
+/// A compiled query and the node kinds its patterns start at.
+pub(crate) struct Compiled {
+    query: Query,
+    /// By kind id, whether some pattern starts at a node of that kind; `None` when a pattern
+    /// starts at any node (a wildcard), so the query runs once over the whole tree.
+    roots: Option<Vec<bool>>,
 }
 
 impl QuerySpec {
@@ -45,11 +60,116 @@ impl QuerySpec {
 
     /// The compiled query; an error names the query's fault (a test compiles every
     /// language's query, so this is never expected at run time).
-    pub fn query(&self, grammar: &tree_sitter::Language) -> Result<&Query, &str> {
+    pub fn compiled(&self, grammar: &tree_sitter::Language) -> Result<&Compiled, &str> {
         self.compiled
-            .get_or_init(|| Query::new(grammar, self.source).map_err(|e| e.to_string()))
+            .get_or_init(|| {
+                let query = Query::new(grammar, self.source).map_err(|e| e.to_string())?;
+                let roots = pattern_roots(&query, self.source, grammar);
+                Ok(Compiled { query, roots })
+            })
             .as_ref()
             .map_err(String::as_str)
+    }
+}
+
+impl Compiled {
+    /// Whether every pattern starts at a known node kind (else the query runs whole).
+    #[cfg(test)]
+    pub fn has_roots(&self) -> bool {
+        self.roots.is_some()
+    }
+}
+
+/// The node kinds the patterns of `query` start at, by kind id: each top-level pattern opens
+/// with `(kind`. `None` when one does not (`(_ …)`, an alternation) or names no named kind.
+fn pattern_roots(
+    query: &Query,
+    source: &str,
+    grammar: &tree_sitter::Language,
+) -> Option<Vec<bool>> {
+    let mut roots = vec![false; grammar.node_kind_count()];
+    for i in 0..query.pattern_count() {
+        let rest = source
+            .get(query.start_byte_for_pattern(i)..)?
+            .strip_prefix('(')?;
+        let end = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let kind = &rest[..end];
+        if kind.is_empty() || kind == "_" {
+            return None;
+        }
+        let mut found = false;
+        for (id, root) in roots.iter_mut().enumerate() {
+            let id = id as u16;
+            if grammar.node_kind_is_named(id) && grammar.node_kind_for_id(id) == Some(kind) {
+                *root = true;
+                found = true;
+            }
+        }
+        if !found {
+            return None;
+        }
+    }
+    Some(roots)
+}
+
+/// Runs a language's query during the walk: at each node a pattern starts at, for the
+/// patterns starting there only (a cursor limited to start depth 0), so the query looks at
+/// the few nodes its patterns name instead of walking the whole tree a second time (which
+/// cost a fifth of the analysis).
+pub(crate) struct Matcher<'q> {
+    compiled: &'q Compiled,
+    cursor: QueryCursor,
+}
+
+impl<'q> Matcher<'q> {
+    pub fn new(compiled: &'q Compiled) -> Matcher<'q> {
+        let mut cursor = QueryCursor::new();
+        if compiled.roots.is_some() {
+            cursor.set_max_start_depth(Some(0));
+        }
+        Matcher { compiled, cursor }
+    }
+
+    /// Adds to `caps` what the patterns starting at `node` capture; `is_root` says whether
+    /// `node` is the tree's root (where a query without known roots runs once, whole).
+    pub fn run_at<'t>(
+        &mut self,
+        node: Node<'t>,
+        is_root: bool,
+        src: &str,
+        caps: &mut Captures<'t>,
+        clock: &mut Clock,
+    ) -> Result<(), ParseFailure> {
+        let starts_here = match &self.compiled.roots {
+            Some(roots) => roots.get(node.kind_id() as usize).copied().unwrap_or(false),
+            None => is_root,
+        };
+        if !starts_here {
+            return Ok(());
+        }
+        let query = &self.compiled.query;
+        let names = query.capture_names();
+        let mut expired = false;
+        let mut progress = |_: &tree_sitter::QueryCursorState| {
+            expired = clock.expired();
+            expired
+        };
+        let mut matches = self.cursor.matches_with_options(
+            query,
+            node,
+            src.as_bytes(),
+            QueryCursorOptions::new().progress_callback(&mut progress),
+        );
+        while let Some(m) = matches.next() {
+            caps.add(m, names, src);
+        }
+        drop(matches);
+        if expired {
+            return Err(ParseFailure::Timeout);
+        }
+        Ok(())
     }
 }
 
@@ -61,6 +181,7 @@ struct Found<'t> {
     name: String,
     owner: Option<String>,
     body: Option<Node<'t>>,
+    inner: Option<Node<'t>>,
 }
 
 /// What a language's query found in one file, keyed by node id.
@@ -70,6 +191,8 @@ pub(crate) struct Captures<'t> {
     imports: HashMap<usize, Vec<ParsedImport>>,
     refs: HashMap<usize, (String, RefKind)>,
     fields: HashSet<usize>,
+    /// Nodes a definition wraps (`@inner`): never definitions of their own.
+    inner: HashSet<usize>,
     scopes: HashMap<usize, String>,
     packages: HashMap<usize, String>,
 }
@@ -90,12 +213,12 @@ fn kind_of(name: &str) -> Option<NodeKind> {
     })
 }
 
-/// A module path as written, without quotes, angle brackets or surrounding space.
+/// A module path as written, without quotes, angle brackets or space (Python's `from . x`).
 fn unquote(s: &str) -> String {
     s.trim()
         .trim_matches(|c| matches!(c, '"' | '\'' | '`' | '<' | '>'))
-        .trim()
-        .to_string()
+        .split_whitespace()
+        .collect()
 }
 
 /// The path an import statement names, when the grammar splits it into pieces (Scala's
@@ -115,35 +238,18 @@ fn one_line(s: &str) -> String {
 }
 
 impl<'t> Captures<'t> {
-    /// Runs `query` over `tree`; gives up with [`ParseFailure::Timeout`] once `clock` expires.
-    pub fn collect(
-        query: &Query,
-        tree: &'t Tree,
-        src: &str,
-        clock: &mut Clock,
-    ) -> Result<Captures<'t>, ParseFailure> {
-        let names = query.capture_names();
-        let mut out = Captures::default();
-        let mut cursor = QueryCursor::new();
-        let mut expired = false;
-        let mut progress = |_: &tree_sitter::QueryCursorState| {
-            expired = clock.expired();
-            expired
-        };
-        let mut matches = cursor.matches_with_options(
-            query,
-            tree.root_node(),
-            src.as_bytes(),
-            QueryCursorOptions::new().progress_callback(&mut progress),
-        );
-        while let Some(m) = matches.next() {
+    /// Records one match.
+    fn add(&mut self, m: &QueryMatch<'_, 't>, names: &[&str], src: &str) {
+        let out = self;
+        {
             if m.captures.is_empty() {
-                continue;
+                return;
             }
             let mut def: Option<(NodeKind, Node<'t>)> = None;
             let mut name = None;
             let mut owner = None;
             let mut body = None;
+            let mut inner = None;
             let mut import = None;
             let mut module = None;
             let mut imported = Vec::new();
@@ -154,8 +260,10 @@ impl<'t> Captures<'t> {
                 let cap = names[c.index as usize];
                 match cap {
                     "name" => name = Some(one_line(text(node, src))),
+                    "name.head" => name = head_name(node, src),
                     "owner" => owner = Some(one_line(text(node, src))),
                     "body" => body = Some(node),
+                    "inner" => inner = Some(node),
                     "import" => import = Some(node),
                     "import.module" => module = Some(unquote(text(node, src))),
                     "import.statement" => {
@@ -168,16 +276,24 @@ impl<'t> Captures<'t> {
                     "field" => {
                         out.fields.insert(node.id());
                     }
-                    "reference.call" | "reference.type" | "reference.inherit" => {
-                        let kind = if cap == "reference.inherit" {
-                            RefKind::Inherits
-                        } else {
+                    "reference.call"
+                    | "reference.type"
+                    | "reference.inherit"
+                    | "reference.inherit.head" => {
+                        let kind = if cap == "reference.call" || cap == "reference.type" {
                             RefKind::Call
+                        } else {
+                            RefKind::Inherits
                         };
-                        let e = out
-                            .refs
-                            .entry(node.id())
-                            .or_insert((text(node, src).to_string(), kind));
+                        let referenced = if cap.ends_with(".head") {
+                            match head_name(node, src) {
+                                Some(n) => n,
+                                None => continue,
+                            }
+                        } else {
+                            text(node, src).to_string()
+                        };
+                        let e = out.refs.entry(node.id()).or_insert((referenced, kind));
                         if kind == RefKind::Inherits {
                             e.1 = kind;
                         }
@@ -189,13 +305,21 @@ impl<'t> Captures<'t> {
                     }
                 }
             }
-            if let (Some((kind, node)), Some(name)) = (def, name.clone()) {
+            if let Some(n) = inner
+                && out.inner.insert(n.id())
+            {
+                out.defs.remove(&n.id());
+            }
+            if let (Some((kind, node)), Some(name)) = (def, name.clone())
+                && !out.inner.contains(&node.id())
+            {
                 let found = Found {
                     pattern: m.pattern_index,
                     kind,
                     name,
                     owner: owner.filter(|o| !o.is_empty()),
-                    body: body.or_else(|| node.child_by_field_name("body")),
+                    body: body.or_else(|| inner.unwrap_or(node).child_by_field_name("body")),
+                    inner,
                 };
                 match out.defs.get_mut(&node.id()) {
                     Some(f) if f.pattern <= found.pattern => {}
@@ -205,16 +329,19 @@ impl<'t> Captures<'t> {
                     }
                 }
             }
-            if let (Some(node), Some(module)) = (import, module)
-                && !module.is_empty()
-            {
-                out.imports
-                    .entry(node.id())
-                    .or_default()
-                    .push(ParsedImport {
+            if let Some(node) = import {
+                let statement = out.imports.entry(node.id()).or_default();
+                match (module.filter(|m| !m.is_empty()), statement.last_mut()) {
+                    // One match per name (`from m import a, b`): the names join one entry.
+                    (Some(m), Some(last)) if last.module == m && !imported.is_empty() => {
+                        last.names.extend(imported)
+                    }
+                    (Some(module), _) => statement.push(ParsedImport {
                         module,
                         names: imported,
-                    });
+                    }),
+                    (None, _) => {}
+                }
             }
             if let (Some(node), Some(name)) = (scope, name.clone()) {
                 out.scopes.insert(node.id(), unquote(&name));
@@ -223,11 +350,6 @@ impl<'t> Captures<'t> {
                 out.packages.insert(node.id(), name);
             }
         }
-        drop(matches);
-        if expired {
-            return Err(ParseFailure::Timeout);
-        }
-        Ok(out)
     }
 
     /// The definition `node` is, if any, and the owner it names outside itself.
@@ -236,7 +358,7 @@ impl<'t> Captures<'t> {
         let def = Def {
             kind: f.kind,
             name: f.name.clone(),
-            body_owner: node,
+            body_owner: f.inner.unwrap_or(node),
             body: f.body,
         };
         Some((def, f.owner.clone()))

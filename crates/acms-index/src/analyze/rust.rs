@@ -9,10 +9,12 @@
 use tree_sitter::Node;
 
 use super::common::{dirname, file_stem, first_existing};
-use super::syntax::{Def, field_text, head_name, named_children, text};
+use super::languages;
+use super::query::QuerySpec;
+use super::syntax::{field_text, named_children, text};
 use super::walker::{self, DocSpan, DocStyle, Table};
 use super::{Analyzer, ParseLimits};
-use crate::model::{Language, NodeKind, ParsedFile, ParsedImport};
+use crate::model::{Language, ParsedFile, ParsedImport};
 
 pub(crate) struct Rust;
 
@@ -21,14 +23,13 @@ fn is_doc(text: &str) -> bool {
         || (text.starts_with("/**") && !text.starts_with("/***") && text != "/**/")
 }
 
+static QUERY: QuerySpec = QuerySpec::new(include_str!("languages/rust.scm"));
+
 pub(crate) static TABLE: Table = Table {
     language: Language::Rust,
     grammar: |_| tree_sitter_rust::LANGUAGE.into(),
     sep: "::",
-    comment_prefix: "//",
-    braces: true,
     doc_style: DocStyle::Leading(is_doc),
-    wrappers: &[],
     scopes: &["mod_item"],
     attrs: &["attribute_item"],
     comments: &["line_comment", "block_comment"],
@@ -43,67 +44,17 @@ pub(crate) static TABLE: Table = Table {
         "match_arm",
     ],
     jumps: &["return_expression"],
-    clause_tokens: &[],
     imports: &["use_declaration", "mod_item", "extern_crate_declaration"],
     calls: &["call_expression", "macro_invocation"],
     passed: &[("scoped_identifier", "name")],
     type_idents: &["type_identifier"],
     idents: &["identifier"],
-    field,
-    classify,
-    bases,
     import,
     module_names,
-    package: walker::no_package,
     module_doc,
-    query: None,
-    parse_view: walker::source_as_is,
+    query: Some(&QUERY),
+    ..languages::BASE
 };
-
-fn classify<'t>(n: Node<'t>, src: &str, _parent: &str) -> Option<Def<'t>> {
-    let kind = match n.kind() {
-        "function_item" | "function_signature_item" | "macro_definition" => NodeKind::Function,
-        "struct_item" | "union_item" => NodeKind::Struct,
-        "enum_item" => NodeKind::Enum,
-        "trait_item" => NodeKind::Trait,
-        "type_item" => NodeKind::TypeAlias,
-        "impl_item" => {
-            // `impl<T> Display for Foo<T>` is named after the type it implements for.
-            let name = head_name(n.child_by_field_name("type")?, src)?;
-            return Some(Def::simple(n, NodeKind::Impl, name));
-        }
-        _ => return None,
-    };
-    let name = field_text(n, "name", src)?.to_string();
-    Some(Def::simple(n, kind, name))
-}
-
-/// `const` and `static` items, at the top level and in impls and traits (struct fields are
-/// shown whole with their struct).
-fn field(n: Node, _in_module: bool) -> bool {
-    matches!(n.kind(), "const_item" | "static_item" | "associated_type")
-}
-
-fn bases(n: Node, src: &str) -> Vec<String> {
-    match n.kind() {
-        "impl_item" => n
-            .child_by_field_name("trait")
-            .and_then(|t| head_name(t, src))
-            .into_iter()
-            .collect(),
-        "trait_item" => n
-            .child_by_field_name("bounds")
-            .map(|b| {
-                named_children(b)
-                    .into_iter()
-                    .filter(|c| c.kind() != "lifetime")
-                    .filter_map(|c| head_name(c, src))
-                    .collect()
-            })
-            .unwrap_or_default(),
-        _ => Vec::new(),
-    }
-}
 
 /// Collapses whitespace in a path as written (`crate :: a` → `crate::a`).
 fn path_text(n: Node, src: &str) -> String {
@@ -419,7 +370,7 @@ impl Analyzer for Rust {
 mod tests {
     use super::*;
     use crate::analyze::tests::{check_nodes, check_render, check_resolve};
-    use crate::model::RefKind;
+    use crate::model::{NodeKind, RefKind};
 
     const SRC: &str = r#"//! Storage of things.
 

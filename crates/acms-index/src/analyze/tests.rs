@@ -683,8 +683,8 @@ proptest! {
 #[test]
 fn a_change_in_what_the_analyzers_extract_comes_with_a_new_version() {
     const FINGERPRINT: (&str, &str) = (
-        "9",
-        "77b1f7c1a85e417546deaa02cf609d0bc0833ae26635317d3142363c109e1976",
+        "10",
+        "aae188321d5e012d7fa7d5aa32b595d52ffb43fa7658c405a9ce2cd62b398431",
     );
     let samples: &[(Language, &str, &str)] = &[
         (
@@ -710,7 +710,7 @@ fn a_change_in_what_the_analyzers_extract_comes_with_a_new_version() {
         (
             Language::Java,
             "src/A.java",
-            "package a;\nimport b.C;\n/** A. */\nclass A extends C {\n  private int n;\n  int get() { return n; }\n  Runnable r = new Runnable() {\n    int calls;\n    public void run() { calls++; }\n  };\n}\n",
+            "package a;\nimport b.C;\n/** A. */\n@As(C.class)\nclass A extends C {\n  private int n;\n  int get() { return n; }\n  Runnable r = new Runnable() {\n    int calls;\n    public void run() { calls++; }\n  };\n}\n",
         ),
         (
             Language::Go,

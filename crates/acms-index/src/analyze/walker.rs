@@ -1,7 +1,8 @@
 //! The one tree-sitter walker behind the code analyzers. A language is a [`Table`]: which node
-//! kinds are control flow, calls, imports, and either a query (`query.rs`: Java, Go, C, C++,
-//! C#, Ruby, PHP, Bash, Kotlin, Swift, Scala) or hand-written hooks for definitions, names,
-//! bases and imports (Python, TypeScript/JavaScript, Rust).
+//! kinds are control flow, calls, imports, and either a query (`query.rs`: Python, Rust, Java,
+//! Go, C, C++, C#, Ruby, PHP, Bash, Kotlin, Swift, Scala; run at the nodes its patterns start
+//! at as the walk reaches them) or hand-written hooks for definitions, names, bases and
+//! imports (TypeScript/JavaScript; Rust's `use` trees).
 //!
 //! The walk is iterative (a `TreeCursor` plus an explicit context stack), so 10 000 nested
 //! blocks cannot overflow the stack. One pass collects nodes, refs, imports, the lines each
@@ -21,7 +22,7 @@ use super::common::{
     make_node, module_node, next_code_lines, parse, render_kept, slice, timeout_warning,
 };
 use super::doc_sections::{DocSections, doc_sections};
-use super::query::{Captures, QuerySpec};
+use super::query::{Captures, Matcher, QuerySpec};
 use super::syntax::{Def, call_name, field_text, is_identifier, text};
 use super::{MAX_DEF_DEPTH, ParseLimits};
 use crate::model::{Language, NodeKind, ParsedFile, ParsedImport, ParsedNode, ParsedRef, RefKind};
@@ -288,6 +289,10 @@ pub(crate) fn outline(table: &Table, source: &str, limits: &ParseLimits) -> Opti
     Some(out)
 }
 
+/// The most lines a constant's signature shows whole (Python's `KNOWN = {…}` over more is
+/// signed by its first line).
+const SHORT_VALUE_LINES: usize = 3;
+
 /// Syntax nesting beyond which a file gets a warning.
 const NESTING_WARNING: usize = 1000;
 
@@ -304,16 +309,15 @@ fn walk(
     debug_assert!(view.as_ref().is_none_or(|v| v.len() == source.len()));
     let tree = parse(&grammar, view.as_deref().unwrap_or(source), deadline)?;
     let mut clock = Clock::new(deadline);
-    let caps = match table.query {
-        Some(q) => {
-            let query = q.query(&grammar).map_err(|_| ParseFailure::Grammar)?;
-            Some(Captures::collect(query, &tree, source, &mut clock)?)
-        }
+    let matcher = match table.query {
+        Some(q) => Some(Matcher::new(
+            q.compiled(&grammar).map_err(|_| ParseFailure::Grammar)?,
+        )),
         None => None,
     };
     let root = tree.root_node();
     let lines = Lines::new(source);
-    let mut walker = Walker::new(table, path, &lines, root, caps.as_ref());
+    let mut walker = Walker::new(table, path, &lines, root, matcher);
     walker.run(root, &mut clock)?;
     walker.finish(root, &mut clock)
 }
@@ -325,8 +329,10 @@ struct Walker<'a, 't> {
     path: &'a str,
     src: &'a str,
     lines: &'a Lines<'a>,
-    /// What the language's query captured, for a language described by one.
-    caps: Option<&'a Captures<'t>>,
+    /// A language described by a query: the query, run at the nodes its patterns start at
+    /// as the walk reaches them, and what it has captured so far.
+    matcher: Option<Matcher<'a>>,
+    captured: Captures<'t>,
     file: ParsedFile,
     /// One per definition in `file.nodes`, at the same index (0: the module).
     defs: Vec<DefState>,
@@ -357,7 +363,7 @@ impl<'a, 't> Walker<'a, 't> {
         path: &'a str,
         lines: &'a Lines<'a>,
         root: Node<'t>,
-        caps: Option<&'a Captures<'t>>,
+        matcher: Option<Matcher<'a>>,
     ) -> Self {
         let (module_qname, child_prefix) = (table.module_names)(path);
         let mut file = ParsedFile::default();
@@ -375,7 +381,8 @@ impl<'a, 't> Walker<'a, 't> {
             path,
             src: lines.src,
             lines,
-            caps,
+            matcher,
+            captured: Captures::default(),
             file,
             defs: vec![DefState {
                 body_id: Some(root.id()),
@@ -406,7 +413,12 @@ impl<'a, 't> Walker<'a, 't> {
                 return Err(ParseFailure::Timeout);
             }
             let ctx = stack.last().copied().unwrap_or_else(Ctx::root);
-            let (child, inherited) = self.visit(cursor.node(), ctx, stack.len() - 1);
+            let node = cursor.node();
+            if let Some(m) = self.matcher.as_mut() {
+                let is_root = node.id() == root.id();
+                m.run_at(node, is_root, self.src, &mut self.captured, clock)?;
+            }
+            let (child, inherited) = self.visit(node, ctx, stack.len() - 1);
             if cursor.goto_first_child() {
                 stack.push(child);
                 self.deepest = self.deepest.max(stack.len());
@@ -424,6 +436,11 @@ impl<'a, 't> Walker<'a, 't> {
                 self.runs.pop();
             }
         }
+    }
+
+    /// What the language's query has captured, for a language described by one.
+    fn caps(&self) -> Option<&Captures<'t>> {
+        self.matcher.as_ref().map(|_| &self.captured)
     }
 
     /// Records what `node` is, one construct after another. Returns the context of its
@@ -452,14 +469,14 @@ impl<'a, 't> Walker<'a, 't> {
         self.references(node, ctx.def);
         // Grammars that attach a comment above a block's first statement to the block's
         // parent (Ruby's `module X` / `# doc` / `class Y`) hand it on, so the first statement
-        // still finds its doc. Query languages only: the hand-written ones were measured
-        // without it.
-        let inherited = if self.caps.is_some() && !made_def && !self.table.wrappers.contains(&kind)
-        {
-            lead
-        } else {
-            Vec::new()
-        };
+        // still finds its doc. Query languages only: TypeScript's hooks were measured without
+        // it (Python and Rust index the same with it as they did with hooks).
+        let inherited =
+            if self.matcher.is_some() && !made_def && !self.table.wrappers.contains(&kind) {
+                lead
+            } else {
+                Vec::new()
+            };
         (child, inherited)
     }
 
@@ -520,7 +537,7 @@ impl<'a, 't> Walker<'a, 't> {
 
     /// The package `node` declares, if it is a package declaration.
     fn package_name(&self, node: Node) -> Option<String> {
-        match self.caps {
+        match self.caps() {
             Some(c) => c.package(node).map(str::to_string),
             None => (self.table.package)(node, self.src),
         }
@@ -536,17 +553,15 @@ impl<'a, 't> Walker<'a, 't> {
     }
 
     /// Records the imports `node` states; true when it is an import statement.
+    /// A query's imports, or the `import` hook's for the kinds the table hands it (Rust's
+    /// `use` trees, which a query cannot flatten).
     fn imports(&mut self, node: Node) -> bool {
-        match self.caps {
-            Some(c) => c.imports(node).is_some_and(|i| {
-                self.file.imports.extend_from_slice(i);
-                true
-            }),
-            None => {
-                self.table.imports.contains(&node.kind())
-                    && (self.table.import)(node, self.src, &mut self.file.imports)
-            }
+        if let Some(i) = self.matcher.as_ref().and(self.captured.imports(node)) {
+            self.file.imports.extend_from_slice(i);
+            return true;
         }
+        self.table.imports.contains(&node.kind())
+            && (self.table.import)(node, self.src, &mut self.file.imports)
     }
 
     /// An import statement's lines belong to the enclosing skeleton and the outline.
@@ -584,7 +599,7 @@ impl<'a, 't> Walker<'a, 't> {
             self.define(node, ctx, child, def, owner, lead);
             return true;
         }
-        if let Some(name) = self.caps.and_then(|c| c.scope(node)) {
+        if let Some(name) = self.caps().and_then(|c| c.scope(node)) {
             let scope = clean_name(self.join(&self.scopes[ctx.scope], name));
             self.enter_scope(child, scope);
         } else if named && self.table.scopes.contains(&kind) {
@@ -608,13 +623,21 @@ impl<'a, 't> Walker<'a, 't> {
     /// The definition `node` is, by the query or the `classify` hook, and the owner it names
     /// outside itself; `None` too when it is nested too deep (counted as folded).
     fn definition(&mut self, node: Node<'t>, ctx: Ctx) -> Option<(Def<'t>, Option<String>)> {
-        let def = if !node.is_named() {
+        let mut def = if !node.is_named() {
             None
-        } else if let Some(c) = self.caps {
+        } else if let Some(c) = self.caps() {
             c.def(node)
         } else {
             (self.table.classify)(node, self.src, ctx.parent_kind).map(|d| (d, None))
         };
+        // A short value is its constant's whole signature; a long table is signed by its
+        // first line and elided as a body.
+        if let Some((d, _)) = def.as_mut()
+            && d.kind == NodeKind::Constant
+            && node.end_position().row < node.start_position().row + SHORT_VALUE_LINES
+        {
+            d.body = None;
+        }
         // Too deep: the definition's text stays part of its enclosing definition.
         if def.is_some() && ctx.def_depth >= MAX_DEF_DEPTH {
             self.folded += 1;
@@ -861,7 +884,7 @@ impl<'a, 't> Walker<'a, 't> {
         (ctx.def == 0 || is_container(self.file.nodes[ctx.def].kind))
             // A query names its fields precisely (C's inside include guards too); the hooks
             // are asked about direct members only.
-            && match self.caps {
+            && match self.caps() {
                 Some(c) => c.is_field(node),
                 None => ctx.member && (self.table.field)(node, ctx.def == 0),
             }
@@ -869,9 +892,10 @@ impl<'a, 't> Walker<'a, 't> {
 
     /// Records the name `node` uses, if any, as a reference of the definition `from`.
     fn references(&mut self, node: Node, from: usize) {
-        if let Some((name, kind)) = self.caps.and_then(|c| c.reference(node)) {
-            if is_identifier(name) {
-                self.add_ref(from, name, kind);
+        let captured = self.caps().and_then(|c| c.reference(node));
+        if let Some((name, kind)) = captured.map(|(n, k)| (n.to_string(), k)) {
+            if is_identifier(&name) {
+                self.add_ref(from, &name, kind);
             }
             return;
         }
@@ -898,17 +922,23 @@ impl<'a, 't> Walker<'a, 't> {
         }
     }
 
-    /// Adds a reference once per (source, name, kind); a base is not also a use.
+    /// Adds a reference once per (source, name, kind). A base is not also a use, even when
+    /// the use came first (`impl<T: Args> Args for Box<T>`: a query meets the bound before
+    /// the trait). A base of no definition (`impl Args for ()`, which names no type) is a use
+    /// of the module.
     fn add_ref(&mut self, from: usize, name: &str, kind: RefKind) {
         if is_noise_name(name) || self.file.nodes[from].name == name {
             return;
         }
-        if kind == RefKind::Call
-            && self
-                .seen_refs
-                .contains(&(from, name.to_string(), RefKind::Inherits))
-        {
+        let kind = if from == 0 { RefKind::Call } else { kind };
+        let key = |kind| (from, name.to_string(), kind);
+        if kind == RefKind::Call && self.seen_refs.contains(&key(RefKind::Inherits)) {
             return;
+        }
+        if kind == RefKind::Inherits && self.seen_refs.remove(&key(RefKind::Call)) {
+            self.file
+                .refs
+                .retain(|r| !(r.from == from && r.name == name && r.kind == RefKind::Call));
         }
         if self.seen_refs.insert((from, name.to_string(), kind)) {
             self.file.refs.push(ParsedRef {
