@@ -22,7 +22,8 @@
 //! - `@scope` with `@name`: a namespace that prefixes qualified names without being a node.
 //! - `@package` with `@name`: a package declaration that prefixes every top-level name.
 //!
-//! The query runs once per file, before the walk, under the parse's deadline.
+//! The walk runs the query ([`Matcher`]) at each node a pattern starts at, before visiting it,
+//! under the parse's deadline: every top-level pattern opens with a named node kind.
 
 use std::sync::OnceLock;
 
