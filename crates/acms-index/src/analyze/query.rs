@@ -242,114 +242,112 @@ impl<'t> Captures<'t> {
     /// Records one match.
     fn add(&mut self, m: &QueryMatch<'_, 't>, names: &[&str], src: &str) {
         let out = self;
+        if m.captures.is_empty() {
+            return;
+        }
+        let mut def: Option<(NodeKind, Node<'t>)> = None;
+        let mut name = None;
+        let mut owner = None;
+        let mut body = None;
+        let mut inner = None;
+        let mut import = None;
+        let mut module = None;
+        let mut imported = Vec::new();
+        let mut scope = None;
+        let mut package = None;
+        for c in m.captures {
+            let node = c.node;
+            let cap = names[c.index as usize];
+            match cap {
+                "name" => name = Some(one_line(text(node, src))),
+                "name.head" => name = head_name(node, src),
+                "owner" => owner = Some(one_line(text(node, src))),
+                "body" => body = Some(node),
+                "inner" => inner = Some(node),
+                "import" => import = Some(node),
+                "import.module" => module = Some(unquote(text(node, src))),
+                "import.statement" => {
+                    import = Some(node);
+                    module = Some(statement_path(text(node, src)));
+                }
+                "import.name" => imported.push(one_line(text(node, src))),
+                "scope" => scope = Some(node),
+                "package" => package = Some(node),
+                "field" => {
+                    out.fields.insert(node.id());
+                }
+                "reference.call"
+                | "reference.type"
+                | "reference.inherit"
+                | "reference.inherit.head" => {
+                    let kind = if cap == "reference.call" || cap == "reference.type" {
+                        RefKind::Call
+                    } else {
+                        RefKind::Inherits
+                    };
+                    let referenced = if cap.ends_with(".head") {
+                        match head_name(node, src) {
+                            Some(n) => n,
+                            None => continue,
+                        }
+                    } else {
+                        text(node, src).to_string()
+                    };
+                    let e = out.refs.entry(node.id()).or_insert((referenced, kind));
+                    if kind == RefKind::Inherits {
+                        e.1 = kind;
+                    }
+                }
+                other => {
+                    if let Some(k) = other.strip_prefix("definition.").and_then(kind_of) {
+                        def = Some((k, node));
+                    }
+                }
+            }
+        }
+        if let Some(n) = inner
+            && out.inner.insert(n.id())
         {
-            if m.captures.is_empty() {
-                return;
-            }
-            let mut def: Option<(NodeKind, Node<'t>)> = None;
-            let mut name = None;
-            let mut owner = None;
-            let mut body = None;
-            let mut inner = None;
-            let mut import = None;
-            let mut module = None;
-            let mut imported = Vec::new();
-            let mut scope = None;
-            let mut package = None;
-            for c in m.captures {
-                let node = c.node;
-                let cap = names[c.index as usize];
-                match cap {
-                    "name" => name = Some(one_line(text(node, src))),
-                    "name.head" => name = head_name(node, src),
-                    "owner" => owner = Some(one_line(text(node, src))),
-                    "body" => body = Some(node),
-                    "inner" => inner = Some(node),
-                    "import" => import = Some(node),
-                    "import.module" => module = Some(unquote(text(node, src))),
-                    "import.statement" => {
-                        import = Some(node);
-                        module = Some(statement_path(text(node, src)));
-                    }
-                    "import.name" => imported.push(one_line(text(node, src))),
-                    "scope" => scope = Some(node),
-                    "package" => package = Some(node),
-                    "field" => {
-                        out.fields.insert(node.id());
-                    }
-                    "reference.call"
-                    | "reference.type"
-                    | "reference.inherit"
-                    | "reference.inherit.head" => {
-                        let kind = if cap == "reference.call" || cap == "reference.type" {
-                            RefKind::Call
-                        } else {
-                            RefKind::Inherits
-                        };
-                        let referenced = if cap.ends_with(".head") {
-                            match head_name(node, src) {
-                                Some(n) => n,
-                                None => continue,
-                            }
-                        } else {
-                            text(node, src).to_string()
-                        };
-                        let e = out.refs.entry(node.id()).or_insert((referenced, kind));
-                        if kind == RefKind::Inherits {
-                            e.1 = kind;
-                        }
-                    }
-                    other => {
-                        if let Some(k) = other.strip_prefix("definition.").and_then(kind_of) {
-                            def = Some((k, node));
-                        }
-                    }
+            out.defs.remove(&n.id());
+        }
+        if let (Some((kind, node)), Some(name)) = (def, name.clone())
+            && !out.inner.contains(&node.id())
+        {
+            let found = Found {
+                pattern: m.pattern_index,
+                kind,
+                name,
+                owner: owner.filter(|o| !o.is_empty()),
+                body: body.or_else(|| inner.unwrap_or(node).child_by_field_name("body")),
+                inner,
+            };
+            match out.defs.get_mut(&node.id()) {
+                Some(f) if f.pattern <= found.pattern => {}
+                Some(f) => *f = found,
+                None => {
+                    out.defs.insert(node.id(), found);
                 }
             }
-            if let Some(n) = inner
-                && out.inner.insert(n.id())
-            {
-                out.defs.remove(&n.id());
-            }
-            if let (Some((kind, node)), Some(name)) = (def, name.clone())
-                && !out.inner.contains(&node.id())
-            {
-                let found = Found {
-                    pattern: m.pattern_index,
-                    kind,
-                    name,
-                    owner: owner.filter(|o| !o.is_empty()),
-                    body: body.or_else(|| inner.unwrap_or(node).child_by_field_name("body")),
-                    inner,
-                };
-                match out.defs.get_mut(&node.id()) {
-                    Some(f) if f.pattern <= found.pattern => {}
-                    Some(f) => *f = found,
-                    None => {
-                        out.defs.insert(node.id(), found);
-                    }
+        }
+        if let Some(node) = import {
+            let statement = out.imports.entry(node.id()).or_default();
+            match (module.filter(|m| !m.is_empty()), statement.last_mut()) {
+                // One match per name (`from m import a, b`): the names join one entry.
+                (Some(m), Some(last)) if last.module == m && !imported.is_empty() => {
+                    last.names.extend(imported)
                 }
+                (Some(module), _) => statement.push(ParsedImport {
+                    module,
+                    names: imported,
+                }),
+                (None, _) => {}
             }
-            if let Some(node) = import {
-                let statement = out.imports.entry(node.id()).or_default();
-                match (module.filter(|m| !m.is_empty()), statement.last_mut()) {
-                    // One match per name (`from m import a, b`): the names join one entry.
-                    (Some(m), Some(last)) if last.module == m && !imported.is_empty() => {
-                        last.names.extend(imported)
-                    }
-                    (Some(module), _) => statement.push(ParsedImport {
-                        module,
-                        names: imported,
-                    }),
-                    (None, _) => {}
-                }
-            }
-            if let (Some(node), Some(name)) = (scope, name.clone()) {
-                out.scopes.insert(node.id(), unquote(&name));
-            }
-            if let (Some(node), Some(name)) = (package, name) {
-                out.packages.insert(node.id(), name);
-            }
+        }
+        if let (Some(node), Some(name)) = (scope, name.clone()) {
+            out.scopes.insert(node.id(), unquote(&name));
+        }
+        if let (Some(node), Some(name)) = (package, name) {
+            out.packages.insert(node.id(), name);
         }
     }
 
