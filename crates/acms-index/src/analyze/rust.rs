@@ -3,7 +3,8 @@
 //! `use` trees and `mod x;` declarations, and resolution of `crate::`, `self::`, `super::`
 //! paths and `mod x;` to files under the crate's `src/`.
 //!
-//! It does not expand macros, follow `#[path]` attributes or read `Cargo.toml`; other crates
+//! Definitions, bases and fields are a query (`languages/rust.scm`); `use` trees stay a hook
+//! here, since flattening them joins paths. It does not expand macros, follow `#[path]` attributes or read `Cargo.toml`; other crates
 //! of a workspace are found only by the `crates/<name>/src` and `<name>/src` layouts.
 
 use tree_sitter::Node;

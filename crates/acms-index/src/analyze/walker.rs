@@ -844,8 +844,8 @@ impl<'a, 't> Walker<'a, 't> {
         child.scope = self.scopes.len() - 1;
     }
 
-    /// A scope of a hand-written language (inline `mod`, `namespace`): named when it has a
-    /// name and a body.
+    /// A scope the table names by node kind (Rust's inline `mod`, TypeScript's `namespace`):
+    /// named when it has a name and a body.
     fn hook_scope(&mut self, node: Node, ctx: Ctx, child: &mut Ctx) {
         if let (Some(name), Some(_)) = (
             field_text(node, "name", self.src),
