@@ -46,9 +46,8 @@ pub(crate) struct QuerySpec {
 /// A compiled query and the node kinds its patterns start at.
 pub(crate) struct Compiled {
     query: Query,
-    /// By kind id, whether some pattern starts at a node of that kind; `None` when a pattern
-    /// starts at any node (a wildcard), so the query runs once over the whole tree.
-    roots: Option<Vec<bool>>,
+    /// By kind id, whether some pattern starts at a node of that kind.
+    roots: Vec<bool>,
 }
 
 impl QuerySpec {
@@ -59,13 +58,14 @@ impl QuerySpec {
         }
     }
 
-    /// The compiled query; an error names the query's fault (a test compiles every
-    /// language's query, so this is never expected at run time).
+    /// The compiled query; an error names the query's fault, such as a pattern that does not
+    /// open with a named node kind (a test compiles every language's query, so this is never
+    /// expected at run time).
     pub fn compiled(&self, grammar: &tree_sitter::Language) -> Result<&Compiled, &str> {
         self.compiled
             .get_or_init(|| {
                 let query = Query::new(grammar, self.source).map_err(|e| e.to_string())?;
-                let roots = pattern_roots(&query, self.source, grammar);
+                let roots = pattern_roots(&query, self.source, grammar)?;
                 Ok(Compiled { query, roots })
             })
             .as_ref()
@@ -73,33 +73,26 @@ impl QuerySpec {
     }
 }
 
-impl Compiled {
-    /// Whether every pattern starts at a known node kind (else the query runs whole).
-    #[cfg(test)]
-    pub fn has_roots(&self) -> bool {
-        self.roots.is_some()
-    }
-}
-
-/// The node kinds the patterns of `query` start at, by kind id: each top-level pattern opens
-/// with `(kind`. `None` when one does not (`(_ …)`, an alternation) or names no named kind.
+/// The node kinds the patterns of `query` start at, by kind id: each top-level pattern must
+/// open with `(kind` naming a named kind (not `(_ …)` or an alternation), so the walk knows
+/// where to run it.
 fn pattern_roots(
     query: &Query,
     source: &str,
     grammar: &tree_sitter::Language,
-) -> Option<Vec<bool>> {
+) -> Result<Vec<bool>, String> {
     let mut roots = vec![false; grammar.node_kind_count()];
     for i in 0..query.pattern_count() {
+        let start = query.start_byte_for_pattern(i);
+        let unrooted = || format!("pattern at byte {start} does not open with a named node kind");
         let rest = source
-            .get(query.start_byte_for_pattern(i)..)?
-            .strip_prefix('(')?;
+            .get(start..)
+            .and_then(|r| r.strip_prefix('('))
+            .ok_or_else(unrooted)?;
         let end = rest
             .find(|c: char| !(c.is_alphanumeric() || c == '_'))
             .unwrap_or(rest.len());
         let kind = &rest[..end];
-        if kind.is_empty() || kind == "_" {
-            return None;
-        }
         let mut found = false;
         for (id, root) in roots.iter_mut().enumerate() {
             let id = id as u16;
@@ -109,10 +102,10 @@ fn pattern_roots(
             }
         }
         if !found {
-            return None;
+            return Err(unrooted());
         }
     }
-    Some(roots)
+    Ok(roots)
 }
 
 /// Runs a language's query during the walk: at each node a pattern starts at, for the
@@ -127,27 +120,20 @@ pub(crate) struct Matcher<'q> {
 impl<'q> Matcher<'q> {
     pub fn new(compiled: &'q Compiled) -> Matcher<'q> {
         let mut cursor = QueryCursor::new();
-        if compiled.roots.is_some() {
-            cursor.set_max_start_depth(Some(0));
-        }
+        cursor.set_max_start_depth(Some(0));
         Matcher { compiled, cursor }
     }
 
-    /// Adds to `caps` what the patterns starting at `node` capture; `is_root` says whether
-    /// `node` is the tree's root (where a query without known roots runs once, whole).
+    /// Adds to `caps` what the patterns starting at `node` capture.
     pub fn run_at<'t>(
         &mut self,
         node: Node<'t>,
-        is_root: bool,
         src: &str,
         caps: &mut Captures<'t>,
         clock: &mut Clock,
     ) -> Result<(), ParseFailure> {
-        let starts_here = match &self.compiled.roots {
-            Some(roots) => roots.get(node.kind_id() as usize).copied().unwrap_or(false),
-            None => is_root,
-        };
-        if !starts_here {
+        let roots = &self.compiled.roots;
+        if !roots.get(node.kind_id() as usize).copied().unwrap_or(false) {
             return Ok(());
         }
         let query = &self.compiled.query;
@@ -241,7 +227,6 @@ fn one_line(s: &str) -> String {
 impl<'t> Captures<'t> {
     /// Records one match.
     fn add(&mut self, m: &QueryMatch<'_, 't>, names: &[&str], src: &str) {
-        let out = self;
         if m.captures.is_empty() {
             return;
         }
@@ -274,7 +259,7 @@ impl<'t> Captures<'t> {
                 "scope" => scope = Some(node),
                 "package" => package = Some(node),
                 "field" => {
-                    out.fields.insert(node.id());
+                    self.fields.insert(node.id());
                 }
                 "reference.call"
                 | "reference.type"
@@ -293,7 +278,7 @@ impl<'t> Captures<'t> {
                     } else {
                         text(node, src).to_string()
                     };
-                    let e = out.refs.entry(node.id()).or_insert((referenced, kind));
+                    let e = self.refs.entry(node.id()).or_insert((referenced, kind));
                     if kind == RefKind::Inherits {
                         e.1 = kind;
                     }
@@ -306,12 +291,12 @@ impl<'t> Captures<'t> {
             }
         }
         if let Some(n) = inner
-            && out.inner.insert(n.id())
+            && self.inner.insert(n.id())
         {
-            out.defs.remove(&n.id());
+            self.defs.remove(&n.id());
         }
         if let (Some((kind, node)), Some(name)) = (def, name.clone())
-            && !out.inner.contains(&node.id())
+            && !self.inner.contains(&node.id())
         {
             let found = Found {
                 pattern: m.pattern_index,
@@ -321,16 +306,16 @@ impl<'t> Captures<'t> {
                 body: body.or_else(|| inner.unwrap_or(node).child_by_field_name("body")),
                 inner,
             };
-            match out.defs.get_mut(&node.id()) {
+            match self.defs.get_mut(&node.id()) {
                 Some(f) if f.pattern <= found.pattern => {}
                 Some(f) => *f = found,
                 None => {
-                    out.defs.insert(node.id(), found);
+                    self.defs.insert(node.id(), found);
                 }
             }
         }
         if let Some(node) = import {
-            let statement = out.imports.entry(node.id()).or_default();
+            let statement = self.imports.entry(node.id()).or_default();
             match (module.filter(|m| !m.is_empty()), statement.last_mut()) {
                 // One match per name (`from m import a, b`): the names join one entry.
                 (Some(m), Some(last)) if last.module == m && !imported.is_empty() => {
@@ -344,10 +329,10 @@ impl<'t> Captures<'t> {
             }
         }
         if let (Some(node), Some(name)) = (scope, name.clone()) {
-            out.scopes.insert(node.id(), unquote(&name));
+            self.scopes.insert(node.id(), unquote(&name));
         }
         if let (Some(node), Some(name)) = (package, name) {
-            out.packages.insert(node.id(), name);
+            self.packages.insert(node.id(), name);
         }
     }
 

@@ -415,8 +415,7 @@ impl<'a, 't> Walker<'a, 't> {
             let ctx = stack.last().copied().unwrap_or_else(Ctx::root);
             let node = cursor.node();
             if let Some(m) = self.matcher.as_mut() {
-                let is_root = node.id() == root.id();
-                m.run_at(node, is_root, self.src, &mut self.captured, clock)?;
+                m.run_at(node, self.src, &mut self.captured, clock)?;
             }
             let (child, inherited) = self.visit(node, ctx, stack.len() - 1);
             if cursor.goto_first_child() {
@@ -552,9 +551,9 @@ impl<'a, 't> Walker<'a, 't> {
         self.package = Some(name);
     }
 
-    /// Records the imports `node` states; true when it is an import statement.
-    /// A query's imports, or the `import` hook's for the kinds the table hands it (Rust's
-    /// `use` trees, which a query cannot flatten).
+    /// Records the imports `node` states (a query's, or the `import` hook's for the kinds the
+    /// table hands it: Rust's `use` trees, which a query cannot flatten); true when it is an
+    /// import statement.
     fn imports(&mut self, node: Node) -> bool {
         if let Some(i) = self.matcher.as_ref().and(self.captured.imports(node)) {
             self.file.imports.extend_from_slice(i);

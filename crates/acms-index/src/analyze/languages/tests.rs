@@ -184,11 +184,26 @@ fn every_query_compiles() {
     ]) {
         let grammar = (t.grammar)(t.language);
         let q = t.query.expect("a query language");
-        match q.compiled(&grammar) {
-            Err(e) => panic!("{}: {e}", t.language.name()),
-            // Each pattern opens with a named kind, so the query runs only where one starts.
-            Ok(c) => assert!(c.has_roots(), "{}", t.language.name()),
+        // Compiling also checks that each pattern opens with a named kind, so the walk knows
+        // where to run it.
+        if let Err(e) = q.compiled(&grammar) {
+            panic!("{}: {e}", t.language.name());
         }
+    }
+}
+
+#[test]
+fn a_pattern_must_open_with_a_named_kind() {
+    let grammar: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
+    let rooted = crate::analyze::query::QuerySpec::new("(function_definition name: (_) @name)");
+    assert!(rooted.compiled(&grammar).is_ok());
+    for source in [
+        "(_ name: (identifier) @name)",
+        "[(class_definition) (function_definition)] @x",
+    ] {
+        let spec = crate::analyze::query::QuerySpec::new(source);
+        let err = spec.compiled(&grammar).err().expect(source);
+        assert!(err.contains("named node kind"), "{source}: {err}");
     }
 }
 
