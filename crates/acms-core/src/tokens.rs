@@ -85,6 +85,11 @@ impl ExactCounter {
     pub fn tokenizer(&self) -> Tokenizer {
         self.tokenizer
     }
+
+    /// Builds the tables now (about 20 ms, once per process) rather than at the first count.
+    pub fn prepare(&self) {
+        self.bpe();
+    }
 }
 
 /// Pre-tokenized pieces at most this long have their counts remembered (per thread): code

@@ -1,6 +1,7 @@
-//! The real sentence-embedding model (`FastEmbedder`: fastembed over ONNX Runtime, loaded from
-//! a local directory), where that directory is found, and `load_embedder`, which builds the
-//! embedder the configuration asks for or says precisely why it cannot.
+//! The real sentence-embedding model (`FastEmbedder`: ONNX Runtime sessions with fastembed's
+//! tokenizer setup and pooling, loaded from a local directory), where that directory is
+//! found, and `load_embedder`, which builds the embedder the configuration asks for or says
+//! precisely why it cannot.
 //!
 //! A model directory is what `acms model fetch NAME` installs (`acms-model`): `model.onnx`, the
 //! four tokenizer files and `acms-model.json` (which ONNX output to pool, how, and the model's
@@ -23,20 +24,18 @@
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock, PoisonError, TryLockError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, TryLockError};
 use std::thread::JoinHandle;
 
 use acms_core::{EmbedderKind, SemanticConfig};
-use fastembed::{
-    InitOptionsUserDefined, OutputKey, Pooling, TextEmbedding, TokenizerFiles,
-    UserDefinedEmbeddingModel,
-};
-
+use fastembed::{OutputKey, Pooling, TokenizerFiles};
 use ort::environment::Environment;
+use tokenizers::Tokenizer;
 
 use crate::embed::{Embedder, HashEmbedder};
 use crate::error::{Error, Result};
 use crate::graph;
+use crate::session::{GraphBytes, GraphSource, ModelSession, Output};
 
 /// The model's description, written last by `acms model fetch`.
 pub use acms_model::MANIFEST_FILE;
@@ -216,15 +215,15 @@ fn model_err(dir: &Path, file: Option<&Path>, message: impl Into<String>) -> Err
     }
 }
 
-/// fastembed running a local ONNX sentence-embedding model.
+/// A local ONNX sentence-embedding model ([`crate::session`]).
 pub struct FastEmbedder {
     // One single-threaded session per worker, texts spread over them. One session with an
     // intra-op thread per core spends most of its CPU synchronising (and spinning) on the
     // small matrices of one text: two single-threaded sessions embed 2.3x the texts per
     // CPU-second on 2 cores (docs/BENCHMARKS.md, "Embedding models").
-    // Created on first use: a one-shot query embeds one text and needs one session, and
-    // each session costs its own load of the model.
-    sessions: Vec<OnceLock<Mutex<TextEmbedding>>>,
+    // Created on first use: a one-shot query embeds one text and needs one session. All
+    // sessions run from one mapping of the saved graph, but each has its own working memory.
+    sessions: Vec<OnceLock<Mutex<ModelSession>>>,
     /// The first session's start once it finished (the error as text: it is reported again
     /// by every call).
     started: OnceLock<std::result::Result<Started, String>>,
@@ -232,10 +231,7 @@ pub struct FastEmbedder {
     /// dropping the embedder waits for it (a process must not exit with ONNX Runtime busy
     /// on another thread: its teardown would pull the library from under it).
     starting: Mutex<Option<JoinHandle<Result<FirstSession>>>>,
-    /// What a further session is made from: the model without its bytes, which are read
-    /// again from the started source.
-    model: UserDefinedEmbeddingModel,
-    max_tokens: usize,
+    output: Output,
     id: String,
     batch_size: usize,
     calibration: (f32, f32),
@@ -243,47 +239,53 @@ pub struct FastEmbedder {
 }
 
 /// The first session and what its start established for the others.
-type FirstSession = (TextEmbedding, Started);
+type FirstSession = (ModelSession, Started);
 
 /// What starting the first session established for the others.
 struct Started {
     dim: usize,
     source: Source,
     env: Environment,
+    tokenizer: Arc<Tokenizer>,
 }
 
-/// Where a session's graph is read from.
-#[derive(Clone)]
-struct Source {
-    /// The model's own `model.onnx`, which must still hash to what the first session named.
-    model: PathBuf,
-    hash: blake3::Hash,
-    /// The optimized graph saved for it ([`graph`]), while it is the file the first session
-    /// read.
-    graph: Option<(PathBuf, graph::Stamp)>,
+/// What a session's graph comes from.
+enum Source {
+    /// The optimized graph saved for the model ([`graph`]), held in memory: every session runs
+    /// from these bytes.
+    Graph(GraphBytes),
+    /// The model's own `model.onnx`, read for each session; it must still hash to what the
+    /// first session read.
+    Model { path: PathBuf, hash: blake3::Hash },
 }
 
 impl Source {
-    /// The bytes a further session is made from: the saved graph the first session read, else
-    /// (it changed: it was dropped and saved again) the model itself, whose session computes
-    /// the same vectors; an error when the model changed since it was loaded.
-    fn read(&self) -> std::result::Result<Vec<u8>, String> {
-        if let Some((path, stamp)) = &self.graph
-            && graph::stamp(path).ok() == Some(*stamp)
-            && let Ok(bytes) = std::fs::read(path)
-        {
-            return Ok(bytes);
+    /// A new session of the model: from the graph in memory, else from `model.onnx` (an error
+    /// when it changed since the model was loaded).
+    fn session(
+        &self,
+        env: &Environment,
+        tokenizer: &Arc<Tokenizer>,
+        output: &Output,
+    ) -> std::result::Result<ModelSession, String> {
+        let new = |graph| ModelSession::new(env, graph, Arc::clone(tokenizer), output.clone());
+        match self {
+            Source::Graph(bytes) => new(GraphSource::Ort(bytes)),
+            Source::Model { path, hash } => new(GraphSource::Onnx(&read_model(path, hash)?)),
         }
-        let path = &self.model;
-        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        if blake3::hash(&bytes) != self.hash {
-            return Err(format!(
-                "{} changed since the model was loaded",
-                path.display()
-            ));
-        }
-        Ok(bytes)
     }
+}
+
+/// The bytes of `model.onnx` at `path`; an error when they no longer hash to `hash`.
+fn read_model(path: &Path, hash: &blake3::Hash) -> std::result::Result<Vec<u8>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if blake3::hash(&bytes) != *hash {
+        return Err(format!(
+            "{} changed since the model was loaded",
+            path.display()
+        ));
+    }
+    Ok(bytes)
 }
 
 impl Drop for FastEmbedder {
@@ -362,18 +364,25 @@ impl FastEmbedder {
             &onnx_hash.to_hex()[..16],
             options.max_tokens
         );
-        let model = session_template(&manifest, tokenizer_files);
+        let output = Output {
+            key: OutputKey::ByName(leak(&manifest.output)),
+            pooling: if manifest.pooling == "cls" {
+                Pooling::Cls
+            } else {
+                Pooling::Mean
+            },
+        };
         let workers = options
             .threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
             .max(1);
-        let sessions: Vec<OnceLock<Mutex<TextEmbedding>>> =
+        let sessions: Vec<OnceLock<Mutex<ModelSession>>> =
             (0..workers).map(|_| OnceLock::new()).collect();
         let (started, starting) = (OnceLock::new(), Mutex::new(None));
         let start = {
-            let (dir, model, name) = (dir.to_path_buf(), model.clone(), manifest.name.clone());
+            let (dir, output, name) = (dir.to_path_buf(), output.clone(), manifest.name.clone());
             let options = options.clone();
-            move || start(&dir, &model, &name, onnx_hash, &options)
+            move || start(&dir, tokenizer_files, &output, &name, onnx_hash, &options)
         };
         if options.start_in_background {
             let handle = std::thread::Builder::new()
@@ -390,8 +399,7 @@ impl FastEmbedder {
             sessions,
             started,
             starting,
-            model,
-            max_tokens: options.max_tokens,
+            output,
             id,
             // Alone, a text's vector never depends on which texts it was embedded with (the
             // index stays the same whether built at once or incrementally).
@@ -439,51 +447,64 @@ impl FastEmbedder {
 /// which is then dropped).
 fn start(
     dir: &Path,
-    model: &UserDefinedEmbeddingModel,
+    tokenizer_files: TokenizerFiles,
+    output: &Output,
     name: &str,
     onnx_hash: blake3::Hash,
     options: &ModelOptions,
 ) -> Result<FirstSession> {
-    check_tokenizer_files(dir, &model.tokenizer_files)?;
-    let (env, runtime) = load_runtime(dir)?;
     let onnx_path = dir.join("model.onnx");
-    let original = Source {
-        model: onnx_path.clone(),
-        hash: onnx_hash,
-        graph: None,
-    };
-    let saved = options
-        .graph_cache
-        .as_deref()
-        .ok_or_else(|| "no graph cache".to_string())
-        .and_then(|cache| {
-            let path = graph::graph_path(cache, name, &onnx_hash, &runtime);
-            graph::optimized(&env, || original.read(), &path)
+    // The tokenizer (~20 ms of JSON) is set up while ONNX Runtime loads and the graph maps.
+    let (tokenizer, loaded) = std::thread::scope(|scope| {
+        let tokenizer = scope.spawn(|| {
+            crate::session::tokenizer(&tokenizer_files, options.max_tokens)
+                .map_err(|e| model_err(dir, Some(&dir.join(e.file)), e.message))
         });
-    let from_graph = saved.and_then(|g| {
-        let source = Source {
-            graph: Some((g.path.clone(), g.stamp)),
-            ..original.clone()
-        };
-        match first_session(dir, model, &env, g.bytes, options.max_tokens) {
-            Ok((session, dim)) => Ok((session, dim, source)),
-            Err(e) => {
-                let _ = std::fs::remove_file(&g.path);
-                Err(e.to_string())
-            }
-        }
+        let loaded = load_runtime(dir).map(|(env, runtime)| {
+            let saved = options
+                .graph_cache
+                .as_deref()
+                .ok_or_else(|| "no graph cache".to_string())
+                .and_then(|cache| {
+                    let path = graph::graph_path(cache, name, &onnx_hash, &runtime);
+                    graph::optimized(&env, || read_model(&onnx_path, &onnx_hash), &path)
+                });
+            (env, saved)
+        });
+        let tokenizer = tokenizer
+            .join()
+            .unwrap_or_else(|_| Err(model_err(dir, None, "the tokenizer setup panicked")));
+        (tokenizer, loaded)
     });
-    let (session, dim, source) = match from_graph {
-        Ok(made) => made,
-        Err(_) => {
-            let onnx = original
-                .read()
-                .map_err(|e| model_err(dir, Some(&onnx_path), e))?;
-            let (session, dim) = first_session(dir, model, &env, onnx, options.max_tokens)?;
-            (session, dim, original)
-        }
+    let (env, saved) = loaded?;
+    let tokenizer = Arc::new(tokenizer?);
+    let started = |source: Source| {
+        let first = first_session(dir, &source, &env, &tokenizer, output)?;
+        Ok::<_, Error>((first, source))
     };
-    Ok((session, Started { dim, source, env }))
+    let model = Source::Model {
+        path: onnx_path,
+        hash: onnx_hash,
+    };
+    let ((session, dim), source) = match saved {
+        Ok(g) => match started(Source::Graph(g.bytes)) {
+            Ok(made) => made,
+            Err(_) => {
+                let _ = std::fs::remove_file(&g.path);
+                started(model)?
+            }
+        },
+        Err(_) => started(model)?,
+    };
+    Ok((
+        session,
+        Started {
+            dim,
+            source,
+            env,
+            tokenizer,
+        },
+    ))
 }
 
 /// `dir` exists and holds every model file ([`missing_model_files`]).
@@ -533,27 +554,6 @@ fn read_tokenizer_files(dir: &Path) -> Result<TokenizerFiles> {
     })
 }
 
-/// Each tokenizer file is JSON: that names the broken one, which fastembed's own error does
-/// not. Part of the start (a few milliseconds of parsing a one-shot query need not wait for).
-fn check_tokenizer_files(dir: &Path, files: &TokenizerFiles) -> Result<()> {
-    let bytes = [
-        &files.tokenizer_file,
-        &files.config_file,
-        &files.special_tokens_map_file,
-        &files.tokenizer_config_file,
-    ];
-    for (name, bytes) in TOKENIZER_FILES.iter().zip(bytes) {
-        if let Err(e) = serde_json::from_slice::<serde_json::Value>(bytes) {
-            return Err(model_err(
-                dir,
-                Some(&dir.join(name)),
-                format!("not valid JSON ({e})"),
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// Loads the ONNX Runtime library for the model in `dir` into the process (once: later calls
 /// check their library and reuse the first), and the one environment every session runs in.
 fn load_runtime(dir: &Path) -> Result<(Environment, PathBuf)> {
@@ -586,44 +586,25 @@ fn load_runtime(dir: &Path) -> Result<(Environment, PathBuf)> {
     Ok((kept.insert(env).clone(), lib))
 }
 
-/// What every session is made from: everything but the model's bytes, which a later session
-/// reads again (checked against the hash) instead of this process holding a spare copy.
-fn session_template(
-    manifest: &ModelManifest,
-    tokenizer_files: TokenizerFiles,
-) -> UserDefinedEmbeddingModel {
-    let mut model = UserDefinedEmbeddingModel::new(Vec::new(), tokenizer_files).with_pooling(
-        if manifest.pooling == "cls" {
-            Pooling::Cls
-        } else {
-            Pooling::Mean
-        },
-    );
-    model.output_key = Some(OutputKey::ByName(leak(&manifest.output)));
-    model
-}
-
-/// The first session, made from `model` with the bytes `onnx`, and the dimension of its
-/// vectors. The dimension is whatever the model produces; probing once also proves the output
-/// name and pooling work before anyone relies on this embedder.
+/// The first session, from `source`, and the dimension of its vectors. The dimension is
+/// whatever the model produces; probing once also proves the output name and pooling work
+/// before anyone relies on this embedder.
 fn first_session(
     dir: &Path,
-    model: &UserDefinedEmbeddingModel,
+    source: &Source,
     env: &Environment,
-    onnx: Vec<u8>,
-    max_tokens: usize,
-) -> Result<(TextEmbedding, usize)> {
+    tokenizer: &Arc<Tokenizer>,
+    output: &Output,
+) -> Result<(ModelSession, usize)> {
     let onnx_path = dir.join("model.onnx");
-    let mut first = model.clone();
-    first.onnx_file = onnx;
-    let mut session = new_session(first, env, max_tokens).map_err(|e| {
+    let mut session = source.session(env, tokenizer, output).map_err(|e| {
         model_err(
             dir,
             Some(&onnx_path),
             format!("ONNX Runtime cannot load it: {e}"),
         )
     })?;
-    let probe = session.embed(["probe"], None).map_err(|e| {
+    let probe = session.embed(&["probe"]).map_err(|e| {
         model_err(
             dir,
             Some(&onnx_path),
@@ -641,34 +622,18 @@ fn first_session(
     Ok((session, dim))
 }
 
-/// One single-threaded session of `model`.
-fn new_session(
-    model: UserDefinedEmbeddingModel,
-    env: &Environment,
-    max_tokens: usize,
-) -> std::result::Result<TextEmbedding, String> {
-    // A single-threaded session has no intra-op pool; spinning off keeps an idle worker from
-    // burning the core another one needs.
-    let init = InitOptionsUserDefined::new()
-        .with_max_length(max_tokens)
-        .with_intra_threads(1)
-        .with_environment(env.clone())
-        .with_session_config("session.intra_op.allow_spinning", "0");
-    TextEmbedding::try_new_from_user_defined(model, init).map_err(|e| e.to_string())
-}
-
 impl FastEmbedder {
     /// Session `k`, created on first use.
-    fn session(&self, k: usize) -> Result<&Mutex<TextEmbedding>> {
+    fn session(&self, k: usize) -> Result<&Mutex<ModelSession>> {
         let started = self.started()?;
         let cell = &self.sessions[k];
         if let Some(s) = cell.get() {
             return Ok(s);
         }
-        let fail = |e: String| Error::Embed(format!("cannot start another model session: {e}"));
-        let mut model = self.model.clone();
-        model.onnx_file = started.source.read().map_err(fail)?;
-        let made = new_session(model, &started.env, self.max_tokens).map_err(fail)?;
+        let made = started
+            .source
+            .session(&started.env, &started.tokenizer, &self.output)
+            .map_err(|e| Error::Embed(format!("cannot start another model session: {e}")))?;
         // Two callers may race to make it: one session wins, the other is dropped.
         Ok(cell.get_or_init(|| Mutex::new(made)))
     }
@@ -703,14 +668,16 @@ impl FastEmbedder {
         }
     }
 
-    fn run(&self, model: &mut TextEmbedding, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        model
-            .embed(texts, Some(self.batch_size))
-            .map_err(|e| Error::Embed(e.to_string()))
+    fn run(&self, model: &mut ModelSession, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let mut out = Vec::with_capacity(texts.len());
+        for batch in texts.chunks(self.batch_size) {
+            out.extend(model.embed(batch).map_err(Error::Embed)?);
+        }
+        Ok(out)
     }
 }
 
-/// fastembed wants the output name as `&'static str`. Models are loaded a handful of times per
+/// fastembed's pooling wants the output name as `&'static str`. Models are loaded a handful of times per
 /// process, and the names are a few bytes.
 fn leak(s: &str) -> &'static str {
     Box::leak(s.to_string().into_boxed_str())
@@ -855,4 +822,99 @@ fn load(config: &SemanticConfig, start_in_background: bool) -> Result<LoadedEmbe
         ),
         embedder: Box::new(model),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use fastembed::{InitOptionsUserDefined, TextEmbedding, UserDefinedEmbeddingModel};
+
+    use super::*;
+
+    /// The vectors fastembed's own session computes from `model.onnx`: what every index built
+    /// before the sessions were ours holds.
+    fn fastembeds(dir: &Path, texts: &[&str], batch: usize) -> Vec<Vec<f32>> {
+        let (env, _) = load_runtime(dir).unwrap();
+        let manifest = ModelManifest::read(dir).unwrap();
+        let mut model = UserDefinedEmbeddingModel::new(
+            std::fs::read(dir.join("model.onnx")).unwrap(),
+            read_tokenizer_files(dir).unwrap(),
+        )
+        .with_pooling(Pooling::Mean);
+        model.output_key = Some(OutputKey::ByName(leak(&manifest.output)));
+        let options = InitOptionsUserDefined::new()
+            .with_max_length(SemanticConfig::default().max_tokens)
+            .with_intra_threads(1)
+            .with_environment(env);
+        let mut session = TextEmbedding::try_new_from_user_defined(model, options).unwrap();
+        session.embed(texts, Some(batch)).unwrap()
+    }
+
+    /// Sessions from the saved graph in ONNX Runtime's format, and from `model.onnx`, give
+    /// fastembed's vectors bit for bit: alone and in padded batches, for texts past the token
+    /// limit, empty, non-Latin, or spelling special tokens. So stored vectors stay valid.
+    #[test]
+    fn the_vectors_are_the_ones_fastembed_computes() {
+        let dir = cached_model_dir(acms_core::DEFAULT_MODEL).unwrap();
+        if !dir.join(MANIFEST_FILE).is_file() {
+            panic!(
+                "the default model is not installed in {}: run `scripts/fetch-model.sh`",
+                dir.display()
+            );
+        }
+        let long = "word ".repeat(400);
+        let texts = [
+            "read the configuration from a toml file",
+            "fn load_config(path: &Path) -> Result<Config> { toml::from_str(&text) }",
+            long.as_str(),
+            "",
+            "[CLS] [SEP] [PAD] [MASK] [UNK] <s> 日本語のテキスト émoji 🎉",
+            "def count_tokens(text): return len(tokenizer.encode(text))",
+        ];
+        let want_alone = fastembeds(&dir, &texts, 1);
+        let want_batched = fastembeds(&dir, &texts, 4);
+        let graphs = tempfile::tempdir().unwrap();
+        for cache in [Some(graphs.path().to_path_buf()), None] {
+            let options = ModelOptions {
+                graph_cache: cache.clone(),
+                ..ModelOptions::default()
+            };
+            let model = FastEmbedder::with_options(&dir, options).unwrap();
+            let alone: Vec<Vec<f32>> = texts
+                .iter()
+                .map(|t| model.embed(&[t]).unwrap().remove(0))
+                .collect();
+            assert!(alone == want_alone, "graph cache {cache:?}");
+        }
+        let saved: Vec<_> = std::fs::read_dir(graphs.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "ort"))
+            .collect();
+        // Batches (this model runs texts alone: see `dynamic_quantization`), on sessions of
+        // either graph.
+        let (env, _) = load_runtime(&dir).unwrap();
+        let files = read_tokenizer_files(&dir).unwrap();
+        let tokenizer = Arc::new(crate::session::tokenizer(&files, 64).ok().unwrap());
+        let output = Output {
+            key: OutputKey::ByName("last_hidden_state"),
+            pooling: Pooling::Mean,
+        };
+        let onnx = dir.join("model.onnx");
+        let sources = [
+            Source::Graph(Arc::new(graph::map(&saved[0]).unwrap())),
+            Source::Model {
+                hash: blake3::hash(&std::fs::read(&onnx).unwrap()),
+                path: onnx,
+            },
+        ];
+        for source in sources {
+            let mut session = source.session(&env, &tokenizer, &output).unwrap();
+            let batched: Vec<Vec<f32>> = texts
+                .chunks(4)
+                .flat_map(|batch| session.embed(batch).unwrap())
+                .collect();
+            assert!(batched == want_batched);
+        }
+        assert_eq!(saved.len(), 1, "{saved:?}");
+    }
 }

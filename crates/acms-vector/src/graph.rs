@@ -1,36 +1,38 @@
-//! The model's graph as ONNX Runtime optimizes it, kept per machine so that a session does
-//! not optimize it again. Every session starts by rewriting the graph (fastembed asks for
-//! level 3); for the quantized MiniLM that was 100 of a one-shot query's 270 ms and most of
-//! its memory. A session made from the saved result does the same arithmetic: its vectors are
-//! bit-identical (tests/it/model.rs), because it runs the very graph the optimizer produced.
+//! The model's graph as ONNX Runtime optimizes it, kept per machine in ONNX Runtime's own
+//! format so that a session neither optimizes it again nor copies it. Every session would
+//! start by rewriting the graph (level 3, as fastembed asks); for the quantized MiniLM that
+//! was 100 of a one-shot query's 270 ms and most of its memory. Saved in ONNX Runtime's
+//! format, the result is run from its bytes where they lie ([`crate::session`]): a session
+//! starts in ~10 ms. It does the same arithmetic: its vectors are bit-identical
+//! (tests/it/model.rs), because it runs the very graph the optimizer produced.
 //!
-//! A saved graph lives in `<graph cache>/<model>-<key>.onnx` (by default the user cache's
+//! A saved graph lives in `<graph cache>/<model>-<key>.ort` (by default the user cache's
 //! `graphs`), where the key hashes the model's bytes, the ONNX Runtime library and the CPU's
 //! flags (level-3 rewrites may depend on the instruction set). It is written to a temporary
 //! name, then linked into place unless another load saved it first, so a reader never sees
-//! half of one and a loaded model's graph is never replaced. Anything wrong with it
-//! (unreadable, rejected by ONNX Runtime) only costs the speed-up: the model itself is loaded.
+//! half of one. Anything wrong with it (unreadable, rejected by ONNX Runtime) only costs the
+//! speed-up: the model itself is loaded.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use ort::environment::Environment;
 use ort::session::Session;
-use ort::session::builder::GraphOptimizationLevel;
 
-/// A saved graph: where, its bytes, and what its file looked like when read (a further
-/// session reads it again and must find the same file).
+use crate::session::GraphBytes;
+
+/// A saved graph: where, and its bytes (every session of the model runs from them).
 pub(crate) struct Graph {
     pub path: PathBuf,
-    pub bytes: Vec<u8>,
-    pub stamp: Stamp,
+    pub bytes: GraphBytes,
 }
 
 /// Size, modification time and inode of a file: what tells a file replaced or rewritten.
-pub(crate) type Stamp = (u64, Option<SystemTime>, u64);
+type Stamp = (u64, Option<SystemTime>, u64);
 
-pub(crate) fn stamp(path: &Path) -> std::io::Result<Stamp> {
+fn stamp(path: &Path) -> std::io::Result<Stamp> {
     use std::os::unix::fs::MetadataExt;
     let m = std::fs::metadata(path)?;
     Ok((m.len(), m.modified().ok(), m.ino()))
@@ -52,7 +54,7 @@ pub(crate) fn graph_path(
     }
     key.update(cpu_flags().as_bytes());
     let key = key.finalize().to_hex();
-    cache.join(format!("{name}-{}.onnx", &key[..24]))
+    cache.join(format!("{name}-{}.ort", &key[..24]))
 }
 
 /// The blake3 hash of the model file at `path`, remembered in `cache` by the file's size,
@@ -124,27 +126,35 @@ pub(crate) fn optimized(
     if !path.is_file() {
         save(env, &onnx()?, path)?;
     }
-    let stamp = stamp(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(Graph {
         path: path.to_path_buf(),
-        bytes,
-        stamp,
+        bytes: Arc::new(map(path).map_err(|e| format!("{}: {e}", path.display()))?),
     })
 }
 
-/// Optimizes `onnx` as a fastembed session would and saves the result at `path`.
+/// The file at `path`, mapped read-only: a session runs from the page cache instead of a copy
+/// of 58 MB read at every start (40–60 ms of a one-shot query's model start).
+#[allow(unsafe_code)]
+pub(crate) fn map(path: &Path) -> std::io::Result<memmap2::Mmap> {
+    let file = std::fs::File::open(path)?;
+    // SAFETY: a mapped file truncated or rewritten in place while mapped would change or
+    // fault the bytes under the session. acms never does either to a saved graph (it is
+    // written under a temporary name and linked into place; dropping one unlinks it, which
+    // leaves a mapping intact), and the graph cache belongs to the user as the model
+    // directory and ONNX Runtime library do, which are native code acms loads.
+    unsafe { memmap2::Mmap::map(&file) }
+}
+
+/// Optimizes `onnx` as a fastembed session would and saves the result at `path`, in ONNX
+/// Runtime's format.
 fn save(env: &Environment, onnx: &[u8], path: &Path) -> Result<(), String> {
     let dir = path.parent().ok_or("no directory")?;
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let tmp = temporary(path);
     let made = || -> Result<Session, String> {
         let text = |e: ort::Error<_>| e.to_string();
-        Session::builder(env)
-            .map_err(|e| e.to_string())?
-            .with_optimization_level(GraphOptimizationLevel::Level3)
-            .map_err(text)?
-            .with_intra_threads(1)
+        crate::session::builder(env)?
+            .with_config_entry("session.save_model_format", "ORT")
             .map_err(text)?
             .with_optimized_model_path(&tmp)
             .map_err(text)?
@@ -160,12 +170,95 @@ fn save(env: &Environment, onnx: &[u8], path: &Path) -> Result<(), String> {
         _ => Ok(()),
     });
     let _ = std::fs::remove_file(&tmp);
+    if placed.is_ok() {
+        prune(path);
+    }
     placed
+}
+
+/// How long a graph of another runtime or CPU is kept after it was saved.
+const KEEP_OTHER_GRAPHS: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Drops the graphs of `current`'s model that are no longer current: those in the former ONNX
+/// form (this build never reads them), and those of another key (another ONNX Runtime or CPU)
+/// or a save's leftovers older than [`KEEP_OTHER_GRAPHS`]. Without it, a machine keeps 58 MB
+/// per runtime it ever ran. A process that mapped a dropped graph keeps its mapping.
+fn prune(current: &Path) {
+    let (Some(dir), Some(file)) = (
+        current.parent(),
+        current.file_name().and_then(|n| n.to_str()),
+    ) else {
+        return;
+    };
+    let Some((model, _)) = file.rsplit_once('-') else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let stale = SystemTime::now() - KEEP_OTHER_GRAPHS;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name();
+        let Some((key, ext)) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(model)?.strip_prefix('-')?.split_once('.'))
+        else {
+            continue;
+        };
+        if path == current || key.len() != 24 || !key.bytes().all(|b| b.is_ascii_hexdigit()) {
+            continue;
+        }
+        let old = || {
+            entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t < stale)
+        };
+        let drop = match ext {
+            "onnx" => true,
+            "ort" => old(),
+            _ => ext.ends_with(".tmp") && old(),
+        };
+        if drop {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::model_hash;
+    use super::{KEEP_OTHER_GRAPHS, model_hash, prune};
+
+    /// A new save drops its model's graphs of the former format and other keys' graphs and
+    /// leftovers once they are a day old; nothing of another model, nothing recent.
+    #[test]
+    fn a_save_drops_the_graphs_no_longer_current() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = |c: char| c.to_string().repeat(24);
+        let current = dir.path().join(format!("minilm-{}.ort", key('a')));
+        let files = [
+            (format!("minilm-{}.ort", key('a')), false, true),
+            (format!("minilm-{}.onnx", key('a')), false, false),
+            (format!("minilm-{}.ort", key('b')), true, false),
+            (format!("minilm-{}.ort", key('c')), false, true),
+            (format!("minilm-{}.ort.12-0.tmp", key('d')), true, false),
+            (format!("minilm-large-{}.ort", key('e')), true, true),
+            (format!("other-{}.onnx", key('f')), true, true),
+            ("minilm-notes.txt".to_string(), true, true),
+        ];
+        let day_ago = std::time::SystemTime::now() - KEEP_OTHER_GRAPHS * 2;
+        for (name, old, _) in &files {
+            let f = std::fs::File::create(dir.path().join(name)).unwrap();
+            if *old {
+                f.set_modified(day_ago).unwrap();
+            }
+        }
+        prune(&current);
+        for (name, _, kept) in files {
+            assert_eq!(dir.path().join(&name).exists(), kept, "{name}");
+        }
+    }
 
     /// The hash is remembered by the file's stamp and taken again when the file changes; a
     /// damaged record is recomputed, never trusted.

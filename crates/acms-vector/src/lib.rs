@@ -1,7 +1,8 @@
 //! Embeddings and the vector store behind the `semantic-embedding` retrieval strategy.
 //!
-//! - `Embedder` is the seam: `FastEmbedder` runs a real local ONNX sentence model through
-//!   fastembed, `HashEmbedder` is a deterministic built-in for tests and explicit opt-in, and
+//! - `Embedder` is the seam: `FastEmbedder` runs a real local ONNX sentence model (ONNX
+//!   Runtime sessions from a saved optimized graph, fastembed's tokenizer setup and pooling:
+//!   `session`), `HashEmbedder` is a deterministic built-in for tests and explicit opt-in, and
 //!   `load_embedder` builds the one the configuration asks for, or says why it cannot (no
 //!   model installed, or which file of it is broken and how to fix it).
 //! - `VectorIndex` stores (u64 id, vector) pairs of one embedder and answers top-k cosine
@@ -24,6 +25,7 @@ mod graph;
 mod index;
 mod lock;
 mod quant;
+mod session;
 
 pub use cache::{CACHE_FILE, CacheLoad, EmbeddingCache};
 pub use delta::DELTA_FILE;
