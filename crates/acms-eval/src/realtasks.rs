@@ -337,6 +337,28 @@ fn names_match(qualified: &str, wanted: &str) -> bool {
             .is_some_and(|head| head.ends_with('.') || head.ends_with("::"))
 }
 
+/// The one symbol of a file whose name is `wanted` with definitions the analyzer now nests it
+/// in (`lib/xhr.dispatch.onabort` when the task names `lib/xhr.dispatch` …
+/// `lib/xhr.default.dispatch.onabort`): a task's names come from the analyzer that mined it,
+/// and a new enclosing node must not unscore its symbols. `module` is the file's module name.
+fn nested_match<'s>(
+    symbols: &'s [SymbolSpan],
+    module: &str,
+    wanted: &str,
+) -> Option<&'s SymbolSpan> {
+    let tail = wanted.strip_prefix(module)?.strip_prefix('.')?;
+    let mut found = symbols.iter().filter(|s| {
+        s.qualified_name
+            .strip_prefix(module)
+            .and_then(|rest| rest.strip_suffix(tail))
+            .is_some_and(|between| between.starts_with('.') && between.ends_with('.'))
+    });
+    match (found.next(), found.next()) {
+        (Some(s), None) => Some(s),
+        _ => None,
+    }
+}
+
 /// Locates the task's gold symbols and changed lines in its base tree at `root`.
 pub fn resolve_gold(task: &IssueTask, root: &Path) -> Gold {
     let patches: Vec<FilePatch> = patch::parse(&task.golden_patch);
@@ -373,10 +395,12 @@ pub fn resolve_gold(task: &IssueTask, root: &Path) -> Gold {
         let symbols = by_file
             .entry(path)
             .or_insert_with(|| file_symbols(root, path));
-        match symbols
+        let module = path.rsplit_once('.').map_or(path, |(stem, _)| stem);
+        let found = symbols
             .iter()
             .find(|s| names_match(&s.qualified_name, name))
-        {
+            .or_else(|| nested_match(symbols, module, name));
+        match found {
             Some(s) => gold.symbols.push(GoldSymbol {
                 spec: spec.clone(),
                 path: path.to_string(),
@@ -393,8 +417,8 @@ pub fn resolve_gold(task: &IssueTask, root: &Path) -> Gold {
 #[cfg(test)]
 mod tests {
     use super::{
-        IssueTask, declaration, export_tree, git, missing_paths, names_match, set_language,
-        set_name,
+        IssueTask, SymbolSpan, declaration, export_tree, git, missing_paths, names_match,
+        nested_match, set_language, set_name,
     };
 
     #[test]
@@ -494,6 +518,32 @@ mod tests {
         ] {
             assert!(declaration(decl), "{decl}");
         }
+    }
+
+    #[test]
+    fn a_name_found_under_a_new_enclosing_definition() {
+        let span = |q: &str| SymbolSpan {
+            qualified_name: q.into(),
+            kind: acms::index::NodeKind::Function,
+            start_line: 1,
+            end_line: 2,
+            def_line: String::new(),
+        };
+        let symbols = [
+            span("lib/xhr.default"),
+            span("lib/xhr.default.dispatch"),
+            span("lib/xhr.default.dispatch.onabort"),
+            span("lib/xhr.a.run"),
+            span("lib/xhr.b.run"),
+        ];
+        let found = |wanted| nested_match(&symbols, "lib/xhr", wanted).map(|s| &s.qualified_name);
+        assert_eq!(
+            found("lib/xhr.dispatch.onabort").map(String::as_str),
+            Some("lib/xhr.default.dispatch.onabort")
+        );
+        assert_eq!(found("lib/xhr.run"), None, "two candidates: none");
+        assert_eq!(found("lib/xhr.ispatch.onabort"), None, "at a boundary only");
+        assert_eq!(found("other.dispatch"), None);
     }
 
     #[test]

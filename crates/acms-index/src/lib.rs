@@ -22,7 +22,9 @@ pub mod walk;
 /// anonymous class's fields are kept in skeletons); C# parsed with its `#if` lines blanked.
 /// 10: Python and Rust on queries; a query language's base is never also a use of its
 /// definition (`@As(C.class) class A extends C`), and a base of no definition is a use.
-pub const ANALYZERS_VERSION: &str = "10";
+/// 11: JavaScript/TypeScript functions behind a guard or an anonymous wrapper call
+/// (`export default ok && (async () => {…})`, `const h = wrap(async () => {…})`).
+pub const ANALYZERS_VERSION: &str = "11";
 
 pub use banner::{HEAD_CHARS, HEADER_LINES, generated_file, generated_header};
 pub use build::{IndexOptions, IndexReport, LeftOut, NodeChanges, index_repo, indexable};

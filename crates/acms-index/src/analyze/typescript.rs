@@ -160,6 +160,21 @@ fn classify<'t>(n: Node<'t>, src: &str, parent: &str) -> Option<Def<'t>> {
         "function_expression" | "function" if parent == "arguments" => {
             return Some(Def::simple(n, NodeKind::Function, name()?));
         }
+        // `export default isSupported && (async (config) => {…})`: a function behind a wrapper
+        // ([`function_value`]), named by itself or `default`.
+        "binary_expression" | "call_expression" | "parenthesized_expression"
+            if parent == "export_statement" && function_value(n).is_some() =>
+        {
+            let value = function_value(n)?;
+            return Some(Def {
+                kind: NodeKind::Function,
+                name: field_text(value, "name", src)
+                    .unwrap_or("default")
+                    .to_string(),
+                body_owner: value,
+                body: value.child_by_field_name("body"),
+            });
+        }
         // Test blocks: `describe("parser", () => {…})`, `it("parses", async () => {…})`.
         "call_expression" => return test_block(n, src),
         // CommonJS: `module.exports.run = function () {}`, `exports.run = () => {}`.
@@ -281,21 +296,41 @@ fn bases(n: Node, src: &str) -> Vec<String> {
     out
 }
 
-/// The function a value is, through the parentheses and casts around it:
-/// `((props) => {…}) as any` (hono's `ErrorBoundary`), `(async () => {…}) satisfies Job`,
-/// `handler!`. Without this the cast hid the function and the constant was no node.
+/// The function a value is, through what wraps it: parentheses and casts (`((props) => {…})
+/// as any`, hono's `ErrorBoundary`; `(async () => {…}) satisfies Job`; `handler!`), a guard
+/// (`isFetchSupported && (async (config) => {…})`, axios' fetch adapter; `a || function () {}`)
+/// and a call whose one function argument is anonymous (`asyncHandler(async (req, res) =>
+/// {…})`, `useCallback(() => {…}, [deps])`; a named one is a node of its own). Without this the
+/// wrapper hid the function and the constant was no node: the code an agent has to change was
+/// visible only as its module's outline.
 fn function_value(value: Node) -> Option<Node> {
     let mut value = value;
-    while matches!(
-        value.kind(),
-        "parenthesized_expression"
+    loop {
+        value = match value.kind() {
+            "parenthesized_expression"
             | "as_expression"
             | "satisfies_expression"
-            | "non_null_expression"
-    ) {
-        value = value.named_child(0)?;
+            | "non_null_expression" => value.named_child(0)?,
+            "binary_expression"
+                if value
+                    .child_by_field_name("operator")
+                    .is_some_and(|o| matches!(o.kind(), "&&" | "||" | "??")) =>
+            {
+                value.child_by_field_name("right")?
+            }
+            "call_expression" => {
+                let args = value.child_by_field_name("arguments")?;
+                let mut functions = named_children(args)
+                    .into_iter()
+                    .filter(|a| FUNCTION_VALUES.contains(&a.kind()));
+                match (functions.next(), functions.next()) {
+                    (Some(f), None) if f.child_by_field_name("name").is_none() => f,
+                    _ => return None,
+                }
+            }
+            k => return FUNCTION_VALUES.contains(&k).then_some(value),
+        };
     }
-    FUNCTION_VALUES.contains(&value.kind()).then_some(value)
 }
 
 /// The name an assignment gives its function: `exports.run` and `obj["run"]` give `run`; a
@@ -638,6 +673,35 @@ export default function () {
                 (NodeKind::Function, "src/jsx.job", 4, 4),
                 (NodeKind::Function, "src/jsx.onError", 6, 6),
             ],
+        );
+    }
+
+    #[test]
+    fn functions_behind_guards_and_wrappers_are_functions() {
+        let src = "export default isFetchSupported && (async (config) => {\n  return config;\n});\nconst handler = asyncHandler(async (req, res) => {\n  res.send(1);\n});\nconst pick = useCallback(() => {\n  go();\n}, [go]);\nconst two = both(() => 1, () => 2);\nexport default supported && function httpAdapter(config) {\n  return 1;\n}\nconst app = express();\nconst fallback = fn || (() => {});\nconst Named = memo(function Inner() {});\n";
+        check_nodes(
+            Language::JavaScript,
+            "lib/a.js",
+            src,
+            &[
+                (NodeKind::Module, "lib/a", 1, 16),
+                (NodeKind::Function, "lib/a.default", 1, 3),
+                (NodeKind::Function, "lib/a.handler", 4, 6),
+                (NodeKind::Function, "lib/a.pick", 7, 9),
+                (NodeKind::Function, "lib/a.httpAdapter", 11, 13),
+                (NodeKind::Function, "lib/a.fallback", 15, 15),
+                (NodeKind::Function, "lib/a.Inner", 16, 16),
+            ],
+        );
+        let f = JAVASCRIPT.analyze("lib/a.js", src, &ParseLimits::default());
+        let sigs: Vec<&str> = f.nodes.iter().map(|n| n.signature.as_str()).collect();
+        assert_eq!(
+            sigs[1], "export default isFetchSupported && (async (config) =>",
+            "{sigs:?}"
+        );
+        assert_eq!(
+            sigs[2], "const handler = asyncHandler(async (req, res) =>",
+            "{sigs:?}"
         );
     }
 
