@@ -11,6 +11,13 @@
 (method_declaration name: (identifier) @name) @definition.function
 (constructor_declaration name: (identifier) @name) @definition.function
 (compact_constructor_declaration name: (identifier) @name) @definition.function
+; A field holding an anonymous class (`static final TypeAdapter<Boolean> BOOLEAN = new
+; TypeAdapter<Boolean>() {…}`, gson's adapters): a class named by the field, so its methods
+; are `BOOLEAN.read`, not one of forty `read`s of the enclosing class.
+(field_declaration
+  declarator: (variable_declarator
+    name: (identifier) @name
+    value: (object_creation_expression (class_body) @body))) @definition.class
 
 (package_declaration [(scoped_identifier) (identifier)] @name) @package
 

@@ -785,6 +785,34 @@ fn java_extracts_nodes() {
 }
 
 #[test]
+fn java_anonymous_classes_held_by_fields_are_named_by_them() {
+    let src = "package p;\n\nclass Adapters {\n  static final Adapter<Boolean> BOOLEAN = new Adapter<Boolean>() {\n    @Override public Boolean read(Reader in) {\n      return in.nextBoolean();\n    }\n  };\n  static final int LIMIT = 3;\n  Runnable task = () -> {};\n}\n";
+    check_nodes(
+        Language::Java,
+        "src/p/Adapters.java",
+        src,
+        &[
+            (NodeKind::Module, "p.Adapters", 1, 11),
+            (NodeKind::Class, "p.Adapters", 3, 11),
+            (NodeKind::Class, "p.Adapters.BOOLEAN", 4, 8),
+            (NodeKind::Method, "p.Adapters.BOOLEAN.read", 5, 7),
+        ],
+    );
+    let f = analyze(Language::Java, "src/p/Adapters.java", src);
+    let field = f.nodes.iter().find(|n| n.name == "BOOLEAN").unwrap();
+    assert_eq!(
+        field.signature,
+        "static final Adapter<Boolean> BOOLEAN = new Adapter<Boolean>()"
+    );
+    let class = &f.nodes[1];
+    assert!(
+        class.skeleton.contains("static final int LIMIT = 3;"),
+        "{}",
+        class.skeleton
+    );
+}
+
+#[test]
 fn java_renders_depths() {
     let path = "src/main/java/com/acme/web/Users.java";
     check_render(
