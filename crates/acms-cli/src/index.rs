@@ -156,6 +156,7 @@ pub fn run(args: &IndexArgs) -> anyhow::Result<ExitCode> {
         embedder: None,
         fetch_model: true,
         fetch_progress: Some(&fetch_progress),
+        stop: None,
     };
     let report = acms::index_repository_with(&args.repo, &opts, &embedding)?;
     if let Some(bar) = &bar {

@@ -129,9 +129,11 @@ impl AcmsServer {
     pub fn opening(config: &ContextConfig, open: Opener) -> Result<AcmsServer, Error> {
         let shared = Shared::new(Slot::Waiting);
         let server = Self::with_shared(config, Arc::clone(&shared));
-        std::thread::Builder::new()
+        let opener = Arc::clone(&shared);
+        let handle = std::thread::Builder::new()
             .name("acms-open".into())
             .spawn(move || {
+                let shared = opener;
                 let opening = Opening::new(shared);
                 let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| open(&opening)));
                 // A waiting call must never wait forever.
@@ -143,6 +145,11 @@ impl AcmsServer {
                     Ok(()) => {}
                 }
             })?;
+        *server
+            .shared
+            .opener
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(handle);
         Ok(server)
     }
 
@@ -1259,11 +1266,14 @@ pub fn serve_stdio_opening(spec: OpenSpec) -> Result<(), Error> {
     let config = spec.config.clone();
     let rt = runtime()?;
     let server = AcmsServer::opening(&config, open::staged(spec))?;
-    rt.block_on(serve_server(
+    let shared = Arc::clone(&server.shared);
+    let served = rt.block_on(serve_server(
         server,
         tokio::io::stdin(),
         tokio::io::stdout(),
-    ))
+    ));
+    shared.close();
+    served
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, Error> {

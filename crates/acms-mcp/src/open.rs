@@ -13,6 +13,7 @@
 //! [`acms::Workspace::open_with`], in an order that lets queries start early.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -140,6 +141,13 @@ pub(crate) struct Shared {
     /// See [`Opening::note`].
     pub(crate) note: Mutex<Option<String>>,
     started: Instant,
+    /// Set when the server closes: the opening thread starts no model and stops embedding at
+    /// its next batch.
+    pub(crate) closing: AtomicBool,
+    /// Set by the opening thread before anything that may start ONNX Runtime.
+    model_in_use: AtomicBool,
+    /// The opening thread, joined when the server closes ([`Shared::close`]).
+    pub(crate) opener: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 impl Shared {
@@ -161,7 +169,31 @@ impl Shared {
             status,
             note: Mutex::new(None),
             started: Instant::now(),
+            closing: AtomicBool::new(false),
+            model_in_use: AtomicBool::new(false),
+            opener: Mutex::new(None),
         })
+    }
+
+    /// Stops the opening thread at its next embedding batch and waits for it if it may run
+    /// ONNX Runtime: a process must not exit with ONNX Runtime running on another thread (its
+    /// teardown fails the run, then crashes the process). The vectors embedded so far are
+    /// saved; the next start resumes. An opener still in its symbol pass (minutes on a large
+    /// repository) is not waited for: it sets `model_in_use` before it reads `closing`, this
+    /// reads `model_in_use` after setting `closing`, so one of the two sees the other.
+    pub(crate) fn close(&self) {
+        self.closing.store(true, Ordering::SeqCst);
+        if !self.model_in_use.load(Ordering::SeqCst) {
+            return;
+        }
+        let opener = self
+            .opener
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(opener) = opener {
+            let _ = opener.join();
+        }
     }
 
     pub(crate) fn slot(&self) -> std::sync::MutexGuard<'_, Slot> {
@@ -186,6 +218,13 @@ impl Opening {
             shared,
             last: Mutex::new(Instant::now() - PUBLISH_EVERY),
         }
+    }
+
+    /// Whether the opening may go on to start the model (not when the server is closing),
+    /// recording that it may ([`Shared::close`]).
+    fn may_start_model(&self) -> bool {
+        self.shared.model_in_use.store(true, Ordering::SeqCst);
+        !self.shared.closing.load(Ordering::SeqCst)
     }
 
     /// Publishes a stage with its counts.
@@ -330,6 +369,9 @@ const SEMANTIC: &str = "semantic-embedding";
 fn open_staged(spec: &OpenSpec, opening: &Opening) {
     opening.stage(Stage::Opening, 0, 0);
     let Some(work) = work(spec) else {
+        if !opening.may_start_model() {
+            return;
+        }
         match open(spec) {
             Ok(ws) => opening.install(ws, Stage::Ready),
             Err(why) => opening.fail(why),
@@ -349,6 +391,9 @@ fn open_staged(spec: &OpenSpec, opening: &Opening) {
     };
     let searchable = || {
         // The symbols and the keyword index are committed: queries work from here on.
+        if !opening.may_start_model() {
+            return;
+        }
         match open(spec) {
             Ok(ws) => opening.install(ws, Stage::Embedding),
             Err(why) => opening.fail(why),
@@ -360,6 +405,7 @@ fn open_staged(spec: &OpenSpec, opening: &Opening) {
     index.config = spec.config.clone();
     index.progress = Some(&files);
     let embedding = acms::EmbeddingOptions {
+        stop: Some(&opening.shared.closing),
         enabled: work.vectors,
         on_searchable: Some(&searchable),
         progress: Some(&embedded),
@@ -370,6 +416,7 @@ fn open_staged(spec: &OpenSpec, opening: &Opening) {
     };
     match acms::index_repository_with(&work.repo, &index, &embedding) {
         // A fresh engine sees the vectors (or says why there are none).
+        Ok(_) if !opening.may_start_model() => {}
         Ok(_) => match open(spec) {
             Ok(ws) => opening.install(ws, Stage::Ready),
             Err(why) => opening.fail(why),

@@ -15,6 +15,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
@@ -41,6 +42,10 @@ pub struct VectorOptions<'a> {
     pub progress: Option<&'a (dyn Fn(usize, usize) + Sync)>,
     /// A checkpoint is saved when this long has passed since the last one.
     pub checkpoint_every: Duration,
+    /// Set by the caller to stop the run between two calls to the embedder (a server that
+    /// closes must not exit with ONNX Runtime running on another thread): the run saves what
+    /// it embedded and ends with [`Error::Stopped`].
+    pub stop: Option<&'a AtomicBool>,
 }
 
 impl Default for VectorOptions<'_> {
@@ -48,6 +53,7 @@ impl Default for VectorOptions<'_> {
         VectorOptions {
             progress: None,
             checkpoint_every: Duration::from_secs(10),
+            stop: None,
         }
     }
 }
@@ -441,6 +447,10 @@ impl Run<'_> {
     ) -> Result<()> {
         let mut last_checkpoint = Instant::now();
         for chunk in todo.chunks(EMBED_CHUNK) {
+            if self.options.stop.is_some_and(|s| s.load(Ordering::SeqCst)) {
+                vectors.save_checkpoint(self.vdir)?;
+                return Err(Error::Stopped);
+            }
             let texts: Vec<&str> = chunk.iter().map(|t| t.text.as_str()).collect();
             let embedded = match self.embedder.embed(&texts) {
                 Ok(v) => v,

@@ -7,6 +7,10 @@ use std::path::PathBuf;
 pub enum Error {
     #[error(transparent)]
     Index(#[from] acms_index::Error),
+    /// An embedding run stopped at a caller's request (the vectors done are saved; the next
+    /// run resumes after them).
+    #[error("stopped before the vectors were complete")]
+    Stopped,
     #[error("keyword index: {0}")]
     Keyword(#[from] acms_keyword::Error),
     #[error("vector index: {0}")]

@@ -155,6 +155,9 @@ pub struct EmbeddingOptions<'a> {
     pub fetch_model: bool,
     /// Sees the model's download, when there is one.
     pub fetch_progress: Option<&'a (dyn Fn(model::Event<'_>) + Sync)>,
+    /// Stops the embedding between two batches when set: the run saves what it embedded and
+    /// returns `Error::Stopped` (see [`acms_retrieve::VectorOptions::stop`]).
+    pub stop: Option<&'a std::sync::atomic::AtomicBool>,
 }
 
 /// Indexes `repo` (incrementally), then refreshes the keyword index and, when `vectors`,
@@ -190,6 +193,16 @@ pub fn index_repository_with(
     if let Some(ready) = embedding.on_searchable {
         ready();
     }
+    // Checked after `on_searchable` (a server that closes reads the stage it publishes first)
+    // and again before ONNX Runtime starts.
+    let stopped = || {
+        embedding
+            .stop
+            .is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst))
+    };
+    if stopped() {
+        return Err(acms_retrieve::Error::Stopped.into());
+    }
     let mut report = RepositoryIndex {
         index,
         ..RepositoryIndex::default()
@@ -212,6 +225,9 @@ pub fn index_repository_with(
     }
     if embedding.enabled {
         let loaded;
+        if stopped() {
+            return Err(acms_retrieve::Error::Stopped.into());
+        }
         let embedder: Result<&dyn acms_vector::Embedder, String> = match embedding.embedder {
             Some(e) => Ok(e),
             None => match acms_vector::load_embedder(&opts.config.strategies.semantic_embedding) {
@@ -227,6 +243,7 @@ pub fn index_repository_with(
             Ok(embedder) => {
                 let options = acms_retrieve::VectorOptions {
                     progress: embedding.progress,
+                    stop: embedding.stop,
                     ..acms_retrieve::VectorOptions::default()
                 };
                 let v = acms_retrieve::update_vectors(

@@ -10,7 +10,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 
-use crate::{fixture, run};
+use crate::{fixture, json, run};
 
 const TOOLS: [&str; 10] = [
     "compact",
@@ -359,6 +359,68 @@ fn the_server_exits_0_when_the_client_closes_stdin() {
     s.initialize();
     let (status, _) = s.close_and_wait();
     assert_eq!(status.code(), Some(0));
+}
+
+/// A client that leaves while the first index's vectors are still being computed: the server
+/// stops embedding at its next batch, saves what it embedded and exits 0, and the next index
+/// run resumes after it. (It used to exit with ONNX Runtime running on the opening thread:
+/// nothing saved, and a teardown under a running model can crash the process.)
+#[test]
+fn a_server_closed_while_embedding_saves_its_vectors_and_exits_0() {
+    let repo = tempfile::tempdir().unwrap();
+    // 2 400 functions: the keyword index takes a moment, the vectors seconds.
+    for f in 0..40 {
+        let src: String = (0..60)
+            .map(|i| {
+                format!(
+                    "def handle_{f}_{i}(order):\n    \"\"\"Handles order {i} of batch {f}.\"\"\"\n    return order.total * {i}\n\n"
+                )
+            })
+            .collect();
+        std::fs::write(repo.path().join(format!("m{f}.py")), src).unwrap();
+    }
+    let root = repo.path().to_str().unwrap();
+    let mut s = Raw::start(root);
+    s.initialize();
+    // Asked until some symbols are embedded (the note counts them).
+    let mut embedding = None;
+    for id in 2..400 {
+        s.send(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "context", "arguments": {"task": "order totals", "budget": 500}}})
+            .to_string(),
+        );
+        let (_, answer) = s.until(id);
+        let notes = answer["result"]["content"].to_string();
+        let progress = notes
+            .split("incomplete (")
+            .nth(1)
+            .and_then(|rest| rest.split(" symbols embedded").next())
+            .and_then(|counts| counts.split_once(" of "))
+            .and_then(|(done, total)| {
+                Some((done.parse::<usize>().ok()?, total.parse::<usize>().ok()?))
+            });
+        if let Some((done, total)) = progress.filter(|(done, _)| *done > 0) {
+            embedding = Some((done, total));
+            break;
+        }
+        assert!(
+            !notes.contains("index ready"),
+            "embedded before it was asked: {notes}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let (_, total) = embedding.expect("the vectors were being computed");
+    let (status, _) = s.close_and_wait();
+    assert_eq!(status.code(), Some(0));
+
+    let resumed = json(&["index", root, "--format", "json"]);
+    let embedded = resumed["derived"]["embedded"].as_u64().unwrap() as usize;
+    assert!(
+        embedded < total,
+        "the next run embeds only what the server had not: {embedded} of {total}"
+    );
+    assert_eq!(resumed["derived"]["vectors_complete"], true);
 }
 
 /// `--print-config` prints an entry with absolute paths that starts the server as written:
