@@ -7,7 +7,7 @@
 //! instead be run from the bytes where they lie (`commit_from_memory_directly`): a session
 //! starts in ~10 ms instead of ~60 and holds ~90 MiB less, and every session of a model shares
 //! one copy of those bytes. The arithmetic is the same: the vectors are bit-identical to
-//! fastembed's (tests/it/model.rs compares them).
+//! fastembed's (`fast::tests::the_vectors_are_the_ones_fastembed_computes`).
 
 use std::sync::Arc;
 
