@@ -191,23 +191,19 @@ pub(crate) fn tokenizer(
     files: &TokenizerFiles,
     max_tokens: usize,
 ) -> Result<Tokenizer, TokenizerError> {
-    let fail = |file: &'static str| {
-        move |e: &dyn std::fmt::Display| TokenizerError {
-            file,
-            message: e.to_string(),
-        }
+    let fail = |file: &'static str, e: &dyn std::fmt::Display| TokenizerError {
+        file,
+        message: e.to_string(),
     };
     let json = |file: &'static str, bytes: &[u8]| {
-        serde_json::from_slice::<serde_json::Value>(bytes).map_err(|e| TokenizerError {
-            file,
-            message: format!("not valid JSON ({e})"),
-        })
+        serde_json::from_slice::<serde_json::Value>(bytes)
+            .map_err(|e| fail(file, &format!("not valid JSON ({e})")))
     };
     let config = json("config.json", &files.config_file)?;
     let special = json("special_tokens_map.json", &files.special_tokens_map_file)?;
     let settings = json("tokenizer_config.json", &files.tokenizer_config_file)?;
     let mut tokenizer =
-        Tokenizer::from_bytes(&files.tokenizer_file).map_err(|e| fail("tokenizer.json")(&e))?;
+        Tokenizer::from_bytes(&files.tokenizer_file).map_err(|e| fail("tokenizer.json", &e))?;
 
     let missing = |what: &str| TokenizerError {
         file: "tokenizer_config.json",
@@ -239,7 +235,7 @@ pub(crate) fn tokenizer(
             max_length,
             ..Default::default()
         }))
-        .map_err(|e| fail("tokenizer_config.json")(&e))?;
+        .map_err(|e| fail("tokenizer_config.json", &e))?;
     if let serde_json::Value::Object(tokens) = special {
         for value in tokens.values() {
             let token = if let Some(content) = value.as_str() {
@@ -274,7 +270,7 @@ pub(crate) fn tokenizer(
             };
             tokenizer
                 .add_special_tokens(token)
-                .map_err(|e| fail("special_tokens_map.json")(&e))?;
+                .map_err(|e| fail("special_tokens_map.json", &e))?;
         }
     }
     Ok(tokenizer)

@@ -134,12 +134,7 @@ fn classify<'t>(n: Node<'t>, src: &str, parent: &str) -> Option<Def<'t>> {
             let name = field_text(n, "name", src)
                 .or_else(|| field_text(n, "property", src))?
                 .to_string();
-            return Some(Def {
-                kind: NodeKind::Function,
-                name,
-                body_owner: value,
-                body: value.child_by_field_name("body"),
-            });
+            return Some(Def::simple(value, NodeKind::Function, name));
         }
         // Declarations without a body (`.d.ts` files, `declare class`, abstract methods). Of a
         // run of overloads only the last is a node, and none when an implementation follows.
@@ -160,20 +155,18 @@ fn classify<'t>(n: Node<'t>, src: &str, parent: &str) -> Option<Def<'t>> {
         "function_expression" | "function" if parent == "arguments" => {
             return Some(Def::simple(n, NodeKind::Function, name()?));
         }
-        // `export default isSupported && (async (config) => {…})`: a function behind a wrapper
-        // ([`function_value`]), named by itself or `default`.
-        "binary_expression" | "call_expression" | "parenthesized_expression"
-            if parent == "export_statement" && function_value(n).is_some() =>
-        {
+        // `export default class {}`.
+        "class" if parent == "export_statement" => {
+            let name = name().unwrap_or_else(|| "default".to_string());
+            return Some(Def::simple(n, NodeKind::Class, name));
+        }
+        // `export default function () {}`, or a function behind a guard or a wrapper call
+        // (`export default isSupported && (async (config) => {…})`: [`function_value`]),
+        // named by itself or `default`.
+        _ if parent == "export_statement" => {
             let value = function_value(n)?;
-            return Some(Def {
-                kind: NodeKind::Function,
-                name: field_text(value, "name", src)
-                    .unwrap_or("default")
-                    .to_string(),
-                body_owner: value,
-                body: value.child_by_field_name("body"),
-            });
+            let name = field_text(value, "name", src).unwrap_or("default");
+            return Some(Def::simple(value, NodeKind::Function, name.to_string()));
         }
         // Test blocks: `describe("parser", () => {…})`, `it("parses", async () => {…})`.
         "call_expression" => return test_block(n, src),
@@ -181,22 +174,7 @@ fn classify<'t>(n: Node<'t>, src: &str, parent: &str) -> Option<Def<'t>> {
         "assignment_expression" => {
             let value = function_value(n.child_by_field_name("right")?)?;
             let name = assigned_name(n.child_by_field_name("left")?, src)?;
-            return Some(Def {
-                kind: NodeKind::Function,
-                name,
-                body_owner: value,
-                body: value.child_by_field_name("body"),
-            });
-        }
-        // `export default function () {}` / `export default class {}`.
-        k if parent == "export_statement" && (FUNCTION_VALUES.contains(&k) || k == "class") => {
-            let kind = if k == "class" {
-                NodeKind::Class
-            } else {
-                NodeKind::Function
-            };
-            let name = name().unwrap_or_else(|| "default".to_string());
-            return Some(Def::simple(n, kind, name));
+            return Some(Def::simple(value, NodeKind::Function, name));
         }
         _ => return None,
     };
@@ -242,17 +220,13 @@ fn test_block<'t>(n: Node<'t>, src: &str) -> Option<Def<'t>> {
     let body_fn = args
         .get(1)
         .filter(|a| FUNCTION_VALUES.contains(&a.kind()))?;
-    let name = string_value(*title, src);
-    Some(Def {
-        kind: NodeKind::Function,
-        name: if name.is_empty() {
-            text(f, src).to_string()
-        } else {
-            name
-        },
-        body_owner: *body_fn,
-        body: body_fn.child_by_field_name("body"),
-    })
+    let title = string_value(*title, src);
+    let name = if title.is_empty() {
+        text(f, src).to_string()
+    } else {
+        title
+    };
+    Some(Def::simple(*body_fn, NodeKind::Function, name))
 }
 
 /// Class fields; top-level `const`/`let`/`var` declarations and every `export` statement
