@@ -14,16 +14,8 @@ use super::walker::{self, DocSpan, DocStyle, Table};
 use super::{Analyzer, ParseLimits};
 use crate::model::{Language, ParsedFile, ParsedImport};
 
-fn no_field(_: Node, _: bool) -> bool {
-    false
-}
-
 fn no_classify<'t>(_: Node<'t>, _: &str, _: &str) -> Option<Def<'t>> {
     None
-}
-
-fn no_bases(_: Node, _: &str) -> Vec<String> {
-    Vec::new()
 }
 
 fn no_import(_: Node, _: &str, _: &mut Vec<ParsedImport>) -> bool {
@@ -152,12 +144,9 @@ pub(crate) const BASE: Table = Table {
     passed: &[],
     type_idents: &[],
     idents: &[],
-    field: no_field,
     classify: no_classify,
-    bases: no_bases,
     import: no_import,
     module_names: path_names,
-    package: walker::no_package,
     module_doc: walker::no_module_doc,
     query: None,
     parse_view: walker::source_as_is,

@@ -317,10 +317,10 @@ impl<'t> Captures<'t> {
         if let Some(node) = import {
             let statement = self.imports.entry(node.id()).or_default();
             match (module.filter(|m| !m.is_empty()), statement.last_mut()) {
-                // One match per name (`from m import a, b`): the names join one entry.
-                (Some(m), Some(last)) if last.module == m && !imported.is_empty() => {
-                    last.names.extend(imported)
-                }
+                // One match per name (`from m import a, b`), and one for the module alone
+                // (TypeScript's `import "m"` pattern matches `import a from "m"` too): the
+                // names join one entry.
+                (Some(m), Some(last)) if last.module == m => last.names.extend(imported),
                 (Some(module), _) => statement.push(ParsedImport {
                     module,
                     names: imported,

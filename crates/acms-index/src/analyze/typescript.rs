@@ -3,12 +3,18 @@
 //! expressions assigned to `const`/`let`/class fields, `export default`, JSDoc, ES imports,
 //! `export … from`, `require()` and dynamic `import()`, and resolution of relative specifiers.
 //!
+//! The language is data where a query can say it (`languages/typescript.scm`, one query for
+//! the two grammars) and hand-written where it cannot ([`classify`]).
+//! Modules are named by their path (`src/app` for `src/app.ts`).
+//!
 //! It does not read `tsconfig.json` path mappings or `node_modules`; bare specifiers other
 //! than the common `@/` and `~/` aliases for `src/` stay unresolved.
 
 use tree_sitter::Node;
 
 use super::common::{dirname, first_existing, join, strip_ext};
+use super::languages;
+use super::query::QuerySpec;
 use super::syntax::{Def, field_text, head_name, is_identifier, named_children, text};
 use super::walker::{self, DocStyle, Table};
 use super::{Analyzer, ParseLimits};
@@ -41,62 +47,54 @@ fn is_jsdoc(text: &str) -> bool {
     text.starts_with("/**") && text != "/**/"
 }
 
-macro_rules! ts_table {
-    ($language:expr) => {
-        Table {
-            language: $language,
-            grammar,
-            sep: ".",
-            comment_prefix: "//",
-            braces: true,
-            doc_style: DocStyle::Leading(is_jsdoc),
-            wrappers: &[
-                "export_statement",
-                "lexical_declaration",
-                "variable_declaration",
-                "ambient_declaration",
-            ],
-            scopes: &["internal_module", "module"],
-            attrs: &["decorator"],
-            comments: &["comment"],
-            body_fields: &["body", "consequence"],
-            control: &[
-                "if_statement",
-                "else_clause",
-                "for_statement",
-                "for_in_statement",
-                "while_statement",
-                "do_statement",
-                "try_statement",
-                "catch_clause",
-                "finally_clause",
-                "switch_statement",
-                "switch_case",
-                "switch_default",
-            ],
-            jumps: &["return_statement", "throw_statement", "yield_expression"],
-            clause_tokens: &[],
-            imports: &["import_statement", "export_statement", "call_expression"],
-            calls: &["call_expression", "new_expression"],
-            passed: &[("member_expression", "property")],
-            type_idents: &["type_identifier"],
-            idents: &["identifier"],
-            field,
-            classify,
-            bases,
-            import,
-            module_names,
-            package: walker::no_package,
-            module_doc: walker::no_module_doc,
-            query: None,
-            parse_view: walker::source_as_is,
-        }
-    };
+/// One query, compiled once per grammar (JavaScript shares TSX's).
+static QUERY_TS: QuerySpec = QuerySpec::new(include_str!("languages/typescript.scm"));
+static QUERY_TSX: QuerySpec = QuerySpec::new(include_str!("languages/typescript.scm"));
+
+const fn table(language: Language, query: &'static QuerySpec) -> Table {
+    Table {
+        language,
+        grammar,
+        doc_style: DocStyle::Leading(is_jsdoc),
+        wrappers: &[
+            "export_statement",
+            "lexical_declaration",
+            "variable_declaration",
+            "ambient_declaration",
+        ],
+        // `namespace X {}`, `declare module "pkg" {}` (named by a string).
+        scopes: &["internal_module", "module"],
+        attrs: &["decorator"],
+        control: &[
+            "if_statement",
+            "else_clause",
+            "for_statement",
+            "for_in_statement",
+            "while_statement",
+            "do_statement",
+            "try_statement",
+            "catch_clause",
+            "finally_clause",
+            "switch_statement",
+            "switch_case",
+            "switch_default",
+        ],
+        jumps: &["return_statement", "throw_statement", "yield_expression"],
+        calls: &["call_expression", "new_expression"],
+        passed: &[("member_expression", "property")],
+        type_idents: &["type_identifier"],
+        idents: &["identifier"],
+        imports: &["call_expression"],
+        classify,
+        import,
+        query: Some(query),
+        ..languages::BASE
+    }
 }
 
-pub(crate) static TABLE_TS: Table = ts_table!(Language::TypeScript);
-pub(crate) static TABLE_TSX: Table = ts_table!(Language::Tsx);
-static TABLE_JS: Table = ts_table!(Language::JavaScript);
+pub(crate) static TABLE_TS: Table = table(Language::TypeScript, &QUERY_TS);
+pub(crate) static TABLE_TSX: Table = table(Language::Tsx, &QUERY_TSX);
+pub(crate) static TABLE_JS: Table = table(Language::JavaScript, &QUERY_TSX);
 
 /// Test-framework calls whose callback is indexed as a function named by the title.
 const TEST_BLOCKS: &[&str] = &["describe", "it", "test", "suite", "context", "bench"];
@@ -108,33 +106,21 @@ const FUNCTION_VALUES: &[&str] = &[
     "generator_function",
 ];
 
+/// The definitions the query cannot describe (`languages/typescript.scm` names the rest): a
+/// function held by a constant, a field, an assignment or `export default` through any
+/// nesting of casts, guards and wrapper calls ([`function_value`]); test blocks named by
+/// their title's text; bodiless declarations, which are no node when an overload or the
+/// implementation follows; and a named function passed to a call (a query pattern rooted at
+/// every call costs more than this match).
 fn classify<'t>(n: Node<'t>, src: &str, parent: &str) -> Option<Def<'t>> {
-    let name = || field_text(n, "name", src).map(str::to_string);
-    let kind = match n.kind() {
-        "function_declaration" | "generator_function_declaration" => NodeKind::Function,
-        // A method in a class body becomes a Method; in an object literal it is a Function.
-        "method_definition" => NodeKind::Function,
-        "class_declaration" | "abstract_class_declaration" => NodeKind::Class,
-        "interface_declaration" => NodeKind::Interface,
-        // A long alias is signed by its header (`type X<T> =`); a short one by all of it.
-        "type_alias_declaration" => {
-            let value = n.child_by_field_name("value");
-            let long = n.end_position().row > n.start_position().row + 2;
-            return Some(Def {
-                kind: NodeKind::TypeAlias,
-                name: name()?,
-                body_owner: n,
-                body: value.filter(|_| long),
-            });
-        }
-        "enum_declaration" => NodeKind::Enum,
+    match n.kind() {
         // `const f = () => {}`, `handle = async (e) => {}` as a class field.
         "variable_declarator" | "public_field_definition" | "field_definition" => {
             let value = function_value(n.child_by_field_name("value")?)?;
             let name = field_text(n, "name", src)
                 .or_else(|| field_text(n, "property", src))?
                 .to_string();
-            return Some(Def::simple(value, NodeKind::Function, name));
+            Some(Def::simple(value, NodeKind::Function, name))
         }
         // Declarations without a body (`.d.ts` files, `declare class`, abstract methods). Of a
         // run of overloads only the last is a node, and none when an implementation follows.
@@ -144,21 +130,12 @@ fn classify<'t>(n: Node<'t>, src: &str, parent: &str) -> Option<Def<'t>> {
             if overloaded(n, src, parent) {
                 return None;
             }
-            return Some(Def {
+            Some(Def {
                 kind: NodeKind::Function,
-                name: name()?,
+                name: field_text(n, "name", src)?.to_string(),
                 body_owner: n,
                 body: None,
-            });
-        }
-        // `memo(function Button() {})`: a named function passed to a wrapper.
-        "function_expression" | "function" if parent == "arguments" => {
-            return Some(Def::simple(n, NodeKind::Function, name()?));
-        }
-        // `export default class {}`.
-        "class" if parent == "export_statement" => {
-            let name = name().unwrap_or_else(|| "default".to_string());
-            return Some(Def::simple(n, NodeKind::Class, name));
+            })
         }
         // `export default function () {}`, or a function behind a guard or a wrapper call
         // (`export default isSupported && (async (config) => {…})`: [`function_value`]),
@@ -166,19 +143,24 @@ fn classify<'t>(n: Node<'t>, src: &str, parent: &str) -> Option<Def<'t>> {
         _ if parent == "export_statement" => {
             let value = function_value(n)?;
             let name = field_text(value, "name", src).unwrap_or("default");
-            return Some(Def::simple(value, NodeKind::Function, name.to_string()));
+            Some(Def::simple(value, NodeKind::Function, name.to_string()))
         }
+        // `memo(function Button() {})`: a named function passed to a wrapper.
+        "function_expression" | "function" if parent == "arguments" => Some(Def::simple(
+            n,
+            NodeKind::Function,
+            field_text(n, "name", src)?.to_string(),
+        )),
         // Test blocks: `describe("parser", () => {…})`, `it("parses", async () => {…})`.
-        "call_expression" => return test_block(n, src),
+        "call_expression" => test_block(n, src),
         // CommonJS: `module.exports.run = function () {}`, `exports.run = () => {}`.
         "assignment_expression" => {
             let value = function_value(n.child_by_field_name("right")?)?;
             let name = assigned_name(n.child_by_field_name("left")?, src)?;
-            return Some(Def::simple(value, NodeKind::Function, name));
+            Some(Def::simple(value, NodeKind::Function, name))
         }
-        _ => return None,
-    };
-    Some(Def::simple(n, kind, name()?))
+        _ => None,
+    }
 }
 
 /// Whether the bodiless declaration `n` is followed by another declaration of its name (a
@@ -229,47 +211,6 @@ fn test_block<'t>(n: Node<'t>, src: &str) -> Option<Def<'t>> {
     Some(Def::simple(*body_fn, NodeKind::Function, name))
 }
 
-/// Class fields; top-level `const`/`let`/`var` declarations and every `export` statement
-/// (`export default App;`, `export { a, b };`) — the module's public surface.
-fn field(n: Node, in_module: bool) -> bool {
-    if in_module {
-        matches!(
-            n.kind(),
-            "lexical_declaration" | "variable_declaration" | "export_statement"
-        )
-    } else {
-        matches!(n.kind(), "public_field_definition" | "field_definition")
-    }
-}
-
-fn bases(n: Node, src: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for c in named_children(n) {
-        match c.kind() {
-            "class_heritage" => {
-                for clause in named_children(c) {
-                    let mut cur = clause.walk();
-                    let types: Vec<Node> = if clause.kind() == "extends_clause" {
-                        clause.children_by_field_name("value", &mut cur).collect()
-                    } else {
-                        named_children(clause)
-                    };
-                    out.extend(types.into_iter().filter_map(|t| head_name(t, src)));
-                }
-            }
-            "extends_type_clause" => {
-                out.extend(
-                    named_children(c)
-                        .into_iter()
-                        .filter_map(|t| head_name(t, src)),
-                );
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
 /// The function a value is, through what wraps it: parentheses and casts (`((props) => {…})
 /// as any`, hono's `ErrorBoundary`; `(async () => {…}) satisfies Job`; `handler!`), a guard
 /// (`isFetchSupported && (async (config) => {…})`, axios' fetch adapter; `a || function () {}`)
@@ -318,96 +259,34 @@ fn assigned_name(left: Node, src: &str) -> Option<String> {
     is_identifier(&key).then_some(key)
 }
 
+/// `require("./x")` and `import("./x")`: the imports a call states (a query pattern rooted at
+/// every call would cost more than this check).
+fn import(n: Node, src: &str, out: &mut Vec<ParsedImport>) -> bool {
+    let Some(f) = n.child_by_field_name("function") else {
+        return false;
+    };
+    if !(f.kind() == "import" || (f.kind() == "identifier" && text(f, src) == "require")) {
+        return false;
+    }
+    let arg = n
+        .child_by_field_name("arguments")
+        .and_then(|a| a.named_child(0))
+        .filter(|a| a.kind() == "string");
+    let Some(arg) = arg else {
+        return false;
+    };
+    out.push(ParsedImport {
+        module: string_value(arg, src),
+        names: Vec::new(),
+    });
+    true
+}
+
 /// The text of a string literal without its quotes.
 fn string_value(n: Node, src: &str) -> String {
     let t = text(n, src);
     t.trim_matches(|c| c == '"' || c == '\'' || c == '`')
         .to_string()
-}
-
-fn import(n: Node, src: &str, out: &mut Vec<ParsedImport>) -> bool {
-    match n.kind() {
-        "import_statement" => {
-            let Some(source) = n.child_by_field_name("source") else {
-                return false;
-            };
-            let mut names = Vec::new();
-            for clause in named_children(n)
-                .into_iter()
-                .filter(|c| c.kind() == "import_clause")
-            {
-                for part in named_children(clause) {
-                    match part.kind() {
-                        "identifier" => names.push(text(part, src).to_string()),
-                        "namespace_import" => names.extend(
-                            named_children(part)
-                                .into_iter()
-                                .map(|i| text(i, src).to_string()),
-                        ),
-                        "named_imports" => names.extend(
-                            named_children(part)
-                                .into_iter()
-                                .filter_map(|s| field_text(s, "name", src))
-                                .map(str::to_string),
-                        ),
-                        _ => {}
-                    }
-                }
-            }
-            out.push(ParsedImport {
-                module: string_value(source, src),
-                names,
-            });
-            true
-        }
-        "export_statement" => {
-            let Some(source) = n.child_by_field_name("source") else {
-                return false;
-            };
-            let names = named_children(n)
-                .into_iter()
-                .filter(|c| c.kind() == "export_clause")
-                .flat_map(named_children)
-                .filter_map(|s| field_text(s, "name", src))
-                .map(str::to_string)
-                .collect();
-            out.push(ParsedImport {
-                module: string_value(source, src),
-                names,
-            });
-            true
-        }
-        "call_expression" => {
-            // `require('./x')` and `import('./x')`.
-            let Some(f) = n.child_by_field_name("function") else {
-                return false;
-            };
-            if !(f.kind() == "import" || (f.kind() == "identifier" && text(f, src) == "require")) {
-                return false;
-            }
-            let arg = n
-                .child_by_field_name("arguments")
-                .and_then(|a| a.named_child(0))
-                .filter(|a| a.kind() == "string");
-            match arg {
-                Some(a) => {
-                    out.push(ParsedImport {
-                        module: string_value(a, src),
-                        names: Vec::new(),
-                    });
-                    true
-                }
-                None => false,
-            }
-        }
-        _ => false,
-    }
-}
-
-/// `src/app` for `src/app.ts`: TS modules are named by path.
-fn module_names(path: &str) -> (String, String) {
-    let q = strip_ext(path).to_string();
-    (q.clone(), q)
 }
 
 impl TypeScript {
@@ -705,6 +584,29 @@ export default function () {
             "export declare function parse(s: string): Ast;",
             "export declare function parse(s: string): Ast;",
         );
+    }
+
+    #[test]
+    fn jsdoc_above_an_assignment_or_a_test_block_is_its_doc() {
+        let src = "/**\n * Uses middleware.\n */\napp.use = function use(fn) {\n  return this;\n};\n/** Pure types. */\ndescribe('types', () => {\n  it('infers', () => {});\n});\nconst K = class extends Base {};\n";
+        let f = JAVASCRIPT.analyze("lib/app.js", src, &ParseLimits::default());
+        let docs: Vec<(&str, Option<&str>)> = f
+            .nodes
+            .iter()
+            .map(|n| (n.name.as_str(), n.doc.as_deref()))
+            .collect();
+        assert_eq!(
+            docs[1..4],
+            [
+                ("use", Some("Uses middleware.")),
+                ("types", Some("Pure types.")),
+                ("infers", None)
+            ],
+            "{docs:?}"
+        );
+        assert_eq!(f.nodes[1].start_line, 1);
+        // A class expression's base is a base of where it is written (here the module: a use).
+        assert!(f.refs.iter().any(|r| r.from == 0 && r.name == "Base"));
     }
 
     #[test]

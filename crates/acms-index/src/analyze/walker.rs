@@ -1,8 +1,8 @@
 //! The one tree-sitter walker behind the code analyzers. A language is a [`Table`]: which node
-//! kinds are control flow, calls, imports, and either a query (`query.rs`: Python, Rust, Java,
-//! Go, C, C++, C#, Ruby, PHP, Bash, Kotlin, Swift, Scala; run at the nodes its patterns start
-//! at as the walk reaches them) or hand-written hooks for definitions, names, bases and
-//! imports (TypeScript/JavaScript; Rust's `use` trees).
+//! kinds are control flow, calls, imports, and a query (`query.rs`; run at the nodes its
+//! patterns start at as the walk reaches them) with hand-written hooks for what it cannot say
+//! (Rust's `use` trees; TypeScript/JavaScript's functions behind wrappers, test blocks,
+//! overloads and `require()`).
 //!
 //! The walk is iterative (a `TreeCursor` plus an explicit context stack), so 10 000 nested
 //! blocks cannot overflow the stack. One pass collects nodes, refs, imports, the lines each
@@ -77,31 +77,22 @@ pub(crate) struct Table {
     pub type_idents: &'static [&'static str],
     /// Identifier kinds recorded as uses when they look like a type or constant (capitalized).
     pub idents: &'static [&'static str],
-    /// Whether a direct member of a class-like container (`in_module` false) or of the module
-    /// (`in_module` true) is a field or constant whose first line skeletons and the outline keep.
-    pub field: fn(Node, bool) -> bool,
+    /// The definition a node is (given its parent's kind), for what the query cannot say.
     pub classify: for<'t> fn(Node<'t>, &str, &str) -> Option<Def<'t>>,
-    pub bases: fn(Node, &str) -> Vec<String>,
-    /// Records the imports of a node of an `imports` kind; true when it is an import
-    /// statement whose lines belong in skeletons.
+    /// Records the imports of a node of an `imports` kind, for what the query cannot say;
+    /// true when it is an import statement whose lines belong in skeletons.
     pub import: fn(Node, &str, &mut Vec<ParsedImport>) -> bool,
     /// (module qualified name, prefix of top-level qualified names) for a path.
     pub module_names: fn(&str) -> (String, String),
-    /// The package a node declares (Java), which prefixes top-level qualified names.
-    pub package: fn(Node, &str) -> Option<String>,
     /// The module doc: (cleaned text, source start, source end).
     pub module_doc: fn(Node, &str) -> Option<DocSpan>,
-    /// A language described by a query ([`super::query`]): its captures answer what
-    /// `classify`, `import`, `package`, `field`, `scopes` and the reference lists answer for
-    /// the hand-written languages.
+    /// The query describing the language ([`super::query`]): definitions, imports, packages,
+    /// fields, scopes and references; the hooks above answer only what it does not. (`None`
+    /// only in the template row.)
     pub query: Option<&'static QuerySpec>,
     /// The text the parser reads when it is not the source itself (C#'s `#if` lines as
     /// blanks): the same length, so every node's byte span is a span of the source.
     pub parse_view: fn(&str) -> Option<String>,
-}
-
-pub(crate) fn no_package(_: Node, _: &str) -> Option<String> {
-    None
 }
 
 pub(crate) fn no_module_doc(_: Node, _: &str) -> Option<DocSpan> {
@@ -166,7 +157,6 @@ struct DefState {
     keep_all: bool,
     /// Bodies of nested definitions, never shown by a `keep_all` parent.
     exclude: Vec<(usize, usize)>,
-    body_id: Option<usize>,
 }
 
 impl DefState {
@@ -200,8 +190,6 @@ struct Ctx<'t> {
     /// Index in `leads` of the outer wrapper's leading comments and attributes.
     outer_lead: usize,
     parent_kind: &'static str,
-    /// The parent node is the body of the current definition (a direct member).
-    member: bool,
     in_error: bool,
     /// Definitions enclosing this node (the module not counted).
     def_depth: usize,
@@ -216,7 +204,6 @@ impl Ctx<'_> {
             outer: None,
             outer_lead: 0,
             parent_kind: "",
-            member: false,
             in_error: false,
             def_depth: 0,
         }
@@ -317,7 +304,7 @@ fn walk(
     };
     let root = tree.root_node();
     let lines = Lines::new(source);
-    let mut walker = Walker::new(table, path, &lines, root, matcher);
+    let mut walker = Walker::new(table, path, &lines, matcher);
     walker.run(root, &mut clock)?;
     walker.finish(root, &mut clock)
 }
@@ -362,7 +349,6 @@ impl<'a, 't> Walker<'a, 't> {
         table: &'a Table,
         path: &'a str,
         lines: &'a Lines<'a>,
-        root: Node<'t>,
         matcher: Option<Matcher<'a>>,
     ) -> Self {
         let (module_qname, child_prefix) = (table.module_names)(path);
@@ -385,7 +371,6 @@ impl<'a, 't> Walker<'a, 't> {
             captured: Captures::default(),
             file,
             defs: vec![DefState {
-                body_id: Some(root.id()),
                 sig_lines: (0, 0),
                 ..DefState::default()
             }],
@@ -450,7 +435,6 @@ impl<'a, 't> Walker<'a, 't> {
         let mut child = Ctx {
             outer: None,
             parent_kind: kind,
-            member: self.defs[ctx.def].body_id == Some(node.id()),
             ..ctx
         };
         self.syntax_error(node, ctx, &mut child);
@@ -468,14 +452,13 @@ impl<'a, 't> Walker<'a, 't> {
         self.references(node, ctx.def);
         // Grammars that attach a comment above a block's first statement to the block's
         // parent (Ruby's `module X` / `# doc` / `class Y`) hand it on, so the first statement
-        // still finds its doc. Query languages only: TypeScript's hooks were measured without
-        // it (Python and Rust index the same with it as they did with hooks).
-        let inherited =
-            if self.matcher.is_some() && !made_def && !self.table.wrappers.contains(&kind) {
-                lead
-            } else {
-                Vec::new()
-            };
+        // still finds its doc, as does a JSDoc above a CommonJS assignment or a test block
+        // (the statement's first child is the definition).
+        let inherited = if !made_def && !self.table.wrappers.contains(&kind) {
+            lead
+        } else {
+            Vec::new()
+        };
         (child, inherited)
     }
 
@@ -536,10 +519,7 @@ impl<'a, 't> Walker<'a, 't> {
 
     /// The package `node` declares, if it is a package declaration.
     fn package_name(&self, node: Node) -> Option<String> {
-        match self.caps() {
-            Some(c) => c.package(node).map(str::to_string),
-            None => (self.table.package)(node, self.src),
-        }
+        self.caps()?.package(node).map(str::to_string)
     }
 
     /// A package declaration prefixes every top-level name; the module and outline keep it.
@@ -622,17 +602,19 @@ impl<'a, 't> Walker<'a, 't> {
     /// The definition `node` is, by the query or the `classify` hook, and the owner it names
     /// outside itself; `None` too when it is nested too deep (counted as folded).
     fn definition(&mut self, node: Node<'t>, ctx: Ctx) -> Option<(Def<'t>, Option<String>)> {
+        // The query first, then the `classify` hook for what a query cannot say (TypeScript's
+        // functions behind wrappers, test blocks, overloads).
         let mut def = if !node.is_named() {
             None
-        } else if let Some(c) = self.caps() {
-            c.def(node)
         } else {
-            (self.table.classify)(node, self.src, ctx.parent_kind).map(|d| (d, None))
+            self.caps().and_then(|c| c.def(node)).or_else(|| {
+                (self.table.classify)(node, self.src, ctx.parent_kind).map(|d| (d, None))
+            })
         };
-        // A short value is its constant's whole signature; a long table is signed by its
-        // first line and elided as a body.
+        // A short value is its constant's (or type alias's) whole signature; a long table is
+        // signed by its first line and elided as a body.
         if let Some((d, _)) = def.as_mut()
-            && d.kind == NodeKind::Constant
+            && matches!(d.kind, NodeKind::Constant | NodeKind::TypeAlias)
             && node.end_position().row < node.start_position().row + SHORT_VALUE_LINES
         {
             d.body = None;
@@ -696,12 +678,8 @@ impl<'a, 't> Walker<'a, 't> {
             with_doc,
             String::new(),
         ));
-        for base in (self.table.bases)(node, self.src) {
-            self.add_ref(idx, &base, RefKind::Inherits);
-        }
         self.enter_scope(child, qualified_name);
         child.def = idx;
-        child.member = false;
         child.def_depth = ctx.def_depth + 1;
     }
 
@@ -810,7 +788,6 @@ impl<'a, 't> Walker<'a, 't> {
             sig_lines,
             closing,
             keep_all: is_data(kind),
-            body_id: body.map(|b| b.id()),
             ..DefState::default()
         };
         st.kept.insert_range(sig_lines.0, sig_lines.1);
@@ -880,13 +857,9 @@ impl<'a, 't> Walker<'a, 't> {
 
     /// Whether `node` is a field or constant of the module or of a class-like container.
     fn is_field(&self, node: Node, ctx: Ctx) -> bool {
+        // The query names its fields precisely (C's inside include guards too).
         (ctx.def == 0 || is_container(self.file.nodes[ctx.def].kind))
-            // A query names its fields precisely (C's inside include guards too); the hooks
-            // are asked about direct members only.
-            && match self.caps() {
-                Some(c) => c.is_field(node),
-                None => ctx.member && (self.table.field)(node, ctx.def == 0),
-            }
+            && self.caps().is_some_and(|c| c.is_field(node))
     }
 
     /// Records the name `node` uses, if any, as a reference of the definition `from`.

@@ -181,6 +181,9 @@ fn every_query_compiles() {
     for t in super::ALL.iter().chain([
         &&crate::analyze::python::TABLE,
         &&crate::analyze::rust::TABLE,
+        &&crate::analyze::typescript::TABLE_TS,
+        &&crate::analyze::typescript::TABLE_TSX,
+        &&crate::analyze::typescript::TABLE_JS,
     ]) {
         let grammar = (t.grammar)(t.language);
         let q = t.query.expect("a query language");
