@@ -96,6 +96,7 @@ pub fn run(args: &ModelArgs) -> anyhow::Result<ExitCode> {
                 mirror: mirror.clone(),
                 keep_downloads: *keep_downloads,
                 progress: Some(&progress),
+                ..FetchOptions::default()
             };
             let start = Instant::now();
             let report = match acms::model::fetch(model, &places, &opts) {

@@ -175,7 +175,8 @@ impl Shared {
         })
     }
 
-    /// Stops the opening thread at its next embedding batch and waits for it if it may run
+    /// Stops the opening thread at its next embedding batch (or, fetching the model on first
+    /// use, at its next read: the partial download is deleted) and waits for it if it may run
     /// ONNX Runtime: a process must not exit with ONNX Runtime running on another thread (its
     /// teardown fails the run, then crashes the process). The vectors embedded so far are
     /// saved; the next start resumes. An opener still in its symbol pass (minutes on a large

