@@ -587,6 +587,39 @@ export default function () {
     }
 
     #[test]
+    fn default_exported_classes_and_type_alias_bodies() {
+        let src = "export default class {\n  run() {}\n}\n";
+        check_nodes(
+            Language::TypeScript,
+            "src/a.ts",
+            src,
+            &[
+                (NodeKind::Module, "src/a", 1, 3),
+                (NodeKind::Class, "src/a.default", 1, 3),
+                (NodeKind::Method, "src/a.default.run", 2, 2),
+            ],
+        );
+        let src = "export default class Store extends Base {\n  n = 1;\n}\ntype Long<T> = {\n  a: T;\n  b: T;\n};\n";
+        check_nodes(
+            Language::JavaScript,
+            "src/b.js",
+            src,
+            &[
+                (NodeKind::Module, "src/b", 1, 7),
+                (NodeKind::Class, "src/b.Store", 1, 3),
+                (NodeKind::TypeAlias, "src/b.Long", 4, 7),
+            ],
+        );
+        let f = TYPESCRIPT.analyze("src/b.ts", src, &ParseLimits::default());
+        assert_eq!(f.nodes[2].signature, "type Long<T> =", "{:?}", f.nodes[2]);
+        assert!(
+            f.refs
+                .iter()
+                .any(|r| r.from == 1 && r.name == "Base" && r.kind == RefKind::Inherits)
+        );
+    }
+
+    #[test]
     fn jsdoc_above_an_assignment_or_a_test_block_is_its_doc() {
         let src = "/**\n * Uses middleware.\n */\napp.use = function use(fn) {\n  return this;\n};\n/** Pure types. */\ndescribe('types', () => {\n  it('infers', () => {});\n});\nconst K = class extends Base {};\n";
         let f = JAVASCRIPT.analyze("lib/app.js", src, &ParseLimits::default());
