@@ -1,5 +1,6 @@
 //! Languages as data: a tree-sitter query names what a language defines, imports and
-//! references, and the walker reads its captures instead of hand-written hooks. Adding a
+//! references, and the walker reads its captures (a table's hooks answer only what a query
+//! cannot say: `walker::Table`). Adding a
 //! language is a grammar crate, a query file (`languages/<name>.scm`), a [`Table`] row in
 //! `languages.rs` and fixtures.
 //!

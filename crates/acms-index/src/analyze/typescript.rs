@@ -102,7 +102,6 @@ const TEST_BLOCKS: &[&str] = &["describe", "it", "test", "suite", "context", "be
 const FUNCTION_VALUES: &[&str] = &[
     "arrow_function",
     "function_expression",
-    "function",
     "generator_function",
 ];
 
@@ -115,7 +114,7 @@ const FUNCTION_VALUES: &[&str] = &[
 fn classify<'t>(n: Node<'t>, src: &str, parent: &str) -> Option<Def<'t>> {
     match n.kind() {
         // `const f = () => {}`, `handle = async (e) => {}` as a class field.
-        "variable_declarator" | "public_field_definition" | "field_definition" => {
+        "variable_declarator" | "public_field_definition" => {
             let value = function_value(n.child_by_field_name("value")?)?;
             let name = field_text(n, "name", src)
                 .or_else(|| field_text(n, "property", src))?
@@ -146,7 +145,7 @@ fn classify<'t>(n: Node<'t>, src: &str, parent: &str) -> Option<Def<'t>> {
             Some(Def::simple(value, NodeKind::Function, name.to_string()))
         }
         // `memo(function Button() {})`: a named function passed to a wrapper.
-        "function_expression" | "function" if parent == "arguments" => Some(Def::simple(
+        "function_expression" if parent == "arguments" => Some(Def::simple(
             n,
             NodeKind::Function,
             field_text(n, "name", src)?.to_string(),
