@@ -25,7 +25,7 @@ pub mod walk;
 /// 11: JavaScript/TypeScript functions behind a guard or an anonymous wrapper call
 /// (`export default ok && (async () => {…})`, `const h = wrap(async () => {…})`). 12: a Java
 /// field holding an anonymous class is a class named by the field.
-pub const ANALYZERS_VERSION: &str = "13";
+pub const ANALYZERS_VERSION: &str = "14";
 
 pub use banner::{HEAD_CHARS, HEADER_LINES, generated_file, generated_header};
 pub use build::{IndexOptions, IndexReport, LeftOut, NodeChanges, index_repo, indexable};

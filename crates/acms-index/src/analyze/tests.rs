@@ -683,8 +683,8 @@ proptest! {
 #[test]
 fn a_change_in_what_the_analyzers_extract_comes_with_a_new_version() {
     const FINGERPRINT: (&str, &str) = (
-        "13",
-        "20457b074a1cf3c715fad179440f2e059a61022adba0f74ff818549afa465a1e",
+        "14",
+        "3ac617bdff4250e02f83a6a9164fce0c2d82172f5bffd4872577818d49d5fe03",
     );
     let samples: &[(Language, &str, &str)] = &[
         (
@@ -730,7 +730,7 @@ fn a_change_in_what_the_analyzers_extract_comes_with_a_new_version() {
         (
             Language::CSharp,
             "src/A.cs",
-            "using B;\nnamespace A;\n/// <summary>T.</summary>\npublic class T : Base\n#if X\n    , IX\n#endif\n{\n    public int Get() { return F(); }\n}\n",
+            "using B;\nnamespace A;\n/// <summary>T.</summary>\npublic class T : Base\n#if X\n    , IX\n#endif\n{\n    public int Get() { return F(); }\n    public int N { get { return G(); } }\n}\n",
         ),
         (
             Language::Ruby,
@@ -750,12 +750,12 @@ fn a_change_in_what_the_analyzers_extract_comes_with_a_new_version() {
         (
             Language::Kotlin,
             "A.kt",
-            "package a\nimport b.C\n/** T. */\nclass T : C() {\n    fun get(): Int { return f() }\n}\n",
+            "package a\nimport b.C\n/** T. */\nclass T : C() {\n    fun get(): Int { return f() }\n    val n: Int get() { return g() }\n}\n",
         ),
         (
             Language::Swift,
             "A.swift",
-            "import B\n/// T.\nclass T: C {\n    func get() -> Int { return f() }\n}\n",
+            "import B\n/// T.\nclass T: C {\n    func get() -> Int { return f() }\n    var n: Int { g() }\n}\n",
         ),
         (
             Language::Scala,

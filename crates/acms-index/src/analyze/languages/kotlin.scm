@@ -1,5 +1,5 @@
 ; Kotlin: classes, interfaces, enum classes, objects, functions (methods inside a class),
-; type aliases; the package; imports; calls, supertypes and type uses.
+; properties with block accessors, type aliases; the package; imports; calls, supertypes and type uses.
 ; Earlier patterns win when two match one node.
 
 (class_declaration "interface" name: (identifier) @name (class_body)? @body) @definition.interface
@@ -8,6 +8,10 @@
 (object_declaration name: (identifier) @name (class_body)? @body) @definition.class
 (function_declaration name: (identifier) @name (function_body)? @body) @definition.function
 (type_alias type: (identifier) @name) @definition.type
+; A property whose getter or setter has a block is code, read like a method (its accessors
+; are its body); other properties stay field lines.
+(property_declaration (variable_declaration (identifier) @name)
+  [(getter (function_body (block))) (setter (function_body (block)))] @body) @definition.function
 
 (package_header (qualified_identifier) @name) @package
 

@@ -924,3 +924,57 @@ fn java_resolves_imports() {
     );
     check_resolve(Language::Java, from, "java.util.List", &files, None);
 }
+
+#[test]
+fn properties_with_code_are_methods_and_plain_ones_stay_field_lines() {
+    // Newtonsoft.Json's `JsonReader.MaxDepth` validates in its setter: a task about it has to
+    // find it by name. Auto-properties, stored and `=>` ones stay lines of their class.
+    let cs = "namespace N\n{\n    public class Reader\n    {\n        public int Count { get; set; }\n        public bool Empty => Count == 0;\n        /// <summary>Nesting allowed.</summary>\n        public int? MaxDepth\n        {\n            get => _maxDepth;\n            set\n            {\n                if (value <= 0) throw new ArgumentException(\"value\");\n                _maxDepth = value;\n            }\n        }\n    }\n}\n";
+    check_nodes(
+        Language::CSharp,
+        "Reader.cs",
+        cs,
+        &[
+            (NodeKind::Module, "Reader", 1, 18),
+            (NodeKind::Class, "N.Reader", 3, 17),
+            (NodeKind::Method, "N.Reader.MaxDepth", 7, 16),
+        ],
+    );
+    check_render(
+        Language::CSharp,
+        "Reader.cs",
+        cs,
+        "N.Reader.MaxDepth",
+        "public int? MaxDepth",
+        "/// <summary>Nesting allowed.</summary>\npublic int? MaxDepth",
+        "/// <summary>Nesting allowed.</summary>\npublic int? MaxDepth\n{\n    ...\n        if (value <= 0) throw new ArgumentException(\"value\");\n        ...\n}",
+    );
+    let f = analyze(Language::CSharp, "Reader.cs", cs);
+    assert!(refs(&f, 2, RefKind::Call).contains(&"ArgumentException"));
+
+    let kt = "package shop\n\nclass Cart {\n  var total: Long = 0\n  val empty get() = total == 0L\n  val size: Int\n    get() {\n      return items.count()\n    }\n}\n";
+    check_nodes(
+        Language::Kotlin,
+        "Cart.kt",
+        kt,
+        &[
+            (NodeKind::Module, "shop.Cart", 1, 10),
+            (NodeKind::Class, "shop.Cart", 3, 10),
+            (NodeKind::Method, "shop.Cart.size", 6, 9),
+        ],
+    );
+    let f = analyze(Language::Kotlin, "Cart.kt", kt);
+    assert!(refs(&f, 2, RefKind::Call).contains(&"count"));
+
+    let swift = "class Cart {\n    var total = 0\n    var observed = 0 {\n        didSet { log(observed) }\n    }\n    var count: Int {\n        return items.count\n    }\n}\n";
+    check_nodes(
+        Language::Swift,
+        "Cart.swift",
+        swift,
+        &[
+            (NodeKind::Module, "Cart", 1, 9),
+            (NodeKind::Class, "Cart", 1, 9),
+            (NodeKind::Method, "Cart.count", 6, 8),
+        ],
+    );
+}
