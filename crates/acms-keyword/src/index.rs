@@ -25,8 +25,9 @@ use tantivy::{
 
 use crate::error::{Error, Result};
 use crate::query::{
-    Clause, MAX_COMPOUND_TERMS, MAX_QUERY_TERMS, boolean_query, candidate_terms, clauses,
-    compound_candidates, select_terms, stem,
+    COMMON_TERM_MIN_DOCS, Clause, MAX_COMPOUND_TERMS, MAX_QUERY_TERMS, MAX_VARIANTS,
+    MAX_VARIANTS_PER_TERM, MIN_VARIANT_STEM, boolean_query, candidate_terms, clauses,
+    compound_candidates, select_terms, stem, variant_clauses,
 };
 use crate::schema::{Fields, register_analyzers, stemmer};
 
@@ -150,11 +151,19 @@ fn coordination_exponent(num_terms: usize) -> f32 {
     (COORD_TERMS / num_terms.max(1) as f32).min(1.0)
 }
 
+/// Most dictionary names looked at per query term and segment for its variants.
+const MAX_SCANNED_NAMES: usize = 256;
+/// A variant must be the name of at most this many documents per thousand (in an index of at
+/// least [`COMMON_TERM_MIN_DOCS`]).
+const MAX_VARIANT_PERMILLE: u64 = 10;
+
 /// The idf of each query term: of its most frequent field, so a term common anywhere counts
 /// little.
 fn term_idf(stats: &LiveStatistics<'_>, clauses: &[Clause], num_terms: usize) -> Vec<f32> {
     let n = stats.searcher.num_docs() as f32;
     let mut df = vec![0u64; num_terms];
+    // A term's variants count too: a word whose variant is a common name (`values`, `value`)
+    // credits every document with that name.
     for c in clauses {
         let d = stats.live_doc_freq(&c.term);
         for &q in &c.query_terms {
@@ -702,7 +711,8 @@ impl KeywordIndex {
         if terms.is_empty() {
             return Ok(Vec::new());
         }
-        let clauses = self.weighted_clauses(&terms, &weight);
+        let variants = self.variants(&stats, &terms);
+        let clauses = self.weighted_clauses(&terms, &variants, &weight);
         let pool = self.pool(&stats, &clauses, terms.len(), limit)?;
         let matched = self.matched_terms(&searcher, &clauses, &pool)?;
         let idf = term_idf(&stats, &clauses, terms.len());
@@ -740,10 +750,86 @@ impl KeywordIndex {
         terms
     }
 
-    /// Step 3 of a search: the (field, term) clauses of `terms`, each boosted by the largest
-    /// emphasis weight among the query terms it came from.
-    fn weighted_clauses(&self, terms: &[String], weight: &HashMap<String, f32>) -> Vec<Clause> {
-        let mut clauses = clauses(terms, &self.fields.searchable(), &mut stemmer());
+    /// Step 2b of a search: names of the index that share a query term's stem and are no
+    /// query term themselves — `contains` for "containment", `validate` for "validation": a
+    /// report words what the code names, and names are not stemmed. Found by walking the
+    /// name field's dictionary from the stem, at most [`MAX_VARIANTS_PER_TERM`] per term
+    /// (the shortest) and [`MAX_VARIANTS`] per query.
+    fn variants(&self, stats: &LiveStatistics<'_>, terms: &[String]) -> Vec<(usize, String)> {
+        let searcher = stats.searcher;
+        let is_word = |t: &str| t.bytes().all(|b| b.is_ascii_lowercase());
+        // A name in many documents of a large index (`value` for a task's "values") says
+        // little and crowds out the rest: such variants are left out. In a small index
+        // every name is in a large share of it (the common-term rule's threshold).
+        let num_docs = searcher.num_docs();
+        let common = |name: &str| {
+            let df = stats.live_doc_freq(&Term::from_field_text(self.fields.name, name));
+            num_docs >= COMMON_TERM_MIN_DOCS
+                && df.saturating_mul(1000) > num_docs.saturating_mul(MAX_VARIANT_PERMILLE)
+        };
+        let mut stemmer = stemmer();
+        let mut out = Vec::new();
+        for (qi, term) in terms.iter().enumerate() {
+            if !is_word(term) {
+                continue;
+            }
+            let root = stem(&mut stemmer, term);
+            if root.len() < MIN_VARIANT_STEM || !is_word(&root) {
+                continue;
+            }
+            // The first string after every name that starts with `root`.
+            let mut end = root.clone().into_bytes();
+            if let Some(last) = end.last_mut() {
+                *last += 1;
+            }
+            let mut found: Vec<String> = Vec::new();
+            for segment in searcher.segment_readers() {
+                let Ok(inverted) = segment.inverted_index(self.fields.name) else {
+                    continue;
+                };
+                let Ok(mut names) = inverted.terms().range().ge(&root).lt(&end).into_stream()
+                else {
+                    continue;
+                };
+                let mut scanned = 0;
+                while scanned < MAX_SCANNED_NAMES && names.advance() {
+                    scanned += 1;
+                    let Ok(name) = std::str::from_utf8(names.key()) else {
+                        continue;
+                    };
+                    if is_word(name)
+                        && !terms.iter().any(|t| t == name)
+                        && !found.iter().any(|f| f == name)
+                        && stem(&mut stemmer, name) == root
+                        && !common(name)
+                    {
+                        found.push(name.to_owned());
+                    }
+                }
+            }
+            found.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
+            let room = MAX_VARIANTS.saturating_sub(out.len());
+            out.extend(
+                found
+                    .into_iter()
+                    .take(MAX_VARIANTS_PER_TERM.min(room))
+                    .map(|name| (qi, name)),
+            );
+        }
+        out
+    }
+
+    /// Step 3 of a search: the (field, term) clauses of `terms` and of their `variants`, each
+    /// boosted by the largest emphasis weight among the query terms it came from.
+    fn weighted_clauses(
+        &self,
+        terms: &[String],
+        variants: &[(usize, String)],
+        weight: &HashMap<String, f32>,
+    ) -> Vec<Clause> {
+        let searchable = self.fields.searchable();
+        let mut clauses = clauses(terms, &searchable, &mut stemmer());
+        clauses.extend(variant_clauses(variants, &searchable));
         for c in &mut clauses {
             let w = c
                 .query_terms

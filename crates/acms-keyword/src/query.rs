@@ -160,6 +160,18 @@ pub(crate) struct Clause {
     pub query_terms: Vec<usize>,
 }
 
+/// Most names of the index one query term adds as its variants, and most per query.
+pub(crate) const MAX_VARIANTS_PER_TERM: usize = 4;
+pub(crate) const MAX_VARIANTS: usize = 32;
+/// Shortest stem whose variants are looked up: shorter stems (`use`, `get`) prefix too many
+/// unrelated names.
+pub(crate) const MIN_VARIANT_STEM: usize = 4;
+/// A variant's boost relative to the query term's own in the same field: a report says
+/// "containment" where the code says `contains`, but the exact word is the stronger sign.
+/// Measured at 0.5 and 0.3 (docs/notes/2026-12-06-properties-and-stem-variants.md): 0.5 cost
+/// SWE-bench one task's gold file; 0.3 leaves every SWE task's figures as they were.
+pub(crate) const VARIANT_BOOST: f32 = 0.3;
+
 /// Stems one lowercase term with `stemmer` (a raw tokenizer plus stemmer).
 pub(crate) fn stem(stemmer: &mut TextAnalyzer, term: &str) -> String {
     let mut stream = stemmer.token_stream(term);
@@ -197,6 +209,30 @@ pub(crate) fn clauses(
                         term: Term::from_field_text(f.field, text),
                         boost: f.boost,
                         query_terms: vec![qi],
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Clauses for `variants` (a query term's index and a name of the index with the same stem),
+/// on the unstemmed fields only: the stemmed ones (doc, body) match variants already.
+pub(crate) fn variant_clauses(variants: &[(usize, String)], fields: &[SearchField]) -> Vec<Clause> {
+    let mut out: Vec<Clause> = Vec::new();
+    let mut index: HashMap<(Field, &str), usize> = HashMap::new();
+    for f in fields.iter().filter(|f| f.analysis == Analysis::Code) {
+        for (qi, name) in variants {
+            match index.get(&(f.field, name.as_str())) {
+                Some(&ci) => out[ci].query_terms.push(*qi),
+                None => {
+                    index.insert((f.field, name.as_str()), out.len());
+                    out.push(Clause {
+                        field: f.field,
+                        term: Term::from_field_text(f.field, name),
+                        boost: f.boost * VARIANT_BOOST,
+                        query_terms: vec![*qi],
                     });
                 }
             }

@@ -176,3 +176,27 @@ fn many_emphasized_identifiers_beside_a_long_query_are_not_a_panic() {
         hits[0].matched_terms
     );
 }
+
+#[test]
+fn a_variant_that_names_many_documents_of_a_large_index_is_left_out() {
+    use acms_keyword::{COMMON_TERM_MIN_DOCS, KeywordDoc};
+    let tmp = tempfile::tempdir().unwrap();
+    let mut index = KeywordIndex::create_or_open(tmp.path()).unwrap();
+    // 50 of 1 000 documents are named `value` (5 %); one is named `contains`.
+    let docs: Vec<KeywordDoc> = (0..COMMON_TERM_MIN_DOCS)
+        .map(|i| KeywordDoc {
+            id: i,
+            name: match i {
+                0..50 => "value".into(),
+                500 => "contains".into(),
+                _ => format!("item{i}"),
+            },
+            ..KeywordDoc::default()
+        })
+        .collect();
+    index.apply(&[], &docs).unwrap();
+    let hits = index.search("values containment", 100).unwrap();
+    let ids: Vec<u64> = hits.iter().map(|h| h.id).collect();
+    assert_eq!(ids, [500], "{hits:?}");
+    assert_eq!(hits[0].matched_terms, ["containment"]);
+}

@@ -172,3 +172,50 @@ fn a_document_that_matches_the_whole_question_beats_one_word_in_a_short_name() {
         .expect("search");
     assert_eq!(hits[0].id, 4, "{hits:?}");
 }
+
+#[test]
+fn a_name_that_shares_a_query_words_stem_is_found_by_it() {
+    // jq's "Limit the containment check depth": the code says `jv_contains`, and names are
+    // not stemmed; the index's own names with the word's stem join the query at a third of its weight.
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let mut index = KeywordIndex::create_or_open(tmp.path().join("kw")).expect("create");
+    let docs = vec![
+        doc(
+            1,
+            "src/jv.c",
+            "src/jv::jv_contains",
+            "function",
+            "int jv_contains(jv a, jv b)",
+            "",
+            "  int r = jv_equal(a, b);\n  jv_free(a);\n  jv_free(b);\n  return r;",
+        ),
+        doc(
+            2,
+            "src/builtin.c",
+            "src/builtin::f_has",
+            "function",
+            "static jv f_has(jq_state *jq, jv obj, jv key)",
+            "",
+            "  return jv_bool(jv_contains(obj, key));",
+        ),
+        doc(
+            3,
+            "src/parse.c",
+            "src/parse::check_done",
+            "function",
+            "static int check_done(struct parser *p)",
+            "",
+            "  return p->done;",
+        ),
+    ];
+    index.apply(&[], &docs).expect("apply");
+    // Without variants both match only by their (stemmed) bodies, alike; the name decides.
+    let hits = index.search("containment", 10).expect("search");
+    let score = |id: u64| hits.iter().find(|h| h.id == id).map_or(0.0, |h| h.score);
+    assert_eq!(hits[0].id, 1);
+    assert!(score(1) > 2.0 * score(2), "{hits:?}");
+    assert_eq!(hits[0].matched_terms, ["containment"]);
+    // The exact word still outweighs its variant.
+    let exact = index.search("contains", 10).expect("search");
+    assert!(exact[0].id == 1 && exact[0].score > score(1), "{exact:?}");
+}
