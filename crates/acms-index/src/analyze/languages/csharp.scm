@@ -1,6 +1,7 @@
 ; C#: classes, structs, records, interfaces, enums, methods, constructors, properties with
 ; code; namespaces (block ones as name scopes, file-scoped ones as the package); using
-; directives; calls, `new`, type uses and base types. Partial classes share one qualified name across files.
+; directives; calls, `new`, type uses and base types. Partial classes share one qualified
+; name across files.
 
 (class_declaration name: (identifier) @name) @definition.class
 (record_declaration name: (identifier) @name) @definition.class
@@ -11,8 +12,8 @@
 (constructor_declaration name: (identifier) @name) @definition.method
 (local_function_statement name: (identifier) @name) @definition.function
 (delegate_declaration name: (identifier) @name) @definition.type
-; A property with code in it (an accessor body or `=> expr`) is read like a method; an
-; auto-property (`{ get; set; }`) stays a field line.
+; A property with a block in an accessor is read like a method; an auto-property
+; (`{ get; set; }`) and a `=>` one stay field lines (as methods they crowded the budget).
 (property_declaration name: (identifier) @name
   accessors: (accessor_list (accessor_declaration body: (block))) @body) @definition.method
 

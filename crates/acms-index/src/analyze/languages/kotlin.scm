@@ -1,5 +1,6 @@
 ; Kotlin: classes, interfaces, enum classes, objects, functions (methods inside a class),
-; properties with block accessors, type aliases; the package; imports; calls, supertypes and type uses.
+; properties with block accessors, type aliases; the package; imports; calls, supertypes
+; and type uses.
 ; Earlier patterns win when two match one node.
 
 (class_declaration "interface" name: (identifier) @name (class_body)? @body) @definition.interface

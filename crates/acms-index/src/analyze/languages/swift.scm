@@ -1,6 +1,7 @@
 ; Swift: classes, structs, enums, actors, extensions (named after the type they extend, so
-; its members join it), protocols, functions, initializers, computed properties, type aliases; imports; calls,
-; inheritance and conformance, type uses. Earlier patterns win when two match one node.
+; its members join it), protocols, functions, initializers, computed properties, type
+; aliases; imports; calls, inheritance and conformance, type uses. Earlier patterns win
+; when two match one node.
 
 (class_declaration declaration_kind: "struct" name: (type_identifier) @name) @definition.struct
 (class_declaration declaration_kind: "enum" name: (type_identifier) @name) @definition.enum
@@ -12,7 +13,8 @@
 (init_declaration name: "init" @name) @definition.method
 (typealias_declaration name: (type_identifier) @name) @definition.type
 ; A computed property is code, read like a method; a stored one stays a field line.
-(property_declaration name: (pattern (simple_identifier) @name) computed_value: (computed_property) @body) @definition.function
+(property_declaration name: (pattern (simple_identifier) @name)
+  computed_value: (computed_property) @body) @definition.function
 
 (class_body (property_declaration) @field)
 (enum_class_body (enum_entry) @field)
