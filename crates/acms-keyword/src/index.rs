@@ -770,6 +770,9 @@ impl KeywordIndex {
         let mut stemmer = stemmer();
         let mut out = Vec::new();
         for (qi, term) in terms.iter().enumerate() {
+            if out.len() >= MAX_VARIANTS {
+                break;
+            }
             if !is_word(term) {
                 continue;
             }
@@ -808,7 +811,7 @@ impl KeywordIndex {
                 }
             }
             found.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
-            let room = MAX_VARIANTS.saturating_sub(out.len());
+            let room = MAX_VARIANTS - out.len();
             out.extend(
                 found
                     .into_iter()

@@ -182,6 +182,30 @@ pub(crate) fn stem(stemmer: &mut TextAnalyzer, term: &str) -> String {
     }
 }
 
+/// Clauses being collected: one per (field, text), listing every query term that led to it.
+#[derive(Default)]
+struct ClauseSet {
+    out: Vec<Clause>,
+    index: HashMap<(Field, String), usize>,
+}
+
+impl ClauseSet {
+    fn add(&mut self, field: Field, text: &str, boost: f32, query_term: usize) {
+        match self.index.get(&(field, text.to_owned())) {
+            Some(&ci) => self.out[ci].query_terms.push(query_term),
+            None => {
+                self.index.insert((field, text.to_owned()), self.out.len());
+                self.out.push(Clause {
+                    field,
+                    term: Term::from_field_text(field, text),
+                    boost,
+                    query_terms: vec![query_term],
+                });
+            }
+        }
+    }
+}
+
 /// The (field, term) clauses for `terms` over `fields`.
 pub(crate) fn clauses(
     terms: &[String],
@@ -189,8 +213,7 @@ pub(crate) fn clauses(
     stemmer: &mut TextAnalyzer,
 ) -> Vec<Clause> {
     let stems: Vec<String> = terms.iter().map(|t| stem(stemmer, t)).collect();
-    let mut out: Vec<Clause> = Vec::new();
-    let mut index: HashMap<(Field, String), usize> = HashMap::new();
+    let mut set = ClauseSet::default();
     for f in fields {
         for (qi, term) in terms.iter().enumerate() {
             if !f.vague_terms && names_nothing(term) {
@@ -200,45 +223,22 @@ pub(crate) fn clauses(
                 Analysis::Code => term,
                 Analysis::Stemmed => &stems[qi],
             };
-            match index.get(&(f.field, text.clone())) {
-                Some(&ci) => out[ci].query_terms.push(qi),
-                None => {
-                    index.insert((f.field, text.clone()), out.len());
-                    out.push(Clause {
-                        field: f.field,
-                        term: Term::from_field_text(f.field, text),
-                        boost: f.boost,
-                        query_terms: vec![qi],
-                    });
-                }
-            }
+            set.add(f.field, text, f.boost, qi);
         }
     }
-    out
+    set.out
 }
 
 /// Clauses for `variants` (a query term's index and a name of the index with the same stem),
 /// on the unstemmed fields only: the stemmed ones (doc, body) match variants already.
 pub(crate) fn variant_clauses(variants: &[(usize, String)], fields: &[SearchField]) -> Vec<Clause> {
-    let mut out: Vec<Clause> = Vec::new();
-    let mut index: HashMap<(Field, &str), usize> = HashMap::new();
+    let mut set = ClauseSet::default();
     for f in fields.iter().filter(|f| f.analysis == Analysis::Code) {
         for (qi, name) in variants {
-            match index.get(&(f.field, name.as_str())) {
-                Some(&ci) => out[ci].query_terms.push(*qi),
-                None => {
-                    index.insert((f.field, name.as_str()), out.len());
-                    out.push(Clause {
-                        field: f.field,
-                        term: Term::from_field_text(f.field, name),
-                        boost: f.boost * VARIANT_BOOST,
-                        query_terms: vec![*qi],
-                    });
-                }
-            }
+            set.add(f.field, name, f.boost * VARIANT_BOOST, *qi);
         }
     }
-    out
+    set.out
 }
 
 /// How much the fields other than a term's best field add to its score, as a fraction.
