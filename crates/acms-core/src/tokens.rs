@@ -1,5 +1,6 @@
 //! Exact token counting with the configured BPE tokenizer.
 
+use std::ops::Range;
 use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
@@ -12,8 +13,22 @@ use tiktoken_rs::CoreBPE;
 pub trait TokenCounter: Send + Sync {
     /// The exact number of tokens in `text`.
     fn count(&self, text: &str) -> usize;
+    /// `count(&text[r])` for each range, 0 for a range that is not a slice of `text`. A file's
+    /// nested definitions are slices of it; a counter that can share work between them
+    /// overrides this.
+    fn count_slices(&self, text: &str, ranges: &[Range<usize>]) -> Vec<usize> {
+        each_alone(self, text, ranges)
+    }
     /// The tokenizer's name, e.g. `cl100k_base`.
     fn name(&self) -> &str;
+}
+
+/// `count_slices` by counting each slice alone.
+fn each_alone<C: TokenCounter + ?Sized>(c: &C, text: &str, ranges: &[Range<usize>]) -> Vec<usize> {
+    ranges
+        .iter()
+        .map(|r| text.get(r.clone()).map_or(0, |s| c.count(s)))
+        .collect()
 }
 
 /// The tokenizers acms counts with.
@@ -92,19 +107,6 @@ impl ExactCounter {
     }
 }
 
-/// Pre-tokenized pieces at most this long have their counts remembered (per thread): code
-/// repeats its words, operators and indentation runs, and a context is counted whole several
-/// times while it is verified, so most pieces are looked up rather than encoded again.
-const MEMO_PIECE_BYTES: usize = 24;
-/// Remembered pieces per thread before the memo starts afresh (a few MB at most).
-const MEMO_CAPACITY: usize = 1 << 16;
-
-thread_local! {
-    /// One memo per [`Tokenizer`], in declaration order.
-    static MEMO: std::cell::RefCell<[std::collections::HashMap<Box<str>, u32>; 2]> =
-        std::cell::RefCell::default();
-}
-
 impl TokenCounter for ExactCounter {
     /// `bpe-openai`'s own count — the sum of the BPE counts of the pre-tokenizer's pieces,
     /// which BPE never merges across — with short pieces' counts remembered.
@@ -114,33 +116,136 @@ impl TokenCounter for ExactCounter {
         }
         let bpe = self.bpe();
         let text = bpe.normalize(text);
-        MEMO.with_borrow_mut(|memos| {
-            let memo = match self.tokenizer {
-                Tokenizer::Cl100kBase => &mut memos[0],
-                Tokenizer::O200kBase => &mut memos[1],
-            };
-            if memo.len() >= MEMO_CAPACITY {
-                memo.clear();
+        with_memo(self.tokenizer, |memo| {
+            bpe.split(text.as_str()).map(|p| memo.count(bpe, p)).sum()
+        })
+    }
+
+    /// The text is split into pieces once, with a running sum of their counts; a slice then
+    /// costs the pieces at its two ends. Each piece is a function of the text from its start
+    /// (the pre-tokenizer matches anchored at each piece's start, with no look-behind), so a
+    /// slice's own split meets the text's once one of its piece starts is a piece start of the
+    /// text, and agrees with it up to the last piece start before the slice's trailing
+    /// whitespace: a match that ends before that saw only characters the slice shares (its
+    /// end-of-text alternatives need whitespace up to the end). The proptest below pins the
+    /// equality.
+    fn count_slices(&self, text: &str, ranges: &[Range<usize>]) -> Vec<usize> {
+        let bpe = self.bpe();
+        let normalized = bpe.normalize(text);
+        if ranges.len() < 2 || normalized.as_str().len() != text.len() {
+            // One slice gains nothing; a normalizing tokenizer would move the offsets.
+            return each_alone(self, text, ranges);
+        }
+        with_memo(self.tokenizer, |memo| {
+            let mut starts = vec![0];
+            let mut sums = vec![0];
+            let mut end = 0;
+            for piece in bpe.split(text) {
+                end += piece.len();
+                starts.push(end);
+                sums.push(sums[sums.len() - 1] + memo.count(bpe, piece));
             }
-            bpe.split(text.as_str())
-                .map(|piece| {
-                    if piece.len() > MEMO_PIECE_BYTES {
-                        return bpe.bpe.count(piece.as_bytes());
-                    }
-                    if let Some(&n) = memo.get(piece) {
-                        return n as usize;
-                    }
-                    let n = bpe.bpe.count(piece.as_bytes());
-                    memo.insert(piece.into(), n as u32);
-                    n
+            let pieces = Pieces { starts, sums };
+            ranges
+                .iter()
+                .map(|r| match text.get(r.clone()) {
+                    Some(slice) => pieces.count_slice(bpe, memo, text, r.start, slice),
+                    None => 0,
                 })
-                .sum()
+                .collect()
         })
     }
 
     fn name(&self) -> &str {
         self.tokenizer.name()
     }
+}
+
+/// The pre-tokenizer's pieces of one text: where each starts (and where the text ends), and
+/// the running sum of their counts.
+struct Pieces {
+    starts: Vec<usize>,
+    sums: Vec<usize>,
+}
+
+impl Pieces {
+    /// The count of `slice`, which is `text[at..at + slice.len()]`.
+    fn count_slice(
+        &self,
+        bpe: &bpe_openai::Tokenizer,
+        memo: &mut Memo,
+        text: &str,
+        at: usize,
+        slice: &str,
+    ) -> usize {
+        let end = at + slice.len();
+        // The last piece start of the text at or before the slice's trailing whitespace.
+        let settled = at + slice.trim_end().len();
+        let last = self.starts.partition_point(|&s| s <= settled) - 1;
+        let mut total = 0;
+        let mut pos = at;
+        let mut own = bpe.split(slice);
+        loop {
+            if pos <= self.starts[last]
+                && let Ok(i) = self.starts.binary_search(&pos)
+            {
+                let tail = &text[self.starts[last]..end];
+                let tail: usize = bpe.split(tail).map(|p| memo.count(bpe, p)).sum();
+                return total + self.sums[last] - self.sums[i] + tail;
+            }
+            match own.next() {
+                Some(piece) => {
+                    total += memo.count(bpe, piece);
+                    pos += piece.len();
+                }
+                None => return total,
+            }
+        }
+    }
+}
+
+/// Pre-tokenized pieces at most this long have their counts remembered (per thread): code
+/// repeats its words, operators and indentation runs, and a context is counted whole several
+/// times while it is verified, so most pieces are looked up rather than encoded again.
+const MEMO_PIECE_BYTES: usize = 24;
+/// Remembered pieces per thread before the memo starts afresh (a few MB at most).
+const MEMO_CAPACITY: usize = 1 << 16;
+
+/// Counts of short pieces, one map per thread and tokenizer.
+#[derive(Default)]
+struct Memo(std::collections::HashMap<Box<str>, u32>);
+
+impl Memo {
+    fn count(&mut self, bpe: &bpe_openai::Tokenizer, piece: &str) -> usize {
+        if piece.len() > MEMO_PIECE_BYTES {
+            return bpe.bpe.count(piece.as_bytes());
+        }
+        if let Some(&n) = self.0.get(piece) {
+            return n as usize;
+        }
+        let n = bpe.bpe.count(piece.as_bytes());
+        self.0.insert(piece.into(), n as u32);
+        n
+    }
+}
+
+thread_local! {
+    /// One memo per [`Tokenizer`], in declaration order.
+    static MEMO: std::cell::RefCell<[Memo; 2]> = std::cell::RefCell::default();
+}
+
+/// Runs `f` with this thread's memo of `tokenizer`, emptied first when it is full.
+fn with_memo<R>(tokenizer: Tokenizer, f: impl FnOnce(&mut Memo) -> R) -> R {
+    MEMO.with_borrow_mut(|memos| {
+        let memo = match tokenizer {
+            Tokenizer::Cl100kBase => &mut memos[0],
+            Tokenizer::O200kBase => &mut memos[1],
+        };
+        if memo.0.len() >= MEMO_CAPACITY {
+            memo.0.clear();
+        }
+        f(memo)
+    })
 }
 
 /// [`TokenCounter`] backed by `tiktoken-rs`: the reference implementation.
@@ -227,6 +332,57 @@ mod tests {
                 proptest::prop_assert_eq!(t.counter().count(&s), t.tiktoken().count(&s));
                 proptest::prop_assert_eq!(t.counter().count(&code), t.tiktoken().count(&code));
             }
+        }
+    }
+
+    /// Byte offsets of `text` moved back to a character boundary.
+    fn on_char(text: &str, at: usize) -> usize {
+        let mut at = at.min(text.len());
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        at
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn slices_are_counted_as_if_alone(
+            text in "([ \t\n]{0,6}[a-zA-Z_]{0,8}[0-9]{0,5}[(){}:;.,'\"/<|>-]{0,3}(ü|漢|🦀|\r\n)?){0,40}",
+            cuts in proptest::collection::vec((0usize..400, 0usize..400), 2..12),
+        ) {
+            let ranges: Vec<Range<usize>> = cuts
+                .iter()
+                .map(|&(a, b)| {
+                    let (a, b) = (on_char(&text, a.min(b)), on_char(&text, a.max(b)));
+                    a..b
+                })
+                .chain([0..text.len(), Range { start: 3, end: 1 }, 0..text.len() + 1])
+                .collect();
+            for t in [Tokenizer::Cl100kBase, Tokenizer::O200kBase] {
+                let alone: Vec<usize> = ranges
+                    .iter()
+                    .map(|r| text.get(r.clone()).map_or(0, |s| t.tiktoken().count(s)))
+                    .collect();
+                proptest::prop_assert_eq!(t.counter().count_slices(&text, &ranges), alone);
+            }
+        }
+    }
+
+    #[test]
+    fn nested_definitions_are_counted_as_if_alone() {
+        let code = "class A:\n    def f(self):\n        return 1\n\n    def g(self, x):  \n        \
+                    return x  # trailing   \n\n\n  \nx = A()\n";
+        let mut ranges: Vec<Range<usize>> = std::iter::once(0..code.len()).collect();
+        for (i, _) in code.match_indices("def") {
+            ranges.push(i..code[i..].find("\n\n").map_or(code.len(), |e| i + e));
+            ranges.push(i - 4..code.len() - 1);
+        }
+        for t in [Tokenizer::Cl100kBase, Tokenizer::O200kBase] {
+            let alone: Vec<usize> = ranges
+                .iter()
+                .map(|r| t.counter().count(&code[r.clone()]))
+                .collect();
+            assert_eq!(t.counter().count_slices(code, &ranges), alone, "{t}");
         }
     }
 

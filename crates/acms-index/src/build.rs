@@ -1341,36 +1341,41 @@ fn to_rows(path: &str, content: &str, parsed: &ParsedFile, counter: &dyn TokenCo
             id
         })
         .collect();
+    // A node's full text is a slice of the file: nested ones are counted from one split.
+    let ranges: Vec<_> = parsed
+        .nodes
+        .iter()
+        .map(|n| n.start_byte..n.end_byte)
+        .collect();
+    let full = counter.count_slices(content, &ranges);
     let nodes = parsed
         .nodes
         .iter()
         .zip(&ids)
-        .map(|(n, &id)| {
-            let full = content.get(n.start_byte..n.end_byte).unwrap_or_default();
-            NodeRow {
-                record: NodeRecord {
-                    id,
-                    path: path.to_string(),
-                    kind: n.kind,
-                    name: n.name.clone(),
-                    qualified_name: n.qualified_name.clone(),
-                    parent: n.parent.and_then(|p| ids.get(p).copied()),
-                    start_line: n.start_line,
-                    end_line: n.end_line,
-                    start_byte: n.start_byte,
-                    end_byte: n.end_byte,
-                    signature: n.signature.clone(),
-                    doc: n.doc.clone(),
-                    tokens: [
-                        counter.count(&n.signature) as u32,
-                        counter.count(&n.with_doc) as u32,
-                        counter.count(&n.skeleton) as u32,
-                        counter.count(full) as u32,
-                    ],
-                },
-                with_doc: n.with_doc.clone(),
-                skeleton: n.skeleton.clone(),
-            }
+        .zip(full)
+        .map(|((n, &id), full)| NodeRow {
+            record: NodeRecord {
+                id,
+                path: path.to_string(),
+                kind: n.kind,
+                name: n.name.clone(),
+                qualified_name: n.qualified_name.clone(),
+                parent: n.parent.and_then(|p| ids.get(p).copied()),
+                start_line: n.start_line,
+                end_line: n.end_line,
+                start_byte: n.start_byte,
+                end_byte: n.end_byte,
+                signature: n.signature.clone(),
+                doc: n.doc.clone(),
+                tokens: [
+                    counter.count(&n.signature) as u32,
+                    counter.count(&n.with_doc) as u32,
+                    counter.count(&n.skeleton) as u32,
+                    full as u32,
+                ],
+            },
+            with_doc: n.with_doc.clone(),
+            skeleton: n.skeleton.clone(),
         })
         .collect();
     let mut seen = HashSet::new();

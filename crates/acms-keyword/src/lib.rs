@@ -31,6 +31,7 @@ mod error;
 mod index;
 mod query;
 mod schema;
+mod stem;
 mod terms;
 mod tokenizer;
 

@@ -8,8 +8,10 @@
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
 };
-use tantivy::tokenizer::{Language, Stemmer, StopWordFilter, TextAnalyzer, TokenizerManager};
+use tantivy::tokenizer::{StopWordFilter, TextAnalyzer, TokenizerManager};
 
+use crate::stem::MemoStemmer;
+pub(crate) use crate::stem::stemmer;
 use crate::terms::STOP_WORDS;
 use crate::tokenizer::CodeTokenizer;
 
@@ -121,14 +123,7 @@ pub(crate) fn register_analyzers(manager: &TokenizerManager) {
         TEXT_ANALYZER,
         TextAnalyzer::builder(CodeTokenizer)
             .filter(stop_words())
-            .filter(Stemmer::new(Language::English))
+            .filter(MemoStemmer)
             .build(),
     );
-}
-
-/// Stems one lowercase term the way `TEXT_ANALYZER` stems index terms.
-pub(crate) fn stemmer() -> TextAnalyzer {
-    TextAnalyzer::builder(tantivy::tokenizer::RawTokenizer::default())
-        .filter(Stemmer::new(Language::English))
-        .build()
 }

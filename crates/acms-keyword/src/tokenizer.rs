@@ -140,8 +140,15 @@ impl Tokenizer for CodeTokenizer {
 impl CodeTokenStream<'_> {
     fn emit(&mut self, start: usize, end: usize) {
         self.token.text.clear();
-        for c in self.text[start..end].chars() {
-            self.token.text.extend(c.to_lowercase());
+        let word = &self.text[start..end];
+        if word.is_ascii() {
+            // Most code is ASCII: a byte copy lowercased in place, not a char at a time.
+            self.token.text.push_str(word);
+            self.token.text.make_ascii_lowercase();
+        } else {
+            for c in word.chars() {
+                self.token.text.extend(c.to_lowercase());
+            }
         }
         self.token.offset_from = start;
         self.token.offset_to = end;
