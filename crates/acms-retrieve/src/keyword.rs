@@ -118,8 +118,26 @@ impl Strategy for KeywordStrategy {
         let found = self
             .index
             .search_with(&text, &emphasis, keyword_limit(input.budget))?;
+        // Relevance is measured from the best hit in ordinary source (hits come best first): a
+        // test named after the task's words (`ErrorDeserializing`) would otherwise set a bar
+        // that pushes the source it tests under the minimum relevance.
+        let corpus = &input.corpus;
+        let best = found
+            .iter()
+            .find(|h| {
+                corpus
+                    .node(acms_core::NodeId(h.id))
+                    .is_some_and(|n| corpus.node_place(n) == crate::Place::Source)
+            })
+            .map_or(0.0, |h| h.score);
         Ok(found
             .into_iter()
+            .map(|mut h| {
+                if best > 0.0 {
+                    h.relevance = h.score / best;
+                }
+                h
+            })
             .filter_map(|h| {
                 let reason = Reason::Terms {
                     terms: h.matched_terms,

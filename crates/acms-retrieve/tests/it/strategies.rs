@@ -366,6 +366,33 @@ fn the_title_of_a_report_outweighs_the_narrative_under_it() {
 }
 
 #[test]
+fn a_test_named_after_the_task_does_not_push_the_source_under_the_minimum_relevance() {
+    let f = Fixture::with_files(
+        false,
+        &[
+            (
+                "tests/test_feeding.py",
+                "def test_quokka_wombat_feeding():\n    quokka_wombat_feeding(quokka=1, wombat=2)\n",
+            ),
+            (
+                "src/zoo/pens.py",
+                "def restock(pen, keeper, season):\n    ledger_0 = pen.count_animals(keeper, season, 0)\n    ledger_1 = pen.count_animals(keeper, season, 1)\n    ledger_2 = pen.count_animals(keeper, season, 2)\n    ledger_3 = pen.count_animals(keeper, season, 3)\n    ledger_4 = pen.count_animals(keeper, season, 4)\n    ledger_5 = pen.count_animals(keeper, season, 5)\n    ledger_6 = pen.count_animals(keeper, season, 6)\n    ledger_7 = pen.count_animals(keeper, season, 7)\n    ledger_8 = pen.count_animals(keeper, season, 8)\n    ledger_9 = pen.count_animals(keeper, season, 9)\n    ledger_10 = pen.count_animals(keeper, season, 10)\n    ledger_11 = pen.count_animals(keeper, season, 11)\n    ledger_12 = pen.count_animals(keeper, season, 12)\n    ledger_13 = pen.count_animals(keeper, season, 13)\n    ledger_14 = pen.count_animals(keeper, season, 14)\n    ledger_15 = pen.count_animals(keeper, season, 15)\n    ledger_16 = pen.count_animals(keeper, season, 16)\n    ledger_17 = pen.count_animals(keeper, season, 17)\n    ledger_18 = pen.count_animals(keeper, season, 18)\n    ledger_19 = pen.count_animals(keeper, season, 19)\n    ledger_20 = pen.count_animals(keeper, season, 20)\n    ledger_21 = pen.count_animals(keeper, season, 21)\n    ledger_22 = pen.count_animals(keeper, season, 22)\n    ledger_23 = pen.count_animals(keeper, season, 23)\n    ledger_24 = pen.count_animals(keeper, season, 24)\n    ledger_25 = pen.count_animals(keeper, season, 25)\n    ledger_26 = pen.count_animals(keeper, season, 26)\n    ledger_27 = pen.count_animals(keeper, season, 27)\n    ledger_28 = pen.count_animals(keeper, season, 28)\n    ledger_29 = pen.count_animals(keeper, season, 29)\n    ledger_30 = pen.count_animals(keeper, season, 30)\n    ledger_31 = pen.count_animals(keeper, season, 31)\n    ledger_32 = pen.count_animals(keeper, season, 32)\n    ledger_33 = pen.count_animals(keeper, season, 33)\n    ledger_34 = pen.count_animals(keeper, season, 34)\n    ledger_35 = pen.count_animals(keeper, season, 35)\n    ledger_36 = pen.count_animals(keeper, season, 36)\n    ledger_37 = pen.count_animals(keeper, season, 37)\n    ledger_38 = pen.count_animals(keeper, season, 38)\n    ledger_39 = pen.count_animals(keeper, season, 39)\n    pen.quokka_rations = keeper.ration(season)\n",
+            ),
+        ],
+    );
+    let r = f.retriever();
+    let ranked = keyword_ranking(&r, "quokka wombat feeding");
+    // The test matches every word in its name; the pen's long body names one of them once.
+    assert!(
+        ranked
+            .iter()
+            .any(|n| n.ends_with("test_quokka_wombat_feeding")),
+        "{ranked:?}"
+    );
+    assert!(ranked.iter().any(|n| n == "zoo.pens.restock"), "{ranked:?}");
+}
+
+#[test]
 fn an_operator_in_the_tasks_code_names_the_code_that_implements_it() {
     let f = Fixture::with_files(
         false,
