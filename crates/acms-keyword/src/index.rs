@@ -27,9 +27,10 @@ use crate::error::{Error, Result};
 use crate::query::{
     COMMON_TERM_MIN_DOCS, Clause, MAX_COMPOUND_TERMS, MAX_QUERY_TERMS, MAX_VARIANTS,
     MAX_VARIANTS_PER_TERM, MIN_VARIANT_STEM, boolean_query, candidate_terms, clauses,
-    compound_candidates, select_terms, stem, variant_clauses,
+    compound_candidates, select_terms, variant_clauses,
 };
-use crate::schema::{Fields, register_analyzers, stemmer};
+use crate::schema::{Fields, register_analyzers};
+use crate::stem::{stem, stemmer};
 
 /// One searchable symbol (a UKO node, or anything else with an id).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

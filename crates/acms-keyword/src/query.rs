@@ -19,6 +19,7 @@ use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::tokenizer::{TextAnalyzer, TokenStream, Tokenizer};
 
 use crate::schema::{Analysis, SearchField};
+use crate::stem::stem;
 use crate::terms::{STOP_WORDS, names_nothing};
 use crate::tokenizer::CodeTokenizer;
 
@@ -171,16 +172,6 @@ pub(crate) const MIN_VARIANT_STEM: usize = 4;
 /// Measured at 0.5 and 0.3 (docs/notes/2026-12-06-properties-and-stem-variants.md): 0.5 cost
 /// SWE-bench one task's gold file; 0.3 leaves every SWE task's figures as they were.
 pub(crate) const VARIANT_BOOST: f32 = 0.3;
-
-/// Stems one lowercase term with `stemmer` (a raw tokenizer plus stemmer).
-pub(crate) fn stem(stemmer: &mut TextAnalyzer, term: &str) -> String {
-    let mut stream = stemmer.token_stream(term);
-    if stream.advance() {
-        stream.token().text.clone()
-    } else {
-        term.to_owned()
-    }
-}
 
 /// Clauses being collected: one per (field, text), listing every query term that led to it.
 #[derive(Default)]
@@ -379,7 +370,7 @@ mod tests {
         let (_, fields) = crate::schema::Fields::schema();
         let searchable = fields.searchable();
         let terms = vec!["render".to_string(), "rendering".to_string()];
-        let mut stemmer = crate::schema::stemmer();
+        let mut stemmer = crate::stem::stemmer();
         let clauses = clauses(&terms, &searchable, &mut stemmer);
         let doc: Vec<&Clause> = clauses.iter().filter(|c| c.field == fields.doc).collect();
         assert_eq!(doc.len(), 1);
@@ -392,7 +383,7 @@ mod tests {
     fn letters_and_small_numbers_are_matched_in_bodies_only() {
         let (_, fields) = crate::schema::Fields::schema();
         let terms: Vec<String> = ["f", "10", "404", "subs"].map(String::from).into();
-        let clauses = clauses(&terms, &fields.searchable(), &mut crate::schema::stemmer());
+        let clauses = clauses(&terms, &fields.searchable(), &mut crate::stem::stemmer());
         let fields_of = |qi: usize| {
             clauses
                 .iter()

@@ -11,7 +11,6 @@ use tantivy::schema::{
 use tantivy::tokenizer::{StopWordFilter, TextAnalyzer, TokenizerManager};
 
 use crate::stem::MemoStemmer;
-pub(crate) use crate::stem::stemmer;
 use crate::terms::STOP_WORDS;
 use crate::tokenizer::CodeTokenizer;
 

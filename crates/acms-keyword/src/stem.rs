@@ -19,13 +19,13 @@ pub(crate) fn stemmer() -> TextAnalyzer {
         .build()
 }
 
-/// The stem of `term`, as [`stemmer`] gives it.
-fn stem_of(analyzer: &mut TextAnalyzer, term: &str) -> String {
-    let mut stream = analyzer.token_stream(term);
+/// Stems one lowercase term with `stemmer` (a raw tokenizer plus stemmer).
+pub(crate) fn stem(stemmer: &mut TextAnalyzer, term: &str) -> String {
+    let mut stream = stemmer.token_stream(term);
     if stream.advance() {
         stream.token().text.clone()
     } else {
-        term.to_string()
+        term.to_owned()
     }
 }
 
@@ -86,7 +86,7 @@ impl<T: TokenStream> TokenStream for MemoStemStream<T> {
             if memo.len() >= MEMO_CAPACITY {
                 memo.clear();
             }
-            let stem = stem_of(analyzer.get_or_insert_with(stemmer), &token.text);
+            let stem = stem(analyzer.get_or_insert_with(stemmer), &token.text);
             memo.insert(token.text.as_str().into(), stem.as_str().into());
             token.text = stem;
         });
