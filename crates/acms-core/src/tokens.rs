@@ -148,10 +148,7 @@ impl TokenCounter for ExactCounter {
             let pieces = Pieces { starts, sums };
             ranges
                 .iter()
-                .map(|r| match text.get(r.clone()) {
-                    Some(slice) => pieces.count_slice(bpe, memo, text, r.start, slice),
-                    None => 0,
-                })
+                .map(|r| pieces.count_slice(bpe, memo, text, r.clone()))
                 .collect()
         })
     }
@@ -169,16 +166,18 @@ struct Pieces {
 }
 
 impl Pieces {
-    /// The count of `slice`, which is `text[at..at + slice.len()]`.
+    /// The count of `text[range]`, 0 when that is not a slice of `text`.
     fn count_slice(
         &self,
         bpe: &bpe_openai::Tokenizer,
         memo: &mut Memo,
         text: &str,
-        at: usize,
-        slice: &str,
+        range: Range<usize>,
     ) -> usize {
-        let end = at + slice.len();
+        let Some(slice) = text.get(range.clone()) else {
+            return 0;
+        };
+        let Range { start: at, end } = range;
         // The last piece start of the text at or before the slice's trailing whitespace.
         let settled = at + slice.trim_end().len();
         let last = self.starts.partition_point(|&s| s <= settled) - 1;

@@ -12,6 +12,7 @@
 //! This module does not run the query or score anything; `index` does.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 use tantivy::Term;
 use tantivy::query::{BooleanQuery, BoostQuery, DisjunctionMaxQuery, Occur, Query, TermQuery};
@@ -182,10 +183,10 @@ struct ClauseSet {
 
 impl ClauseSet {
     fn add(&mut self, field: Field, text: &str, boost: f32, query_term: usize) {
-        match self.index.get(&(field, text.to_owned())) {
-            Some(&ci) => self.out[ci].query_terms.push(query_term),
-            None => {
-                self.index.insert((field, text.to_owned()), self.out.len());
+        match self.index.entry((field, text.to_owned())) {
+            Entry::Occupied(e) => self.out[*e.get()].query_terms.push(query_term),
+            Entry::Vacant(e) => {
+                e.insert(self.out.len());
                 self.out.push(Clause {
                     field,
                     term: Term::from_field_text(field, text),

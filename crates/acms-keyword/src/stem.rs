@@ -86,9 +86,9 @@ impl<T: TokenStream> TokenStream for MemoStemStream<T> {
             if memo.len() >= MEMO_CAPACITY {
                 memo.clear();
             }
-            let stem = stem(analyzer.get_or_insert_with(stemmer), &token.text);
-            memo.insert(token.text.as_str().into(), stem.as_str().into());
-            token.text = stem;
+            let stemmed = stem(analyzer.get_or_insert_with(stemmer), &token.text);
+            memo.insert(token.text.as_str().into(), stemmed.as_str().into());
+            token.text = stemmed;
         });
         true
     }

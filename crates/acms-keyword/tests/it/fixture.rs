@@ -143,9 +143,14 @@ pub fn docs() -> Vec<KeywordDoc> {
 
 /// A fresh index holding [`docs`], in a temporary directory the caller keeps alive.
 pub fn index() -> (TempDir, KeywordIndex) {
+    index_of(&docs())
+}
+
+/// A fresh index holding `docs`, in a temporary directory the caller keeps alive.
+pub fn index_of(docs: &[KeywordDoc]) -> (TempDir, KeywordIndex) {
     let tmp = tempfile::tempdir().expect("temp dir");
     let mut index = KeywordIndex::create_or_open(tmp.path().join("kw")).expect("create");
-    index.apply(&[], &docs()).expect("apply");
+    index.apply(&[], docs).expect("apply");
     (tmp, index)
 }
 

@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 use acms_keyword::{KeywordIndex, MAX_QUERY_TERMS};
 use tempfile::TempDir;
 
-use crate::fixture::{ids, index};
+use crate::fixture::{ids, index, index_of};
 
 fn shared() -> &'static KeywordIndex {
     static INDEX: OnceLock<(TempDir, KeywordIndex)> = OnceLock::new();
@@ -117,8 +117,6 @@ proptest::proptest! {
 #[test]
 fn terms_in_most_documents_are_dropped_from_large_indexes() {
     use acms_keyword::{COMMON_TERM_MIN_DOCS, KeywordDoc};
-    let tmp = tempfile::tempdir().unwrap();
-    let mut index = KeywordIndex::create_or_open(tmp.path()).unwrap();
     let docs: Vec<KeywordDoc> = (0..COMMON_TERM_MIN_DOCS)
         .map(|i| KeywordDoc {
             id: i,
@@ -132,7 +130,7 @@ fn terms_in_most_documents_are_dropped_from_large_indexes() {
             ..KeywordDoc::default()
         })
         .collect();
-    index.apply(&[], &docs).unwrap();
+    let (_tmp, index) = index_of(&docs);
     let query = "fn frobnicate(&self)";
     assert_eq!(index.query_terms(query), ["frobnicate"]);
     let hits = index.search(query, 5).unwrap();
@@ -180,8 +178,6 @@ fn many_emphasized_identifiers_beside_a_long_query_are_not_a_panic() {
 #[test]
 fn a_variant_that_names_many_documents_of_a_large_index_is_left_out() {
     use acms_keyword::{COMMON_TERM_MIN_DOCS, KeywordDoc};
-    let tmp = tempfile::tempdir().unwrap();
-    let mut index = KeywordIndex::create_or_open(tmp.path()).unwrap();
     // 50 of 1 000 documents are named `value` (5 %); one is named `contains`.
     let docs: Vec<KeywordDoc> = (0..COMMON_TERM_MIN_DOCS)
         .map(|i| KeywordDoc {
@@ -194,7 +190,7 @@ fn a_variant_that_names_many_documents_of_a_large_index_is_left_out() {
             ..KeywordDoc::default()
         })
         .collect();
-    index.apply(&[], &docs).unwrap();
+    let (_tmp, index) = index_of(&docs);
     let hits = index.search("values containment", 100).unwrap();
     let ids: Vec<u64> = hits.iter().map(|h| h.id).collect();
     assert_eq!(ids, [500], "{hits:?}");

@@ -1,8 +1,6 @@
 //! Expected top hits on the fixture set.
 
-use acms_keyword::KeywordIndex;
-
-use crate::fixture::{doc, ids, index};
+use crate::fixture::{doc, ids, index, index_of};
 
 /// `query`'s best hits start with `expected_top`, in that order.
 fn check(query: &str, expected_top: &[u64]) {
@@ -123,8 +121,6 @@ fn results_do_not_depend_on_insertion_order() {
 fn a_document_that_matches_the_whole_question_beats_one_word_in_a_short_name() {
     // The README's question: `token` alone is a short name, and BM25 summed over terms gave
     // its one match more than a doc that matches every word of the question.
-    let tmp = tempfile::tempdir().expect("temp dir");
-    let mut index = KeywordIndex::create_or_open(tmp.path().join("kw")).expect("create");
     let docs = vec![
         doc(
             1,
@@ -166,7 +162,7 @@ fn a_document_that_matches_the_whole_question_beats_one_word_in_a_short_name() {
              items.pop();\n        text = render(items);\n    }",
         ),
     ];
-    index.apply(&[], &docs).expect("apply");
+    let (_tmp, index) = index_of(&docs);
     let hits = index
         .search("how is the token budget verified after rendering?", 4)
         .expect("search");
@@ -177,8 +173,6 @@ fn a_document_that_matches_the_whole_question_beats_one_word_in_a_short_name() {
 fn a_name_that_shares_a_query_words_stem_is_found_by_it() {
     // jq's "Limit the containment check depth": the code says `jv_contains`, and names are
     // not stemmed; the index's own names with the word's stem join the query at a third of its weight.
-    let tmp = tempfile::tempdir().expect("temp dir");
-    let mut index = KeywordIndex::create_or_open(tmp.path().join("kw")).expect("create");
     let docs = vec![
         doc(
             1,
@@ -208,7 +202,7 @@ fn a_name_that_shares_a_query_words_stem_is_found_by_it() {
             "  return p->done;",
         ),
     ];
-    index.apply(&[], &docs).expect("apply");
+    let (_tmp, index) = index_of(&docs);
     // Without variants both match only by their (stemmed) bodies, alike; the name decides.
     let hits = index.search("containment", 10).expect("search");
     let score = |id: u64| hits.iter().find(|h| h.id == id).map_or(0.0, |h| h.score);
