@@ -67,17 +67,29 @@ const SIZE_FULL_BUDGET: u32 = 16_000;
 /// the factor, the 12-token signature of a method the best body calls
 /// (`def _print_nth_root(self, base, exp):`) was worth a third of a 100-token one, and the
 /// short bodies of methods half as relevant took its place (docs/EVAL.md, "A short signature
-/// is not worth less").
+/// is not worth less"). A skeleton past [`SKELETON_SHARE`] earns no size factor.
 fn value(score: f64, depth: Depth, tokens: u32, budget: u32) -> f64 {
     let e = SIZE_EXPONENT * full_budget_share(budget);
     let size = (f64::from(tokens.max(1)) / 100.0).powf(e);
-    let size = if depth == Depth::Full {
-        size
-    } else {
-        size.max(1.0)
+    let size = match depth {
+        Depth::Full => size,
+        Depth::Skeleton if tokens > budget.max(SIZE_FULL_BUDGET) / SKELETON_SHARE => 1.0,
+        _ => size.max(1.0),
     };
     score.powi(SCORE_SHARPNESS) * depth_value(depth) * size
 }
+
+/// The largest share (1 / `SKELETON_SHARE`) of a [`SIZE_FULL_BUDGET`] window (or of a
+/// larger one) a skeleton may take and still be worth more for its length. A class's
+/// skeleton lists its members, and its length tells how many signatures it shows; past a
+/// quarter of the window it is not a map of the class but most of the window. The
+/// 6 211-token skeleton of Newtonsoft.Json's `JToken` (2 850 lines) was worth 7.9 times its
+/// score and took 40 % of a 16k context, which then named 10 and 13 files and left out the
+/// one a fix touched (`JValue.cs`, `JsonValidatingReader.cs`). The skeletons of 1 000-line
+/// Java classes (≤ 2 400 tokens) keep their factor; so does a 1 500-token one in a 4k window,
+/// where the factor is weak and a bar at that window's own quarter cost four sets a class
+/// outline each (docs/notes/2026-12-07-large-skeletons-and-packing.md).
+const SKELETON_SHARE: u32 = 4;
 
 /// How far `budget` is towards [`SIZE_FULL_BUDGET`], in [0, 1]: what scales the size
 /// exponent and the presence value, which a small window should spend on breadth and code.
@@ -434,6 +446,57 @@ mod tests {
             .pack(&candidates, 12);
         let shown: Vec<(u64, Depth)> = packing.items.iter().map(|i| (i.id, i.depth)).collect();
         assert_eq!(shown, [(0, Depth::Signature)]);
+    }
+
+    #[test]
+    fn a_skeleton_past_a_quarter_of_the_window_is_worth_what_it_names() {
+        let skeleton = |tokens, budget| value(0.8, Depth::Skeleton, tokens, budget);
+        let budget = SIZE_FULL_BUDGET;
+        assert!(
+            skeleton(2000, budget) > skeleton(100, budget),
+            "a class's outline"
+        );
+        assert_eq!(skeleton(6211, budget), skeleton(100, budget));
+        assert_eq!(skeleton(4001, budget), skeleton(1, budget));
+        assert!(
+            skeleton(1500, 4000) > skeleton(100, 4000),
+            "the bar is the 16k window's"
+        );
+        // Newtonsoft.Json's "Fix MissingMethodException from JToken.WriteTo" at 16k, in small:
+        // `JToken.WriteTo` (1.0) is in; the room left holds its class's skeleton (0.78) or
+        // the signatures of ten other files' methods (0.25, each naming its file).
+        let files_named = |skeleton_value: f64| {
+            let mut candidates = vec![
+                candidate(0, 1.0, 170, 20, budget),
+                Candidate {
+                    id: 1,
+                    options: vec![DepthOption {
+                        depth: Depth::Skeleton,
+                        tokens: 6211,
+                        value: skeleton_value,
+                    }],
+                },
+            ];
+            candidates.extend((2..12).map(|i| candidate(i, 0.25, 300, 40, budget)));
+            let files: Vec<String> = (0..12).map(|i| format!("f{}.cs", i.max(1))).collect();
+            let files: Vec<&str> = files.iter().map(String::as_str).collect();
+            let mut scores = vec![1.0, 0.78];
+            scores.extend([0.25; 10]);
+            name_each_file(&mut candidates, &files, &scores, budget);
+            let packing = acms_pack::packer_by_name("exact")
+                .expect("a registered packer")
+                .pack(&candidates, 6211 + 170);
+            packing.items.iter().filter(|i| i.id >= 2).count()
+        };
+        let rewarded = 0.78f64.powi(SCORE_SHARPNESS)
+            * depth_value(Depth::Skeleton)
+            * (6211.0f64 / 100.0).powf(SIZE_EXPONENT);
+        assert_eq!(
+            files_named(rewarded),
+            0,
+            "with the size factor, the skeleton won"
+        );
+        assert_eq!(files_named(value(0.78, Depth::Skeleton, 6211, budget)), 10);
     }
 
     #[test]
