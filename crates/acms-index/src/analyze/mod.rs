@@ -166,9 +166,9 @@ pub trait Analyzer: Send + Sync {
 }
 
 /// The language of the file at `path`, by extension, and for `.json` by content (a JSON
-/// Schema has `$schema`, `definitions`/`$defs` or `properties` at the top level). `None`
-/// for files acms does not index as text: binary content (a NUL byte in the first 8 KiB)
-/// and unknown extensions.
+/// Schema has `$schema`, `definitions`/`$defs` or `properties` at the top level); an
+/// extension-less script by its `#!` line. `None` for files acms does not index as text:
+/// binary content (a NUL byte in the first 8 KiB) and unknown extensions.
 pub fn detect_language(path: &str, source: &str) -> Option<Language> {
     let head = &source.as_bytes()[..source.len().min(8 * 1024)];
     if head.contains(&0) {
@@ -176,8 +176,10 @@ pub fn detect_language(path: &str, source: &str) -> Option<Language> {
     }
     let name = path.rsplit('/').next().unwrap_or(path);
     let ext = match name.rfind('.') {
-        // Dotfiles (`.gitignore`, `.env`) and extension-less files (`Makefile`) are text.
-        Some(0) | None => return Some(Language::Text),
+        // Dotfiles (`.gitignore`, `.env`) are text; so are extension-less files (`Makefile`)
+        // but scripts, which name their interpreter.
+        Some(0) => return Some(Language::Text),
+        None => return Some(by_shebang(source).unwrap_or(Language::Text)),
         Some(i) => name[i + 1..].to_ascii_lowercase(),
     };
     Some(match ext.as_str() {
@@ -205,6 +207,29 @@ pub fn detect_language(path: &str, source: &str) -> Option<Language> {
         "json" if json_schema::looks_like_schema(source) => Language::JsonSchema,
         "json" | "jsonc" | "json5" => Language::Text,
         e if TEXT_EXTENSIONS.contains(&e) => Language::Text,
+        _ => return None,
+    })
+}
+
+/// The language of a script's interpreter line (`#!/bin/sh`, `#!/usr/bin/env -S python3 -u`):
+/// the commands of a project's `bin/` and `libexec/` are often its entry points, and the
+/// core of a shell project (bats-core's `libexec/bats-core/bats-exec-test`) may have no
+/// extension at all.
+fn by_shebang(source: &str) -> Option<Language> {
+    let line = source.strip_prefix("#!")?.lines().next()?;
+    let mut words = line.split_whitespace();
+    let mut program = words.next()?.rsplit('/').next()?;
+    if program == "env" {
+        program = words.find(|w| !w.starts_with('-') && !w.contains('='))?;
+    }
+    // `python3.12`, `bash5`: the name without its version.
+    let program = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    Some(match program {
+        "sh" | "bash" | "dash" | "ksh" => Language::Bash,
+        "python" | "pypy" => Language::Python,
+        "node" | "nodejs" => Language::JavaScript,
+        "ruby" => Language::Ruby,
+        "php" => Language::Php,
         _ => return None,
     })
 }

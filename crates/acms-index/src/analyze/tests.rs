@@ -158,6 +158,26 @@ fn detects_languages() {
     check_detect("README.md", "", Some(Language::Markdown));
     check_detect("s.json", r#"{"$schema": "x"}"#, Some(Language::JsonSchema));
     check_detect("package.json", r#"{"name": "x"}"#, Some(Language::Text));
+    // Extension-less scripts by their interpreter line; other extension-less files are text.
+    let scripts = [
+        ("#!/bin/sh\nset -e\n", Some(Language::Bash)),
+        ("#!/usr/bin/env bash\n", Some(Language::Bash)),
+        ("#! /bin/bash -e\n", Some(Language::Bash)),
+        ("#!/usr/bin/env -S python3.12 -u\n", Some(Language::Python)),
+        ("#!/usr/bin/python\n", Some(Language::Python)),
+        ("#!/usr/bin/env node\n", Some(Language::JavaScript)),
+        ("#!/usr/bin/env ruby\n", Some(Language::Ruby)),
+        ("#!/usr/bin/env PATH=/x php\n", Some(Language::Php)),
+        ("#!/usr/bin/env perl\n", Some(Language::Text)),
+        ("#!/usr/bin/env\n", Some(Language::Text)),
+        ("#!\n", Some(Language::Text)),
+        ("all:\n\tcc a.c\n", Some(Language::Text)),
+    ];
+    for (src, expected) in scripts {
+        check_detect("libexec/bats-exec-test", src, expected);
+    }
+    check_detect("run.txt", "#!/bin/sh\n", Some(Language::Text));
+    check_detect(".envrc", "#!/bin/sh\n", Some(Language::Text));
     check_detect("Cargo.toml", "", Some(Language::Text));
     check_detect("ci.YML", "", Some(Language::Text));
     check_detect("main.go", "", Some(Language::Go));
@@ -683,7 +703,7 @@ proptest! {
 #[test]
 fn a_change_in_what_the_analyzers_extract_comes_with_a_new_version() {
     const FINGERPRINT: (&str, &str) = (
-        "14",
+        "15",
         "3ac617bdff4250e02f83a6a9164fce0c2d82172f5bffd4872577818d49d5fe03",
     );
     let samples: &[(Language, &str, &str)] = &[
