@@ -25,8 +25,9 @@ pub mod walk;
 /// 11: JavaScript/TypeScript functions behind a guard or an anonymous wrapper call
 /// (`export default ok && (async () => {…})`, `const h = wrap(async () => {…})`). 12: a Java
 /// field holding an anonymous class is a class named by the field. 15: an extension-less
-/// script is read in the language its `#!` line names.
-pub const ANALYZERS_VERSION: &str = "15";
+/// script is read in the language its `#!` line names. 16: a shell file's code outside its
+/// functions is also line chunks.
+pub const ANALYZERS_VERSION: &str = "16";
 
 pub use banner::{HEAD_CHARS, HEADER_LINES, generated_file, generated_header};
 pub use build::{IndexOptions, IndexReport, LeftOut, NodeChanges, index_repo, indexable};

@@ -585,28 +585,9 @@ pub(crate) fn chunk_file(
     let mut l = 0;
     while l < lines.count() {
         let last = (l + per).min(lines.count()) - 1;
-        let (a, b) = (lines.start(l), lines.start(last + 1).min(source.len()));
-        let sig = (l..=last)
-            .map(|i| lines.text(i).trim())
-            .find(|t| !t.is_empty())
-            .map(|t| truncate_chars(t, 120));
-        if let Some(sig) = sig {
-            let name = format!("lines {}-{}", l + 1, last + 1);
-            let skeleton = chunk_skeleton(&lines, l, last);
-            chunk_sigs.push(sig.clone());
-            nodes.push(make_node(
-                &lines,
-                NodeKind::Chunk,
-                name.clone(),
-                format!("{qualified_name}:{}-{}", l + 1, last + 1),
-                Some(0),
-                a,
-                b,
-                sig.clone(),
-                None,
-                sig,
-                skeleton,
-            ));
+        if let Some(chunk) = line_chunk(&lines, &qualified_name, l, last) {
+            chunk_sigs.push(chunk.signature.clone());
+            nodes.push(chunk);
         }
         l = last + 1;
     }
@@ -614,6 +595,61 @@ pub(crate) fn chunk_file(
     ParsedFile {
         nodes,
         ..ParsedFile::default()
+    }
+}
+
+/// Lines `first..=last` (0-based) as a chunk under the module `module` (node 0), signed by
+/// its first non-blank line; `None` when they are all blank.
+fn line_chunk(lines: &Lines, module: &str, first: usize, last: usize) -> Option<ParsedNode> {
+    let sig = (first..=last)
+        .map(|i| lines.text(i).trim())
+        .find(|t| !t.is_empty())
+        .map(|t| truncate_chars(t, 120))?;
+    let end = lines.start(last + 1).min(lines.src.len());
+    Some(make_node(
+        lines,
+        NodeKind::Chunk,
+        format!("lines {}-{}", first + 1, last + 1),
+        format!("{module}:{}-{}", first + 1, last + 1),
+        Some(0),
+        lines.start(first),
+        end,
+        sig.clone(),
+        None,
+        sig,
+        chunk_skeleton(lines, first, last),
+    ))
+}
+
+/// Chunks of at most `limits.chunk_lines` lines over the code outside `file`'s top-level
+/// definitions: in a script, that code is the program (the argument loop, the dispatch),
+/// which the module's renderings show only whole.
+pub(crate) fn add_top_level_chunks(file: &mut ParsedFile, source: &str, limits: &ParseLimits) {
+    let lines = Lines::new(source);
+    let count = lines.count();
+    let mut covered = vec![false; count];
+    for n in file.nodes.iter().filter(|n| n.parent == Some(0)) {
+        let (a, b) = (n.start_line as usize - 1, n.end_line as usize);
+        covered[a.min(count)..b.min(count)].fill(true);
+    }
+    let module = file.nodes[0].qualified_name.clone();
+    let per = limits.chunk_lines.max(1);
+    let mut l = 0;
+    while l < count {
+        if covered[l] || lines.text(l).trim().is_empty() {
+            l += 1;
+            continue;
+        }
+        let mut last = l;
+        while last + 1 < count && !covered[last + 1] && last + 1 - l < per {
+            last += 1;
+        }
+        // A run ends at its last non-blank line.
+        while lines.text(last).trim().is_empty() {
+            last -= 1;
+        }
+        file.nodes.extend(line_chunk(&lines, &module, l, last));
+        l = last + 1;
     }
 }
 

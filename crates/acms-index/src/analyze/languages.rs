@@ -150,6 +150,7 @@ pub(crate) const BASE: Table = Table {
     module_doc: walker::no_module_doc,
     query: None,
     parse_view: walker::source_as_is,
+    script: false,
 };
 
 static GO_QUERY: QuerySpec = QuerySpec::new(include_str!("languages/go.scm"));
@@ -312,6 +313,7 @@ pub(crate) static BASH: Table = Table {
     ],
     jumps: &[],
     query: Some(&BASH_QUERY),
+    script: true,
     ..BASE
 };
 

@@ -17,9 +17,10 @@ use std::collections::HashSet;
 use tree_sitter::Node;
 
 use super::common::{
-    Clock, LineSet, Lines, ParseFailure, block_at, bounded, chunk_file, clean_comment,
-    clean_docstring, clean_name, deadline, dedent_slice, file_stem, is_closing_line, is_noise_name,
-    make_node, module_node, next_code_lines, parse, render_kept, slice, timeout_warning,
+    Clock, LineSet, Lines, ParseFailure, add_top_level_chunks, block_at, bounded, chunk_file,
+    clean_comment, clean_docstring, clean_name, deadline, dedent_slice, file_stem, is_closing_line,
+    is_noise_name, make_node, module_node, next_code_lines, parse, render_kept, slice,
+    timeout_warning,
 };
 use super::doc_sections::{DocSections, doc_sections};
 use super::query::{Captures, Matcher, QuerySpec};
@@ -93,6 +94,9 @@ pub(crate) struct Table {
     /// The text the parser reads when it is not the source itself (C#'s `#if` lines as
     /// blanks): the same length, so every node's byte span is a span of the source.
     pub parse_view: fn(&str) -> Option<String>,
+    /// The code outside top-level definitions is the program (shell): it is also indexed as
+    /// line chunks, so a change to it is found without the whole file.
+    pub script: bool,
 }
 
 pub(crate) fn no_module_doc(_: Node, _: &str) -> Option<DocSpan> {
@@ -252,7 +256,12 @@ fn is_data(kind: NodeKind) -> bool {
 pub(crate) fn analyze(table: &Table, path: &str, source: &str, limits: &ParseLimits) -> ParsedFile {
     let (qname, _) = (table.module_names)(path);
     match walk(table, path, source, limits) {
-        Ok(w) => bounded(w.file, path, source, qname, limits),
+        Ok(mut w) => {
+            if table.script {
+                add_top_level_chunks(&mut w.file, source, limits);
+            }
+            bounded(w.file, path, source, qname, limits)
+        }
         Err(_) => {
             let mut f = chunk_file(path, source, qname, limits);
             f.warnings.push(timeout_warning(limits));

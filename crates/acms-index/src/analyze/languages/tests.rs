@@ -521,6 +521,9 @@ fn bash() {
         &[
             (NodeKind::Module, "scripts/install", 1, 14),
             (NodeKind::Function, "scripts/install.install_pkg", 5, 12),
+            // The program around the functions, in chunks (blank edges trimmed).
+            (NodeKind::Chunk, "scripts/install:1-3", 1, 3),
+            (NodeKind::Chunk, "scripts/install:14-14", 14, 14),
         ],
     );
     check_render(
