@@ -1,6 +1,8 @@
 //! The languages commits are mined for: which files are each one's source, and which are its
 //! tests, examples or vendored code. Shared by the miner and the report's set language.
 
+use acms::index::{Language, detect_language};
+
 use crate::error::{Error, Result};
 
 /// The languages commits are mined for.
@@ -175,6 +177,27 @@ impl Lang {
         }
     }
 
+    /// The language acms' analyzers read this language's files as.
+    fn analyzed_as(self) -> Language {
+        match self {
+            Lang::TypeScript => Language::TypeScript,
+            Lang::Rust => Language::Rust,
+            Lang::Python => Language::Python,
+            Lang::JavaScript => Language::JavaScript,
+            Lang::Java => Language::Java,
+            Lang::Go => Language::Go,
+            Lang::C => Language::C,
+            Lang::Cpp => Language::Cpp,
+            Lang::CSharp => Language::CSharp,
+            Lang::Ruby => Language::Ruby,
+            Lang::Php => Language::Php,
+            Lang::Kotlin => Language::Kotlin,
+            Lang::Swift => Language::Swift,
+            Lang::Scala => Language::Scala,
+            Lang::Bash => Language::Bash,
+        }
+    }
+
     /// The language a path's extension names, tests included (`.h` is C). For reports, not
     /// for mining: see [`Lang::is_source`].
     pub fn of_path(path: &str) -> Option<Lang> {
@@ -188,6 +211,13 @@ impl Lang {
     /// A source file of this language that is not a test, example, benchmark, declaration,
     /// vendored or generated file, by the conventions a reader of the language expects.
     pub fn is_source(self, path: &str) -> bool {
+        self.is_source_file(path, None)
+    }
+
+    /// [`Lang::is_source`], where `script` is the text of an extension-less file: such a file
+    /// is this language's when its `#!` line names the interpreter (bats-core's core is
+    /// `libexec/bats-core/bats-exec-test`), as acms' own `detect_language` reads it.
+    pub fn is_source_file(self, path: &str, script: Option<&str>) -> bool {
         let lower = path.to_ascii_lowercase();
         let parts: Vec<&str> = lower.split('/').collect();
         let dirs = &parts[..parts.len().saturating_sub(1)];
@@ -196,7 +226,12 @@ impl Lang {
         let cased: Vec<&str> = path.split('/').collect();
         let cased_dirs = &cased[..cased.len().saturating_sub(1)];
         let cased_name = cased.last().copied().unwrap_or("");
-        if dirs.iter().any(|d| common_excluded_dir(d)) || !self.has_extension(name) {
+        let a_script = || {
+            !name.contains('.')
+                && script.is_some_and(|s| detect_language(path, s) == Some(self.analyzed_as()))
+        };
+        if dirs.iter().any(|d| common_excluded_dir(d)) || !(self.has_extension(name) || a_script())
+        {
             return false;
         }
         let vendored = dirs.iter().any(|d| vendored_dir(d));

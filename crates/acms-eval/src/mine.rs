@@ -176,7 +176,16 @@ pub fn mine(
             let (Some(st), Some(path)) = (it.next(), it.next()) else {
                 continue;
             };
-            if !lang.is_source(path) {
+            // An extension-less file may be a script: its `#!` line says (at the commit, or
+            // before it for a deletion).
+            let name = path.rsplit('/').next().unwrap_or(path);
+            let script = if name.contains('.') {
+                None
+            } else {
+                let at = if st == "D" { parent } else { sha };
+                git(git_dir, &["show", &format!("{at}:{path}")]).ok()
+            };
+            if !lang.is_source_file(path, script.as_deref()) {
                 continue;
             }
             if st == "M" {
@@ -383,6 +392,12 @@ mod tests {
         let sh = Lang::Bash;
         assert!(sh.is_source("libexec/bats-core/bats-exec-file.sh"));
         assert!(sh.is_source("install.bash"));
+        let exec = "#!/usr/bin/env bash\nset -e\n";
+        assert!(sh.is_source_file("libexec/bats-core/bats-exec-test", Some(exec)));
+        assert!(!sh.is_source_file("libexec/bats-core/bats-exec-test", None));
+        assert!(!sh.is_source_file("test/fixtures/run", Some(exec)));
+        assert!(!Lang::Python.is_source_file("bin/run", Some(exec)));
+        assert!(Lang::Python.is_source_file("bin/isympy", Some("#!/usr/bin/env python3\n")));
         assert!(!sh.is_source("test/fixtures/a.sh"));
         assert!(!sh.is_source("bin/bats"));
     }
