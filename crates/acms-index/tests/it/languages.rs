@@ -4,7 +4,7 @@
 //! header and its implementation, a namespace).
 
 use acms_core::Depth;
-use acms_index::{EdgeKind, NodeRecord};
+use acms_index::{EdgeKind, NodeKind, NodeRecord};
 
 use super::{index, open, write_repo};
 
@@ -378,4 +378,53 @@ fn an_edited_go_or_c_file_resolves_as_a_full_run_does() {
             "{edit}"
         );
     }
+}
+
+/// A shell project's core is often commands without an extension (bats-core's
+/// `libexec/bats-core/bats-exec-test`): their `#!` line makes them shell, and the program
+/// around their functions is chunks an argument-parsing change can be found in.
+#[test]
+fn an_extension_less_script_is_read_by_its_interpreter_line() {
+    let dir = tempfile::tempdir().unwrap();
+    write_repo(
+        dir.path(),
+        &[
+            (
+                "lib/common.bash",
+                b"# Logs a line.\nlog_info() {\n    echo \"$1\"\n}\n",
+            ),
+            (
+                "libexec/tool",
+                b"#!/usr/bin/env bash\nset -e\n\nrun() {\n    log_info \"running\"\n}\n\nwhile [[ $# -gt 0 ]]; do\n    case \"$1\" in\n        -v) VERBOSE=1 ;;\n    esac\n    shift\ndone\nrun\n",
+            ),
+            ("libexec/notes", b"run() is not a function here\n"),
+        ],
+    );
+    index(dir.path());
+    let store = open(dir.path());
+    let nodes = store.nodes().unwrap();
+    let run = named(&nodes, "run");
+    assert_eq!(run.len(), 1, "{nodes:#?}");
+    assert_eq!(run[0].path, "libexec/tool");
+    let log_info = named(&nodes, "log_info");
+    assert!(
+        store
+            .edges()
+            .unwrap()
+            .iter()
+            .any(|e| e.kind == EdgeKind::Calls && e.src == run[0].id && e.dst == log_info[0].id)
+    );
+    let mut chunks: Vec<(u32, u32)> = nodes
+        .iter()
+        .filter(|n| n.path == "libexec/tool" && n.kind == NodeKind::Chunk)
+        .map(|n| (n.start_line, n.end_line))
+        .collect();
+    chunks.sort();
+    assert_eq!(chunks, [(1, 2), (8, 14)]);
+    // A file without a `#!` line stays text.
+    assert!(
+        nodes
+            .iter()
+            .any(|n| n.path == "libexec/notes" && n.kind == NodeKind::Chunk)
+    );
 }

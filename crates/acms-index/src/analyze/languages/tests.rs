@@ -542,6 +542,31 @@ fn bash() {
 }
 
 #[test]
+fn a_long_shell_program_is_chunked_around_its_functions() {
+    // 70 lines of program, a function, 60 more: chunks of at most 60 lines (the default
+    // `chunk_lines`), none over the function.
+    let mut src = "echo step\n".repeat(70);
+    src.push_str("f() {\n    echo f\n}\n");
+    src.push_str(&"echo more\n".repeat(60));
+    let f = analyze(Language::Bash, "run.sh", &src);
+    let spans: Vec<(NodeKind, u32, u32)> = f
+        .nodes
+        .iter()
+        .map(|n| (n.kind, n.start_line, n.end_line))
+        .collect();
+    assert_eq!(
+        spans,
+        [
+            (NodeKind::Module, 1, 133),
+            (NodeKind::Function, 71, 73),
+            (NodeKind::Chunk, 1, 60),
+            (NodeKind::Chunk, 61, 70),
+            (NodeKind::Chunk, 74, 133),
+        ]
+    );
+}
+
+#[test]
 fn kotlin() {
     let path = "src/main/kotlin/com/acme/shop/Cart.kt";
     check_nodes(
