@@ -974,16 +974,17 @@ impl<'s> Incremental<'s> {
             }
             let analyzer = analyzer_for(f.record.language);
             let exists = |p: &str| self.lookup.exists(p);
+            let files_with_stem = |stem: &str| self.lookup.files_with_stem(stem);
             let mut targets = HashSet::new();
             for imp in &f.rows.imports {
-                let Some(target) = analyzer.resolve_import(path, &imp.module, &exists) else {
-                    continue;
-                };
-                let roots = (self.lookup.root_of(path), self.lookup.root_of(&target));
-                if let (Some(src), Some(dst)) = roots {
-                    self.wanted.add(src, dst, EdgeKind::Imports, 1.0);
+                for target in import_targets(analyzer, path, &imp.module, &exists, &files_with_stem)
+                {
+                    let roots = (self.lookup.root_of(path), self.lookup.root_of(&target));
+                    if let (Some(src), Some(dst)) = roots {
+                        self.wanted.add(src, dst, EdgeKind::Imports, 1.0);
+                    }
+                    targets.insert(target);
                 }
-                targets.insert(target);
             }
             add_visible(analyzer, path, &mut targets, &exists);
             self.imported.insert(path.to_string(), targets);
@@ -1026,10 +1027,15 @@ impl<'s> Incremental<'s> {
         if let Some(lang) = self.languages.get(path) {
             let analyzer = analyzer_for(*lang);
             let exists = |p: &str| self.lookup.exists(p);
+            let files_with_stem = |stem: &str| self.lookup.files_with_stem(stem);
             for module in self.store.imports_of(path)? {
-                if let Some(t) = analyzer.resolve_import(path, &module, &exists) {
-                    targets.insert(t);
-                }
+                targets.extend(import_targets(
+                    analyzer,
+                    path,
+                    &module,
+                    &exists,
+                    &files_with_stem,
+                ));
             }
             add_visible(analyzer, path, &mut targets, &exists);
         }
@@ -1061,6 +1067,23 @@ impl Lookup<'_> {
         r
     }
 
+    /// The indexed files named `stem` plus an extension, found by their module nodes' names
+    /// (a module node is named after its file's stem, and names are indexed).
+    fn files_with_stem(&self, stem: &str) -> Vec<String> {
+        let nodes = self.store.nodes_named(stem).unwrap_or_else(|e| {
+            self.failed.borrow_mut().get_or_insert(e);
+            Vec::new()
+        });
+        let mut paths: Vec<String> = nodes
+            .into_iter()
+            .filter(|(_, path, kind)| *kind == NodeKind::Module && file_stem_of(path) == stem)
+            .map(|(_, path, _)| path)
+            .collect();
+        paths.sort();
+        paths.dedup();
+        paths
+    }
+
     /// Whether the index holds the file (or, ending in `/`, the directory) `path`.
     fn exists(&self, path: &str) -> bool {
         if path.ends_with('/') {
@@ -1072,6 +1095,28 @@ impl Lookup<'_> {
             self.root_of(path).is_some()
         }
     }
+}
+
+/// The files and directories an import written in the file at `path` brings in: where the
+/// language's resolver finds it, else the files it names in another module's source root.
+fn import_targets(
+    analyzer: &dyn Analyzer,
+    path: &str,
+    module: &str,
+    exists: &dyn Fn(&str) -> bool,
+    files_with_stem: &dyn Fn(&str) -> Vec<String>,
+) -> Vec<String> {
+    match analyzer.resolve_import(path, module, exists) {
+        Some(target) => vec![target],
+        None => analyzer.resolve_import_elsewhere(module, files_with_stem),
+    }
+}
+
+/// A file's name without its last extension (`a/b/FileMetadata.kt` → `FileMetadata`): the
+/// name its module node has, as [`Lookup::files_with_stem`] finds it.
+fn file_stem_of(path: &str) -> &str {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.rfind('.').map_or(name, |i| &name[..i])
 }
 
 /// Adds to what the file at `path` imports (`targets`) what else it sees without naming it: the
@@ -1415,20 +1460,30 @@ fn resolve_edges(
         dirs.extend(p.match_indices('/').map(|(i, _)| &p[..=i]));
     }
     let exists = |p: &str| module_of.contains_key(p) || dirs.contains(p);
+    let mut by_stem: HashMap<&str, Vec<&str>> = HashMap::new();
+    for p in module_of.keys() {
+        by_stem.entry(file_stem_of(p)).or_default().push(p);
+    }
+    let files_with_stem = |stem: &str| -> Vec<String> {
+        by_stem
+            .get(stem)
+            .map(|v| v.iter().map(|p| p.to_string()).collect())
+            .unwrap_or_default()
+    };
     let mut imported: HashMap<&str, HashSet<String>> = HashMap::new();
     for (path, module) in imports {
         let Some(lang) = languages.get(path) else {
             continue;
         };
-        let Some(target) = analyzer_for(*lang).resolve_import(path, module, &exists) else {
-            continue;
-        };
-        if let (Some(&src), Some(&dst)) =
-            (module_of.get(path.as_str()), module_of.get(target.as_str()))
-        {
-            edges.add(src, dst, EdgeKind::Imports, 1.0);
+        let analyzer = analyzer_for(*lang);
+        for target in import_targets(analyzer, path, module, &exists, &files_with_stem) {
+            if let (Some(&src), Some(&dst)) =
+                (module_of.get(path.as_str()), module_of.get(target.as_str()))
+            {
+                edges.add(src, dst, EdgeKind::Imports, 1.0);
+            }
+            imported.entry(path.as_str()).or_default().insert(target);
         }
-        imported.entry(path.as_str()).or_default().insert(target);
     }
     for (path, lang) in languages {
         let analyzer = analyzer_for(*lang);

@@ -26,8 +26,9 @@ pub mod walk;
 /// (`export default ok && (async () => {…})`, `const h = wrap(async () => {…})`). 12: a Java
 /// field holding an anonymous class is a class named by the field. 15: an extension-less
 /// script is read in the language its `#!` line names. 16: a shell file's code outside its
-/// functions is also line chunks.
-pub const ANALYZERS_VERSION: &str = "16";
+/// functions is also line chunks. 17: a Java, Kotlin or Scala package directory is one
+/// namespace, and an import may name a file of another module (the graph is resolved again).
+pub const ANALYZERS_VERSION: &str = "17";
 
 pub use banner::{HEAD_CHARS, HEADER_LINES, generated_file, generated_header};
 pub use build::{IndexOptions, IndexReport, LeftOut, NodeChanges, index_repo, indexable};

@@ -436,7 +436,10 @@ pub(crate) fn first_existing(
 
 /// The file a dotted package path names (`a.b.C` → `<root>/a/b/C.<ext>`, Java, Kotlin, Scala),
 /// trying every directory above the importing file as the source root (the deepest that holds
-/// the target wins) and, for `a.b.C.method` or `a.b.C.Inner`, the shorter paths too.
+/// the target wins) and, for `a.b.C.method` or `a.b.C.Inner`, the shorter paths too. When no
+/// file matches, the package directory of at least two segments it names (`a.b` of
+/// `import a.b.*`, or Kotlin's `a.b.topLevelFunction` → `<root>/a/b/`): the files there are
+/// what the import brings in.
 pub(crate) fn package_file(
     from_path: &str,
     module: &str,
@@ -453,20 +456,77 @@ pub(crate) fn package_file(
         }
         d = dirname(d);
     }
+    let under = |root: &str, rel: &str| {
+        if root.is_empty() {
+            rel.to_string()
+        } else {
+            format!("{root}/{rel}")
+        }
+    };
     let mut candidates = Vec::new();
     for n in (1..=segs.len()).rev() {
         let rel = segs[..n].join("/");
         for root in &roots {
             for ext in extensions {
-                candidates.push(if root.is_empty() {
-                    format!("{rel}.{ext}")
-                } else {
-                    format!("{root}/{rel}.{ext}")
-                });
+                candidates.push(under(root, &format!("{rel}.{ext}")));
             }
         }
     }
+    // The package itself (`a.b` of `import a.b.*`), or the package of a lower-case member
+    // (`a.b.topLevelFunction`); a capitalized last segment names a type, whose file is the
+    // only answer (in another module, when not here).
+    let member = segs
+        .last()
+        .is_some_and(|s| s.starts_with(|c: char| c.is_lowercase()));
+    let packages = [Some(segs.len()), member.then(|| segs.len() - 1)];
+    for n in packages.into_iter().flatten().filter(|&n| n >= 2) {
+        let rel = segs[..n].join("/");
+        for root in &roots {
+            candidates.push(under(root, &format!("{rel}/")));
+        }
+    }
     first_existing(candidates, exists)
+}
+
+/// Most files one dotted import may name in other source roots: Kotlin's `expect` declaration
+/// and its `actual`s (`commonMain`, `jvmMain`, `nativeMain`…) are one declaration to a reader;
+/// a name found in more places than this is too common to say which one is meant.
+const MAX_SOURCE_ROOTS: usize = 6;
+
+/// The files a dotted package path names in any source root of the repository (another
+/// Gradle or Maven module, whose root no directory above the importing file is): for the
+/// longest prefix of at least two segments that matches, the files `files_with_stem` gives for
+/// its last segment whose path ends in the prefix (`okio.FileMetadata` →
+/// `…/okio/FileMetadata.kt`). At most [`MAX_SOURCE_ROOTS`] of them, or none.
+pub(crate) fn package_file_anywhere(
+    module: &str,
+    extensions: &[&str],
+    files_with_stem: &dyn Fn(&str) -> Vec<String>,
+) -> Vec<String> {
+    let segs: Vec<&str> = module.split('.').filter(|s| !s.is_empty()).collect();
+    for n in (2..=segs.len()).rev() {
+        let stem = segs[n - 1];
+        let dir = segs[..n - 1].join("/");
+        let names_it = |path: &str| {
+            extensions.iter().any(|ext| {
+                let rel = format!("{dir}/{stem}.{ext}");
+                path.strip_suffix(rel.as_str())
+                    .is_some_and(|above| above.is_empty() || above.ends_with('/'))
+            })
+        };
+        let found: Vec<String> = files_with_stem(stem)
+            .into_iter()
+            .filter(|p| names_it(p))
+            .collect();
+        if !found.is_empty() {
+            return if found.len() <= MAX_SOURCE_ROOTS {
+                found
+            } else {
+                Vec::new()
+            };
+        }
+    }
+    Vec::new()
 }
 
 /// `name` with control characters escaped (a name shows in one-line fragment headers) and cut
@@ -629,7 +689,10 @@ pub(crate) fn add_top_level_chunks(file: &mut ParsedFile, source: &str, limits: 
     let count = lines.count();
     let mut covered = vec![false; count];
     for n in file.nodes.iter().filter(|n| n.parent == Some(0)) {
-        let (a, b) = (n.start_line as usize - 1, n.end_line as usize);
+        let (a, b) = (
+            (n.start_line as usize).saturating_sub(1),
+            n.end_line as usize,
+        );
         covered[a.min(count)..b.min(count)].fill(true);
     }
     let module = file.nodes[0].qualified_name.clone();

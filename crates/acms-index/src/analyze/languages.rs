@@ -6,7 +6,8 @@
 use tree_sitter::Node;
 
 use super::common::{
-    clean_comment, dirname, file_stem, first_existing, join, package_file, strip_ext,
+    clean_comment, dirname, file_stem, first_existing, join, package_file, package_file_anywhere,
+    strip_ext,
 };
 use super::query::QuerySpec;
 use super::syntax::Def;
@@ -435,11 +436,15 @@ type Resolve = fn(from: &str, module: &str, exists: &dyn Fn(&str) -> bool) -> Op
 pub(crate) struct QueryLanguage {
     pub table: &'static Table,
     resolve: Resolve,
-    /// Whether a directory is one namespace (Go: every file of a package sees the others'
-    /// names without importing them).
+    /// Whether a directory is one namespace whose files see each other's names without
+    /// importing them (a Go package; a Java, Kotlin or Scala package, one directory by
+    /// convention).
     package_is_dir: bool,
     /// Extensions of the files that implement what a header declares (C, C++).
     implementations: &'static [&'static str],
+    /// Extensions of the files a dotted import names in another module's source root
+    /// (Java, Kotlin, Scala); empty where imports name paths.
+    package_files: &'static [&'static str],
 }
 
 impl Analyzer for QueryLanguage {
@@ -458,6 +463,17 @@ impl Analyzer for QueryLanguage {
         exists: &dyn Fn(&str) -> bool,
     ) -> Option<String> {
         (self.resolve)(from_path, module, exists)
+    }
+
+    fn resolve_import_elsewhere(
+        &self,
+        module: &str,
+        files_with_stem: &dyn Fn(&str) -> Vec<String>,
+    ) -> Vec<String> {
+        if self.package_files.is_empty() {
+            return Vec::new();
+        }
+        package_file_anywhere(module, self.package_files, files_with_stem)
     }
 
     fn package_dir(&self, path: &str) -> Option<String> {
@@ -561,16 +577,20 @@ fn resolve_source(from: &str, module: &str, exists: &dyn Fn(&str) -> bool) -> Op
     first_existing(candidates, exists)
 }
 
+const JAVA_FILES: &[&str] = &["java"];
+const KOTLIN_FILES: &[&str] = &["kt", "kts", "java"];
+const SCALA_FILES: &[&str] = &["scala", "java"];
+
 fn resolve_java(from: &str, module: &str, exists: &dyn Fn(&str) -> bool) -> Option<String> {
-    package_file(from, module, &["java"], exists)
+    package_file(from, module, JAVA_FILES, exists)
 }
 
 fn resolve_kotlin(from: &str, module: &str, exists: &dyn Fn(&str) -> bool) -> Option<String> {
-    package_file(from, module, &["kt", "kts", "java"], exists)
+    package_file(from, module, KOTLIN_FILES, exists)
 }
 
 fn resolve_scala(from: &str, module: &str, exists: &dyn Fn(&str) -> bool) -> Option<String> {
-    package_file(from, module, &["scala", "java"], exists)
+    package_file(from, module, SCALA_FILES, exists)
 }
 
 /// `import Foo` names a module: a SwiftPM target directory (`Sources/Foo/`) or a top-level
@@ -588,6 +608,23 @@ const fn plain(table: &'static Table, resolve: Resolve) -> QueryLanguage {
         resolve,
         package_is_dir: false,
         implementations: &[],
+        package_files: &[],
+    }
+}
+
+/// An analyzer of a JVM language: a package is a directory whose files see each other's
+/// names without importing them, and a dotted import may name a file of another module.
+const fn jvm(
+    table: &'static Table,
+    resolve: Resolve,
+    files: &'static [&'static str],
+) -> QueryLanguage {
+    QueryLanguage {
+        table,
+        resolve,
+        package_is_dir: true,
+        implementations: &[],
+        package_files: files,
     }
 }
 
@@ -595,16 +632,17 @@ pub(crate) static CSHARP_ANALYZER: QueryLanguage = plain(&CSHARP, resolve_csharp
 pub(crate) static RUBY_ANALYZER: QueryLanguage = plain(&RUBY, resolve_ruby);
 pub(crate) static PHP_ANALYZER: QueryLanguage = plain(&PHP, resolve_php);
 pub(crate) static BASH_ANALYZER: QueryLanguage = plain(&BASH, resolve_source);
-pub(crate) static JAVA_ANALYZER: QueryLanguage = plain(&JAVA, resolve_java);
-pub(crate) static KOTLIN_ANALYZER: QueryLanguage = plain(&KOTLIN, resolve_kotlin);
+pub(crate) static JAVA_ANALYZER: QueryLanguage = jvm(&JAVA, resolve_java, JAVA_FILES);
+pub(crate) static KOTLIN_ANALYZER: QueryLanguage = jvm(&KOTLIN, resolve_kotlin, KOTLIN_FILES);
 pub(crate) static SWIFT_ANALYZER: QueryLanguage = plain(&SWIFT, resolve_swift);
-pub(crate) static SCALA_ANALYZER: QueryLanguage = plain(&SCALA, resolve_scala);
+pub(crate) static SCALA_ANALYZER: QueryLanguage = jvm(&SCALA, resolve_scala, SCALA_FILES);
 
 pub(crate) static GO_ANALYZER: QueryLanguage = QueryLanguage {
     table: &GO,
     resolve: resolve_go,
     package_is_dir: true,
     implementations: &[],
+    package_files: &[],
 };
 
 pub(crate) static C_ANALYZER: QueryLanguage = QueryLanguage {
@@ -612,6 +650,7 @@ pub(crate) static C_ANALYZER: QueryLanguage = QueryLanguage {
     resolve: resolve_include,
     package_is_dir: false,
     implementations: &["c"],
+    package_files: &[],
 };
 
 pub(crate) static CPP_ANALYZER: QueryLanguage = QueryLanguage {
@@ -619,6 +658,7 @@ pub(crate) static CPP_ANALYZER: QueryLanguage = QueryLanguage {
     resolve: resolve_include,
     package_is_dir: false,
     implementations: &["cpp", "cc", "cxx", "c"],
+    package_files: &[],
 };
 
 /// The table of a query-described language.

@@ -152,6 +152,18 @@ pub trait Analyzer: Send + Sync {
         exists: &dyn Fn(&str) -> bool,
     ) -> Option<String>;
 
+    /// The files an import that [`Analyzer::resolve_import`] did not find names in another
+    /// source root of the repository (a Gradle or Maven module beside the importing one),
+    /// given `files_with_stem`: the indexed files whose name without its extension is a given
+    /// stem. Empty for languages whose imports name paths.
+    fn resolve_import_elsewhere(
+        &self,
+        _module: &str,
+        _files_with_stem: &dyn Fn(&str) -> Vec<String>,
+    ) -> Vec<String> {
+        Vec::new()
+    }
+
     /// The directory (ending in `/`) whose files share one namespace with the file at `path`
     /// without importing each other (a Go package); `None` for file-scoped languages.
     fn package_dir(&self, _path: &str) -> Option<String> {

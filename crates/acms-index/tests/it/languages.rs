@@ -428,3 +428,102 @@ fn an_extension_less_script_is_read_by_its_interpreter_line() {
             .any(|n| n.path == "libexec/notes" && n.kind == NodeKind::Chunk)
     );
 }
+
+/// A Kotlin project of several Gradle modules: `fake` imports a class of `core` (another
+/// source root, which no directory above the importing file is), calls a function of its own
+/// package without importing it, and imports a top-level function by its package. Each has a
+/// namesake elsewhere that a reader would not reach.
+const JVM_MODULES: &[(&str, &str)] = &[
+    (
+        "core/src/main/kotlin/com/acme/Meta.kt",
+        "package com.acme\n\nclass Meta(val size: Long)\n",
+    ),
+    (
+        "fake/src/main/kotlin/com/acme/fake/FakeStore.kt",
+        "package com.acme.fake\n\nimport com.acme.Meta\nimport com.acme.fake.util.slugify\n\nclass FakeStore {\n  fun stat(): Meta {\n    return Meta(1L)\n  }\n\n  fun now(): Long {\n    return clockNow()\n  }\n\n  fun key(s: String): String {\n    return slugify(s)\n  }\n}\n",
+    ),
+    (
+        "fake/src/main/kotlin/com/acme/fake/Clock.kt",
+        "package com.acme.fake\n\nfun clockNow(): Long {\n  return 0L\n}\n",
+    ),
+    (
+        "fake/src/main/kotlin/com/acme/fake/util/Strings.kt",
+        "package com.acme.fake.util\n\nfun slugify(s: String): String {\n  return s\n}\n",
+    ),
+    (
+        "other/src/main/kotlin/com/acme/other/Meta.kt",
+        "package com.acme.other\n\nclass Meta(val name: String)\n\nfun clockNow(): Long {\n  return 1L\n}\n\nfun slugify(s: String): String {\n  return s.lowercase()\n}\n",
+    ),
+];
+
+#[test]
+fn a_jvm_package_and_the_modules_beside_it_resolve_as_a_reader_expects() {
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<(&str, &[u8])> = JVM_MODULES
+        .iter()
+        .map(|(p, t)| (*p, t.as_bytes()))
+        .collect();
+    write_repo(dir.path(), &files);
+    index(dir.path());
+    let edges = named_edges(dir.path());
+    let has = |src: &str, dst: &str, kind: &str, confidence: f32| {
+        edges
+            .iter()
+            .any(|e| e.0 == src && e.1 == dst && e.2 == kind && e.3 == confidence.to_bits())
+    };
+    let fake = "fake/src/main/kotlin/com/acme/fake/FakeStore.kt";
+    // The import of another module's class is an import edge, and the call follows it.
+    assert!(
+        has(
+            &format!("{fake}:com.acme.fake.FakeStore"),
+            "core/src/main/kotlin/com/acme/Meta.kt:com.acme.Meta",
+            "imports",
+            1.0
+        ),
+        "{edges:#?}"
+    );
+    assert!(has(
+        &format!("{fake}:com.acme.fake.FakeStore.stat"),
+        "core/src/main/kotlin/com/acme/Meta.kt:com.acme.Meta",
+        "calls",
+        0.8
+    ));
+    // Same package, no import: the package directory's function, not its namesake.
+    assert!(has(
+        &format!("{fake}:com.acme.fake.FakeStore.now"),
+        "fake/src/main/kotlin/com/acme/fake/Clock.kt:com.acme.fake.clockNow",
+        "calls",
+        0.8
+    ));
+    // A top-level function imported by its package name.
+    assert!(has(
+        &format!("{fake}:com.acme.fake.FakeStore.key"),
+        "fake/src/main/kotlin/com/acme/fake/util/Strings.kt:com.acme.fake.util.slugify",
+        "calls",
+        0.8
+    ));
+    assert!(
+        !edges
+            .iter()
+            .any(|e| e.0.starts_with(fake) && e.1.starts_with("other/")),
+        "{edges:#?}"
+    );
+
+    // An edit resolved incrementally (imports found through the store's module names) gives
+    // the edges a full run gives.
+    let edited = "package com.acme.fake\n\nimport com.acme.Meta\n\nclass FakeStore {\n  fun stat(): Meta {\n    return Meta(clockNow())\n  }\n}\n";
+    write_repo(dir.path(), &[(fake, edited.as_bytes())]);
+    assert!(index(dir.path()).edges_incremental);
+    let full = tempfile::tempdir().unwrap();
+    write_repo(full.path(), &files);
+    write_repo(full.path(), &[(fake, edited.as_bytes())]);
+    index(full.path());
+    assert_eq!(named_edges(dir.path()), named_edges(full.path()));
+    assert!(has_import(&named_edges(dir.path()), fake));
+}
+
+fn has_import(edges: &[(String, String, &'static str, u32)], from: &str) -> bool {
+    edges
+        .iter()
+        .any(|e| e.0.starts_with(from) && e.1.starts_with("core/") && e.2 == "imports")
+}

@@ -954,6 +954,62 @@ fn java_resolves_imports() {
 }
 
 #[test]
+fn jvm_imports_name_package_directories_and_files_of_other_modules() {
+    let files = [
+        "app/src/main/kotlin/com/acme/app/Main.kt",
+        "app/src/main/kotlin/com/acme/app/wasi/Preview1.kt",
+        "core/src/commonMain/kotlin/com/acme/Meta.kt",
+        "core/src/jvmMain/kotlin/com/acme/Meta.kt",
+        "core/src/main/kotlin/com/acme/MetaData.kt",
+        "other/src/main/kotlin/org/acme/Meta.kt",
+    ];
+    let exists = |p: &str| {
+        files
+            .iter()
+            .any(|f| *f == p || (p.ends_with('/') && f.starts_with(p)))
+    };
+    let kotlin = analyzer_for(Language::Kotlin);
+    let from = files[0];
+    // A top-level function's import names its package directory (no file is named after it);
+    // a one-segment prefix (`com/`) never does.
+    assert_eq!(
+        kotlin.resolve_import(from, "com.acme.app.wasi.path_open", &exists),
+        Some("app/src/main/kotlin/com/acme/app/wasi/".to_string())
+    );
+    assert_eq!(kotlin.resolve_import(from, "com.Missing", &exists), None);
+    assert_eq!(
+        kotlin.resolve_import(from, "com.acme.app.wasi", &exists),
+        Some("app/src/main/kotlin/com/acme/app/wasi/".to_string()),
+        "a star import's package"
+    );
+    // Another module's class: not under any directory above `Main.kt`, found by its stem;
+    // `expect` and `actual` files both, a namesake in another package not.
+    assert_eq!(kotlin.resolve_import(from, "com.acme.Meta", &exists), None);
+    let with_stem = |stem: &str| -> Vec<String> {
+        files
+            .iter()
+            .filter(|f| f.rsplit('/').next().and_then(|n| n.strip_suffix(".kt")) == Some(stem))
+            .map(|f| f.to_string())
+            .collect()
+    };
+    assert_eq!(
+        kotlin.resolve_import_elsewhere("com.acme.Meta.Companion.of", &with_stem),
+        [files[2], files[3]]
+    );
+    assert!(
+        kotlin
+            .resolve_import_elsewhere("kotlin.time.Instant", &with_stem)
+            .is_empty()
+    );
+    // Languages whose imports name paths do not look elsewhere.
+    assert!(
+        analyzer_for(Language::Go)
+            .resolve_import_elsewhere("com.acme.Meta", &with_stem)
+            .is_empty()
+    );
+}
+
+#[test]
 fn properties_with_code_are_methods_and_plain_ones_stay_field_lines() {
     // Newtonsoft.Json's `JsonReader.MaxDepth` validates in its setter: a task about it has to
     // find it by name. Auto-properties, stored and `=>` ones stay lines of their class.
