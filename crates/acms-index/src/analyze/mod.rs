@@ -165,7 +165,8 @@ pub trait Analyzer: Send + Sync {
     }
 
     /// The directory (ending in `/`) whose files share one namespace with the file at `path`
-    /// without importing each other (a Go package); `None` for file-scoped languages.
+    /// without importing each other (a Go package, a Java, Kotlin or Scala package); `None`
+    /// for file-scoped languages.
     fn package_dir(&self, _path: &str) -> Option<String> {
         None
     }
