@@ -13,7 +13,7 @@ use acms_core::{ContentHash, ContextConfig, NodeId, TokenCounter};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::analyze::{Analyzer, ParseLimits, analyzer_for, detect_language, strip_ext};
+use crate::analyze::{Analyzer, ParseLimits, analyzer_for, detect_language, file_stem, strip_ext};
 use crate::model::{Language, NodeKind, ParsedFile, RefKind, Warning};
 use crate::store::{
     EdgeKind, EdgeRecord, FileRecord, FileRows, Meta, NodeRecord, NodeRow, Store, StoredEdge, Tx,
@@ -928,6 +928,7 @@ impl<'s> Incremental<'s> {
             lookup: Lookup {
                 store,
                 roots: RefCell::default(),
+                stems: RefCell::default(),
                 failed: RefCell::default(),
             },
             imported: HashMap::new(),
@@ -1050,6 +1051,9 @@ struct Lookup<'s> {
     /// The module node of each path looked up. Module nodes are the same before and after
     /// the run (checked first), so the store says which paths have one.
     roots: RefCell<HashMap<String, Option<NodeId>>>,
+    /// The files of each stem looked up: an unchanged file's external imports (`java.util`)
+    /// are asked again for every file a namesake sends the run to.
+    stems: RefCell<HashMap<String, Vec<String>>>,
     /// The first store error met.
     failed: RefCell<Option<Error>>,
 }
@@ -1070,17 +1074,23 @@ impl Lookup<'_> {
     /// The indexed files named `stem` plus an extension, found by their module nodes' names
     /// (a module node is named after its file's stem, and names are indexed).
     fn files_with_stem(&self, stem: &str) -> Vec<String> {
+        if let Some(paths) = self.stems.borrow().get(stem) {
+            return paths.clone();
+        }
         let nodes = self.store.nodes_named(stem).unwrap_or_else(|e| {
             self.failed.borrow_mut().get_or_insert(e);
             Vec::new()
         });
         let mut paths: Vec<String> = nodes
             .into_iter()
-            .filter(|(_, path, kind)| *kind == NodeKind::Module && file_stem_of(path) == stem)
+            .filter(|(_, path, kind)| *kind == NodeKind::Module && file_stem(path) == stem)
             .map(|(_, path, _)| path)
             .collect();
         paths.sort();
         paths.dedup();
+        self.stems
+            .borrow_mut()
+            .insert(stem.to_string(), paths.clone());
         paths
     }
 
@@ -1110,13 +1120,6 @@ fn import_targets(
         Some(target) => vec![target],
         None => analyzer.resolve_import_elsewhere(module, files_with_stem),
     }
-}
-
-/// A file's name without its last extension (`a/b/FileMetadata.kt` → `FileMetadata`): the
-/// name its module node has, as [`Lookup::files_with_stem`] finds it.
-fn file_stem_of(path: &str) -> &str {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    name.rfind('.').map_or(name, |i| &name[..i])
 }
 
 /// Adds to what the file at `path` imports (`targets`) what else it sees without naming it: the
@@ -1462,7 +1465,7 @@ fn resolve_edges(
     let exists = |p: &str| module_of.contains_key(p) || dirs.contains(p);
     let mut by_stem: HashMap<&str, Vec<&str>> = HashMap::new();
     for p in module_of.keys() {
-        by_stem.entry(file_stem_of(p)).or_default().push(p);
+        by_stem.entry(file_stem(p)).or_default().push(p);
     }
     let files_with_stem = |stem: &str| -> Vec<String> {
         by_stem

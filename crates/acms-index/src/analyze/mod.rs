@@ -101,7 +101,7 @@ impl Cost {
 }
 
 mod common;
-pub(crate) use common::strip_ext;
+pub(crate) use common::{file_stem, strip_ext};
 mod doc_sections;
 mod json_schema;
 mod languages;
