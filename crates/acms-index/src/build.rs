@@ -904,8 +904,9 @@ struct Incremental<'s> {
     /// The candidates of each name looked up.
     candidates: HashMap<String, Vec<Candidate>>,
     lookup: Lookup<'s>,
+    source_sets: SourceSets<'s>,
     /// What each file whose references are resolved imports, and sees without importing.
-    imported: HashMap<String, HashSet<String>>,
+    imported: HashMap<String, Visible>,
     /// The edges produced for the sources the changed files affect.
     wanted: EdgeSet,
 }
@@ -931,6 +932,7 @@ impl<'s> Incremental<'s> {
                 stems: RefCell::default(),
                 failed: RefCell::default(),
             },
+            source_sets: SourceSets::new(languages),
             imported: HashMap::new(),
             wanted: EdgeSet::default(),
         }
@@ -987,8 +989,8 @@ impl<'s> Incremental<'s> {
                     targets.insert(target);
                 }
             }
-            add_visible(analyzer, path, &mut targets, &exists);
-            self.imported.insert(path.to_string(), targets);
+            let seen = visible(analyzer, path, targets, &exists, &self.source_sets);
+            self.imported.insert(path.to_string(), seen);
             for (src, name, kind) in &f.rows.refs {
                 let cands = self.candidates_of(name)?;
                 let imported = self.imported.get(path);
@@ -1023,24 +1025,24 @@ impl<'s> Incremental<'s> {
     }
 
     /// What the unchanged file `path` imports and sees, from its stored imports.
-    fn stored_imports(&self, path: &str) -> Result<HashSet<String>> {
+    fn stored_imports(&self, path: &str) -> Result<Visible> {
+        let Some(lang) = self.languages.get(path) else {
+            return Ok(Visible::default());
+        };
+        let analyzer = analyzer_for(*lang);
+        let exists = |p: &str| self.lookup.exists(p);
+        let files_with_stem = |stem: &str| self.lookup.files_with_stem(stem);
         let mut targets = HashSet::new();
-        if let Some(lang) = self.languages.get(path) {
-            let analyzer = analyzer_for(*lang);
-            let exists = |p: &str| self.lookup.exists(p);
-            let files_with_stem = |stem: &str| self.lookup.files_with_stem(stem);
-            for module in self.store.imports_of(path)? {
-                targets.extend(import_targets(
-                    analyzer,
-                    path,
-                    &module,
-                    &exists,
-                    &files_with_stem,
-                ));
-            }
-            add_visible(analyzer, path, &mut targets, &exists);
+        for module in self.store.imports_of(path)? {
+            targets.extend(import_targets(
+                analyzer,
+                path,
+                &module,
+                &exists,
+                &files_with_stem,
+            ));
         }
-        Ok(targets)
+        Ok(visible(analyzer, path, targets, &exists, &self.source_sets))
     }
 }
 
@@ -1122,20 +1124,116 @@ fn import_targets(
     }
 }
 
-/// Adds to what the file at `path` imports (`targets`) what else it sees without naming it: the
-/// implementations of the headers it includes and its own package directory.
-fn add_visible(
+/// What the file at `path` sees without qualifying a name, given what it imports (`targets`).
+#[derive(Default)]
+struct Visible {
+    /// What it imports, the implementations of the headers it includes, and its own package
+    /// directory.
+    near: HashSet<String>,
+    /// Its package's directories in the repository's other code source roots
+    /// ([`SourceSets`]): looked at when nothing near has the name (Kotlin's `jvmMain` sees its
+    /// own `actual` first, then `commonMain`'s declarations).
+    package: HashSet<String>,
+}
+
+/// What the file at `path`, which imports `targets`, sees (see [`Visible`]).
+fn visible(
     analyzer: &dyn Analyzer,
     path: &str,
-    targets: &mut HashSet<String>,
+    mut targets: HashSet<String>,
     exists: &dyn Fn(&str) -> bool,
-) {
+    source_sets: &SourceSets,
+) -> Visible {
     let implementations: Vec<String> = targets
         .iter()
         .flat_map(|t| analyzer.implementations(t, exists))
         .collect();
     targets.extend(implementations);
     targets.extend(analyzer.package_dir(path));
+    let package = source_sets
+        .package_dirs(analyzer, path, exists)
+        .into_iter()
+        .filter(|d| !targets.contains(d))
+        .collect();
+    Visible {
+        near: targets,
+        package,
+    }
+}
+
+/// The source roots of the repository's Gradle and Maven source sets, read off its files'
+/// paths once a file needs them, and the directories of each package looked up: a Java,
+/// Kotlin or Scala package is one namespace across the sets of code (Kotlin's `jvmMain` sees
+/// `commonMain`'s declarations of its package, a module's `main` another module's). Test sets
+/// are left out on both sides: code never sees a test's declarations, and a test's calls
+/// resolve as before (linked tighter to the code they test, tests took the graph walk's
+/// expansions and cost gson a task, docs/notes/2026-12-07-jvm-source-sets.md). Only paths
+/// decide, so an incremental run, whose files and directories are those of the run before,
+/// finds what a full run finds.
+struct SourceSets<'a> {
+    languages: &'a HashMap<String, Language>,
+    /// The roots of code (not test) source sets.
+    roots: std::cell::OnceCell<Vec<&'a str>>,
+    /// The directories of each package directory looked up.
+    packages: RefCell<HashMap<String, Vec<String>>>,
+}
+
+impl<'a> SourceSets<'a> {
+    fn new(languages: &'a HashMap<String, Language>) -> Self {
+        SourceSets {
+            languages,
+            roots: std::cell::OnceCell::new(),
+            packages: RefCell::default(),
+        }
+    }
+
+    /// The directories of the package of the file at `path` under every code source root,
+    /// its own among them; empty outside a source set and for tests.
+    fn package_dirs(
+        &self,
+        analyzer: &dyn Analyzer,
+        path: &str,
+        exists: &dyn Fn(&str) -> bool,
+    ) -> Vec<String> {
+        let Some((root, package)) = analyzer.source_set(path) else {
+            return Vec::new();
+        };
+        if is_test_set(root) {
+            return Vec::new();
+        }
+        if let Some(dirs) = self.packages.borrow().get(package) {
+            return dirs.clone();
+        }
+        let roots = self.roots.get_or_init(|| {
+            let mut roots: Vec<&str> = self
+                .languages
+                .iter()
+                .filter_map(|(p, l)| Some(analyzer_for(*l).source_set(p)?.0))
+                .filter(|r| !is_test_set(r))
+                .collect();
+            roots.sort_unstable();
+            roots.dedup();
+            roots
+        });
+        let dirs: Vec<String> = roots
+            .iter()
+            .map(|r| format!("{r}{package}"))
+            .filter(|d| exists(d))
+            .collect();
+        self.packages
+            .borrow_mut()
+            .insert(package.to_string(), dirs.clone());
+        dirs
+    }
+}
+
+/// Whether the source root `root` (`…/src/<set>/<lang>/`) holds tests (`test`, `jvmTest`,
+/// `androidTest`, `testFixtures`).
+fn is_test_set(root: &str) -> bool {
+    root.trim_end_matches('/')
+        .rsplit('/')
+        .nth(1)
+        .is_some_and(|set| set.to_ascii_lowercase().contains("test"))
 }
 
 /// The directory key (`a/b/`) of a file path, as [`Analyzer::package_dir`] and directory
@@ -1153,17 +1251,18 @@ fn is_candidate(kind: NodeKind) -> bool {
 }
 
 /// Adds the edges of one reference from `src` (in the file `src_path`) to `name`, given the
-/// candidates named `name` in the whole index and the files `src_path` imports.
+/// candidates named `name` in the whole index and what `src_path` sees.
 ///
-/// A reference prefers a same-named node in its own file, then in a file its file imports,
-/// then a unique one anywhere; ambiguous names link to every candidate with split
+/// A reference prefers a same-named node in its own file, then in a file its file imports
+/// (or its package directory), then in its package's other source roots, then a unique one
+/// anywhere; ambiguous names link to every candidate with split
 /// confidence, and names with more than [`MAX_CANDIDATES`] candidates are dropped as noise.
 fn resolve_ref(
     src: NodeId,
     src_path: &str,
     kind: RefKind,
     candidates: &[Candidate],
-    imported: Option<&HashSet<String>>,
+    imported: Option<&Visible>,
     edges: &mut EdgeSet,
 ) {
     let cands: Vec<&Candidate> = candidates
@@ -1186,10 +1285,16 @@ fn resolve_ref(
         edges.add(src, same_file[0].0, edge_kind, 0.9);
         return;
     }
-    let via_import: Vec<_> = cands
-        .iter()
-        .filter(|c| imported.is_some_and(|t| t.contains(&c.1) || t.contains(&dir_key(&c.1))))
-        .collect();
+    let seen_in = |set: &HashSet<String>| -> Vec<&&Candidate> {
+        cands
+            .iter()
+            .filter(|c| set.contains(&c.1) || set.contains(&dir_key(&c.1)))
+            .collect()
+    };
+    let mut via_import = imported.map(|v| seen_in(&v.near)).unwrap_or_default();
+    if via_import.is_empty() {
+        via_import = imported.map(|v| seen_in(&v.package)).unwrap_or_default();
+    }
     // A declaration in a header and its definition next to it are one symbol to a reader.
     let one_pair = via_import.len() > 1
         && via_import.len() <= MAX_CANDIDATES
@@ -1473,7 +1578,8 @@ fn resolve_edges(
             .map(|v| v.iter().map(|p| p.to_string()).collect())
             .unwrap_or_default()
     };
-    let mut imported: HashMap<&str, HashSet<String>> = HashMap::new();
+    let source_sets = SourceSets::new(languages);
+    let mut targets: HashMap<&str, HashSet<String>> = HashMap::new();
     for (path, module) in imports {
         let Some(lang) = languages.get(path) else {
             continue;
@@ -1485,17 +1591,17 @@ fn resolve_edges(
             {
                 edges.add(src, dst, EdgeKind::Imports, 1.0);
             }
-            imported.entry(path.as_str()).or_default().insert(target);
+            targets.entry(path.as_str()).or_default().insert(target);
         }
     }
+    let mut imported: HashMap<&str, Visible> = HashMap::new();
     for (path, lang) in languages {
         let analyzer = analyzer_for(*lang);
-        if let Some(targets) = imported.get_mut(path.as_str()) {
-            add_visible(analyzer, path, targets, &exists);
-        } else if analyzer.package_dir(path).is_some() {
-            let mut targets = HashSet::new();
-            add_visible(analyzer, path, &mut targets, &exists);
-            imported.insert(path.as_str(), targets);
+        let own = targets.remove(path.as_str());
+        if own.is_some() || analyzer.package_dir(path).is_some() {
+            let own = own.unwrap_or_default();
+            let seen = visible(analyzer, path, own, &exists, &source_sets);
+            imported.insert(path.as_str(), seen);
         }
     }
     let mut by_name: HashMap<&str, Vec<Candidate>> = HashMap::new();

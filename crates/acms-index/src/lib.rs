@@ -28,7 +28,9 @@ pub mod walk;
 /// script is read in the language its `#!` line names. 16: a shell file's code outside its
 /// functions is also line chunks. 17: a Java, Kotlin or Scala package directory is one
 /// namespace, and an import may name a file of another module (the graph is resolved again).
-pub const ANALYZERS_VERSION: &str = "17";
+/// 18: such a package spans its Gradle and Maven source roots (`main` and `test`, `commonMain`
+/// and `jvmMain`).
+pub const ANALYZERS_VERSION: &str = "18";
 
 pub use banner::{HEAD_CHARS, HEADER_LINES, generated_file, generated_header};
 pub use build::{IndexOptions, IndexReport, LeftOut, NodeChanges, index_repo, indexable};

@@ -488,6 +488,25 @@ pub(crate) fn package_file(
     first_existing(candidates, exists)
 }
 
+/// The source root and package directory of a file in a Gradle or Maven source set, by the
+/// last `src/<set>/<java|kotlin|scala>/` of its directory: `okio/src/jvmMain/kotlin/` and
+/// `okio/` for `okio/src/jvmMain/kotlin/okio/Okio.kt`. `None` outside such a layout and for
+/// the default package (a file directly in the root).
+pub(crate) fn source_set(path: &str) -> Option<(&str, &str)> {
+    let dir = dirname(path);
+    let root_end = std::iter::once(0)
+        .chain(dir.match_indices('/').map(|(i, _)| i + 1))
+        .filter_map(|start| {
+            let rest: Vec<&str> = dir[start..].splitn(4, '/').collect();
+            let is_root = rest.len() == 4
+                && rest[0] == "src"
+                && matches!(rest[2], "java" | "kotlin" | "scala");
+            is_root.then(|| start + rest[..3].iter().map(|s| s.len() + 1).sum::<usize>())
+        })
+        .max()?;
+    Some((&path[..root_end], &path[root_end..=dir.len()]))
+}
+
 /// Most files one dotted import may name in other source roots: Kotlin's `expect` declaration
 /// and its `actual`s (`commonMain`, `jvmMain`, `nativeMain`…) are one declaration to a reader;
 /// a name found in more places than this is too common to say which one is meant.

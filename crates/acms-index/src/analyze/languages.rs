@@ -7,7 +7,7 @@ use tree_sitter::Node;
 
 use super::common::{
     clean_comment, dirname, file_stem, first_existing, join, package_file, package_file_anywhere,
-    strip_ext,
+    source_set, strip_ext,
 };
 use super::query::QuerySpec;
 use super::syntax::Def;
@@ -478,6 +478,13 @@ impl Analyzer for QueryLanguage {
 
     fn package_dir(&self, path: &str) -> Option<String> {
         self.package_is_dir.then(|| format!("{}/", dirname(path)))
+    }
+
+    fn source_set<'p>(&self, path: &'p str) -> Option<(&'p str, &'p str)> {
+        if self.package_files.is_empty() {
+            return None;
+        }
+        source_set(path)
     }
 
     fn implementations(&self, header: &str, exists: &dyn Fn(&str) -> bool) -> Vec<String> {

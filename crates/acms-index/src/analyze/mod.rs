@@ -171,6 +171,13 @@ pub trait Analyzer: Send + Sync {
         None
     }
 
+    /// The source root and package directory of the file at `path` where one package spans
+    /// several source roots (a Java, Kotlin or Scala package in Gradle's or Maven's
+    /// `src/<set>/<lang>/`: `commonMain` and `jvmMain`, `main` and `test`); `None` elsewhere.
+    fn source_set<'p>(&self, _path: &'p str) -> Option<(&'p str, &'p str)> {
+        None
+    }
+
     /// The files that implement what the header `header` declares (`x.h` → `x.c`), among
     /// those `exists` accepts: a call through an include reaches the definition too.
     fn implementations(&self, _header: &str, _exists: &dyn Fn(&str) -> bool) -> Vec<String> {

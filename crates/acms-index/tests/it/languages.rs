@@ -431,9 +431,31 @@ fn an_extension_less_script_is_read_by_its_interpreter_line() {
 
 /// A Kotlin project of several Gradle modules: `fake` imports a class of `core` (another
 /// source root, which no directory above the importing file is), calls a function of its own
-/// package without importing it, and imports a top-level function by its package. Each has a
-/// namesake elsewhere that a reader would not reach.
+/// package without importing it, and imports a top-level function by its package; it does not
+/// see its tests' declarations. Each has a namesake elsewhere that a reader would not reach.
+/// `core`'s multiplatform source sets declare a function in `commonMain` (`expect`) and
+/// `jvmMain` (`actual`).
 const JVM_MODULES: &[(&str, &str)] = &[
+    (
+        "core/src/commonMain/kotlin/com/acme/Platform.kt",
+        "package com.acme\n\nexpect fun platformName(): String\n",
+    ),
+    (
+        "core/src/commonMain/kotlin/com/acme/Describe.kt",
+        "package com.acme\n\nfun summary(): String {\n  return platformName()\n}\n",
+    ),
+    (
+        "core/src/jvmMain/kotlin/com/acme/JvmPlatform.kt",
+        "package com.acme\n\nactual fun platformName(): String {\n  return \"jvm\"\n}\n",
+    ),
+    (
+        "core/src/jvmMain/kotlin/com/acme/JvmBanner.kt",
+        "package com.acme\n\nfun banner(): String {\n  return summary() + platformName()\n}\n",
+    ),
+    (
+        "fake/src/test/kotlin/com/acme/fake/Fixtures.kt",
+        "package com.acme.fake\n\nfun sampleKey(): String {\n  return \"k\"\n}\n",
+    ),
     (
         "core/src/main/kotlin/com/acme/Meta.kt",
         "package com.acme\n\nclass Meta(val size: Long)\n",
@@ -444,7 +466,7 @@ const JVM_MODULES: &[(&str, &str)] = &[
     ),
     (
         "fake/src/main/kotlin/com/acme/fake/Clock.kt",
-        "package com.acme.fake\n\nfun clockNow(): Long {\n  return 0L\n}\n",
+        "package com.acme.fake\n\nfun clockNow(): Long {\n  return sampleKey().length.toLong()\n}\n",
     ),
     (
         "fake/src/main/kotlin/com/acme/fake/util/Strings.kt",
@@ -495,6 +517,43 @@ fn a_jvm_package_and_the_modules_beside_it_resolve_as_a_reader_expects() {
         "calls",
         0.8
     ));
+    // Code does not see its tests: a name only a test defines is a guess from main.
+    assert!(
+        has(
+            "fake/src/main/kotlin/com/acme/fake/Clock.kt:com.acme.fake.clockNow",
+            "fake/src/test/kotlin/com/acme/fake/Fixtures.kt:com.acme.fake.sampleKey",
+            "calls",
+            0.6
+        ),
+        "{edges:#?}"
+    );
+    // Kotlin's source sets: `jvmMain` reaches `commonMain`'s function of its package, and its
+    // own `actual` before the `expect`; `commonMain` reaches the `expect`.
+    let common = "core/src/commonMain/kotlin/com/acme";
+    let jvm = "core/src/jvmMain/kotlin/com/acme";
+    for (src, dst) in [
+        (
+            format!("{jvm}/JvmBanner.kt:com.acme.banner"),
+            format!("{common}/Describe.kt:com.acme.summary"),
+        ),
+        (
+            format!("{jvm}/JvmBanner.kt:com.acme.banner"),
+            format!("{jvm}/JvmPlatform.kt:com.acme.platformName"),
+        ),
+        (
+            format!("{common}/Describe.kt:com.acme.summary"),
+            format!("{common}/Platform.kt:com.acme.platformName"),
+        ),
+    ] {
+        assert!(has(&src, &dst, "calls", 0.8), "{src} -> {dst}: {edges:#?}");
+    }
+    assert_eq!(
+        edges
+            .iter()
+            .filter(|e| e.0.contains("JvmBanner") && e.1.contains("platformName"))
+            .count(),
+        1
+    );
     // A top-level function imported by its package name.
     assert!(has(
         &format!("{fake}:com.acme.fake.FakeStore.key"),

@@ -1010,6 +1010,32 @@ fn jvm_imports_name_package_directories_and_files_of_other_modules() {
 }
 
 #[test]
+fn a_jvm_file_knows_its_source_root_and_package_directory() {
+    let kotlin = analyzer_for(Language::Kotlin);
+    assert_eq!(
+        kotlin.source_set("okio/src/jvmMain/kotlin/okio/internal/Zip.kt"),
+        Some(("okio/src/jvmMain/kotlin/", "okio/internal/"))
+    );
+    // The last marker counts: a module may be nested in a directory named `src`.
+    assert_eq!(
+        analyzer_for(Language::Java).source_set("src/libs/src/test/java/com/acme/FooTest.java"),
+        Some(("src/libs/src/test/java/", "com/acme/"))
+    );
+    assert_eq!(
+        analyzer_for(Language::Scala).source_set("src/main/scala/scopt/OParser.scala"),
+        Some(("src/main/scala/", "scopt/"))
+    );
+    // The default package, a layout without source sets, and languages without packages.
+    assert_eq!(kotlin.source_set("app/src/main/kotlin/Main.kt"), None);
+    assert_eq!(kotlin.source_set("java/com/acme/Foo.kt"), None);
+    assert_eq!(kotlin.source_set("src/main/kotlin"), None);
+    assert_eq!(
+        analyzer_for(Language::Go).source_set("x/src/main/java/a/b.go"),
+        None
+    );
+}
+
+#[test]
 fn properties_with_code_are_methods_and_plain_ones_stay_field_lines() {
     // Newtonsoft.Json's `JsonReader.MaxDepth` validates in its setter: a task about it has to
     // find it by name. Auto-properties, stored and `=>` ones stay lines of their class.
