@@ -441,7 +441,7 @@ const JVM_MODULES: &[(&str, &str)] = &[
         "package com.acme\n\nexpect fun platformName(): String\n",
     ),
     (
-        "core/src/commonMain/kotlin/com/acme/Describe.kt",
+        "core/src/commonMain/kotlin/com/acme/Summary.kt",
         "package com.acme\n\nfun summary(): String {\n  return platformName()\n}\n",
     ),
     (
@@ -534,14 +534,14 @@ fn a_jvm_package_and_the_modules_beside_it_resolve_as_a_reader_expects() {
     for (src, dst) in [
         (
             format!("{jvm}/JvmBanner.kt:com.acme.banner"),
-            format!("{common}/Describe.kt:com.acme.summary"),
+            format!("{common}/Summary.kt:com.acme.summary"),
         ),
         (
             format!("{jvm}/JvmBanner.kt:com.acme.banner"),
             format!("{jvm}/JvmPlatform.kt:com.acme.platformName"),
         ),
         (
-            format!("{common}/Describe.kt:com.acme.summary"),
+            format!("{common}/Summary.kt:com.acme.summary"),
             format!("{common}/Platform.kt:com.acme.platformName"),
         ),
     ] {
