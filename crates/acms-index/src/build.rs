@@ -1254,9 +1254,9 @@ fn is_candidate(kind: NodeKind) -> bool {
 /// candidates named `name` in the whole index and what `src_path` sees.
 ///
 /// A reference prefers a same-named node in its own file, then in a file its file imports
-/// (or its package directory), then in its package's other source roots, then a unique one
-/// anywhere; ambiguous names link to every candidate with split
-/// confidence, and names with more than [`MAX_CANDIDATES`] candidates are dropped as noise.
+/// (or its package directory), then in its package's other code source roots, then a unique
+/// one anywhere; ambiguous names link to every candidate with split confidence, and names
+/// with more than [`MAX_CANDIDATES`] candidates are dropped as noise.
 fn resolve_ref(
     src: NodeId,
     src_path: &str,

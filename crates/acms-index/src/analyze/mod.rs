@@ -173,7 +173,8 @@ pub trait Analyzer: Send + Sync {
 
     /// The source root and package directory of the file at `path` where one package spans
     /// several source roots (a Java, Kotlin or Scala package in Gradle's or Maven's
-    /// `src/<set>/<lang>/`: `commonMain` and `jvmMain`, `main` and `test`); `None` elsewhere.
+    /// `src/<set>/<lang>/`: `commonMain` and `jvmMain`, two modules' `main`); `None`
+    /// elsewhere. Which roots see each other is the resolver's rule (`build.rs`).
     fn source_set<'p>(&self, _path: &'p str) -> Option<(&'p str, &'p str)> {
         None
     }
