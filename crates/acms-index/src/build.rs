@@ -1228,12 +1228,12 @@ impl<'a> SourceSets<'a> {
 }
 
 /// Whether the source root `root` (`…/src/<set>/<lang>/`) holds tests (`test`, `jvmTest`,
-/// `androidTest`, `testFixtures`).
+/// `androidTest`, `testFixtures`), by the rule retrieval's places use.
 fn is_test_set(root: &str) -> bool {
     root.trim_end_matches('/')
         .rsplit('/')
         .nth(1)
-        .is_some_and(|set| set.to_ascii_lowercase().contains("test"))
+        .is_some_and(crate::test_directory)
 }
 
 /// The directory key (`a/b/`) of a file path, as [`Analyzer::package_dir`] and directory

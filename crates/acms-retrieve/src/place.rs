@@ -2,6 +2,8 @@
 //! a task is about (tests, docs, examples, vendored and generated code), judged by its path
 //! and, for generated code, by the banner its generator writes at the top.
 
+use acms_index::{name_words as words, test_directory};
+
 /// Where a file sits: ordinary source, or a place whose code is rarely what a task is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Place {
@@ -89,14 +91,6 @@ pub fn place(path: &str) -> Place {
     Place::Source
 }
 
-/// A directory named for tests in one of its words (`Newtonsoft.Json.Tests`, `AlamofireTests`,
-/// Kotlin's `jvmTest` source set, `test-shrinker`, `okio-testing-support`): C#, Swift and
-/// Gradle projects name test projects and source sets after what they test. A word inside a
-/// name (`_pytest`, `latest`, `contest`) is not one.
-fn test_directory(dir: &str) -> bool {
-    words(dir).any(|w| ["test", "tests", "testing"].contains(&w.to_ascii_lowercase().as_str()))
-}
-
 /// A test file by its name's last word: `_test`, `_tests`, `_spec`, `_unittest` in any language
 /// (Go, C, C++, Ruby, Python), and a class named `…Test`, `…Tests` or `…Spec` in the languages
 /// that name a file after its class (`JsonSerializerTest.cs`, `SessionTests.swift`). A file
@@ -119,30 +113,6 @@ fn test_file(name: &str) -> bool {
         && words(stem)
             .last()
             .is_some_and(|w| ["Test", "Tests", "Spec", "Specs"].contains(&w))
-}
-
-/// The words of a name: split at `.`, `-`, `_` and camel-case humps (`FuzzTests` → `Fuzz`,
-/// `Tests`; `wasmWasiTest` → `wasm`, `Wasi`, `Test`).
-fn words(name: &str) -> impl Iterator<Item = &str> {
-    // Without allocating: `place` runs for every candidate of every query.
-    name.split(['.', '-', '_']).flat_map(|part| {
-        let bytes = part.as_bytes();
-        let mut start = 0;
-        std::iter::from_fn(move || {
-            if start >= bytes.len() {
-                return None;
-            }
-            let end = (start + 1..bytes.len())
-                .find(|&i| {
-                    bytes[i].is_ascii_uppercase()
-                        && (bytes[i - 1].is_ascii_lowercase() || bytes[i - 1].is_ascii_digit())
-                })
-                .unwrap_or(bytes.len());
-            let word = &part[start..end];
-            start = end;
-            Some(word)
-        })
-    })
 }
 
 /// The place of a node whose file is at `file_place`: a test when it lies inside a test module
