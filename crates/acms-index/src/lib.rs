@@ -30,8 +30,9 @@ pub mod walk;
 /// functions is also line chunks. 17: a Java, Kotlin or Scala package directory is one
 /// namespace, and an import may name a file of another module (the graph is resolved again).
 /// 18: such a package spans its Gradle and Maven source roots (`main` and `test`, `commonMain`
-/// and `jvmMain`).
-pub const ANALYZERS_VERSION: &str = "18";
+/// and `jvmMain`). 19: a module's keyword document holds its imports (the keyword index is
+/// written again).
+pub const ANALYZERS_VERSION: &str = "19";
 
 pub use banner::{HEAD_CHARS, HEADER_LINES, generated_file, generated_header};
 pub use build::{IndexOptions, IndexReport, LeftOut, NodeChanges, index_repo, indexable};

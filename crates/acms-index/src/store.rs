@@ -1141,7 +1141,7 @@ impl Store {
     }
 
     /// The modules the file at `path` imports, as written.
-    pub(crate) fn imports_of(&self, path: &str) -> Result<Vec<String>> {
+    pub fn imports_of(&self, path: &str) -> Result<Vec<String>> {
         let mut stmt = self
             .conn
             .prepare_cached("SELECT module FROM imports WHERE path = ?1")

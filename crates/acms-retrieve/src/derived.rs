@@ -44,8 +44,12 @@ pub struct DerivedReport {
 }
 
 /// The keyword document of a node: containers contribute their skeleton as body, so a file's
-/// text is not indexed once per nesting level.
-fn keyword_doc(n: &NodeRecord, texts: &[String; 4]) -> KeywordDoc {
+/// text is not indexed once per nesting level. A module's signature there also holds its
+/// imports (one module per line, as written): a task that names a library ("update to
+/// kotlinx-datetime") finds the files that use it as it finds a function by its parameters. A
+/// field of their own would weigh them by the average of every symbol, most of which import
+/// nothing: a module with ten imports would count as a very long document.
+fn keyword_doc(n: &NodeRecord, texts: &[String; 4], imports: &str) -> KeywordDoc {
     let body = match n.kind {
         NodeKind::Module
         | NodeKind::Class
@@ -60,7 +64,10 @@ fn keyword_doc(n: &NodeRecord, texts: &[String; 4]) -> KeywordDoc {
         qualified_name: n.qualified_name.clone(),
         name: n.name.clone(),
         kind: n.kind.name().to_string(),
-        signature: n.signature.clone(),
+        signature: match n.kind {
+            NodeKind::Module if !imports.is_empty() => format!("{}\n{imports}", n.signature),
+            _ => n.signature.clone(),
+        },
         doc: n.doc.clone().unwrap_or_default(),
         body: body.clone(),
     }
@@ -75,9 +82,10 @@ fn keyword_docs<'p>(
 ) -> Result<Vec<KeywordDoc>> {
     let mut docs = Vec::new();
     for path in paths {
+        let imports = store.imports_of(path)?.join("\n");
         for (n, texts) in store.file_renderings(path)? {
             if ids.is_none_or(|ids| ids.contains(&n.id)) {
-                docs.push(keyword_doc(&n, &texts));
+                docs.push(keyword_doc(&n, &texts, &imports));
             }
         }
     }

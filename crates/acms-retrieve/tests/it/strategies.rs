@@ -366,6 +366,49 @@ fn the_title_of_a_report_outweighs_the_narrative_under_it() {
 }
 
 #[test]
+fn a_task_that_names_a_library_finds_the_files_that_import_it() {
+    let f = Fixture::with_files(
+        false,
+        &[
+            (
+                "src/zoo/feed.py",
+                "import quokkafeed.rations\n\n\ndef feed(pen):\n    return pen.first()\n",
+            ),
+            (
+                "src/zoo/tour.py",
+                "def tour(pen):\n    guide = pen.guide()\n    return guide.quokkafeed_rations\n",
+            ),
+            (
+                "src/zoo/pens.py",
+                "def update(pen, count):\n    pen.count = count\n    return pen\n",
+            ),
+        ],
+    );
+    let r = f.retriever();
+    // Only an import names the library. A name that matches another word of the title, and
+    // a body that mentions the library's words in passing, are no match for the module that
+    // declares it as a dependency.
+    let e = run(
+        &r,
+        Query::new("Update to quokkafeed-rations 2.0"),
+        strategy::KEYWORD,
+    );
+    let relevance = |name: &str| {
+        e.hits
+            .iter()
+            .find(|h| {
+                r.corpus()
+                    .node(h.node)
+                    .is_some_and(|n| n.qualified_name == name)
+            })
+            .map_or(0.0, |h| h.relevance)
+    };
+    let (module, tour) = (relevance("zoo.feed"), relevance("zoo.tour.tour"));
+    assert!(module > 0.5, "the name `update` is the best hit: {module}");
+    assert!(module > tour, "{module} {tour}");
+}
+
+#[test]
 fn a_test_named_after_the_task_does_not_push_the_source_under_the_minimum_relevance() {
     let f = Fixture::with_files(
         false,
