@@ -388,12 +388,9 @@ fn a_task_that_names_a_library_finds_the_files_that_import_it() {
     // Only an import names the library. A name that matches another word of the title, and
     // a body that mentions the library's words in passing, are no match for the module that
     // declares it as a dependency.
-    let e = run(
-        &r,
-        Query::new("Update to quokkafeed-rations 2.0"),
-        strategy::KEYWORD,
-    );
-    let relevance = |name: &str| {
+    let task = "Update to quokkafeed-rations 2.0";
+    let relevance = |r: &acms_retrieve::Retriever, name: &str| {
+        let e = run(r, Query::new(task), strategy::KEYWORD);
         e.hits
             .iter()
             .find(|h| {
@@ -403,9 +400,36 @@ fn a_task_that_names_a_library_finds_the_files_that_import_it() {
             })
             .map_or(0.0, |h| h.relevance)
     };
-    let (module, tour) = (relevance("zoo.feed"), relevance("zoo.tour.tour"));
+    let (module, tour) = (relevance(&r, "zoo.feed"), relevance(&r, "zoo.tour.tour"));
     assert!(module > 0.5, "the name `update` is the best hit: {module}");
     assert!(module > tour, "{module} {tour}");
+    drop(r);
+
+    // An incremental run follows the import from one file to another.
+    let src = f.dir.path().join("src/zoo");
+    std::fs::write(
+        src.join("feed.py"),
+        "def feed(pen):\n    return pen.first()\n",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("pens.py"),
+        "import quokkafeed.rations\n\n\ndef update(pen, count):\n    pen.count = count\n",
+    )
+    .unwrap();
+    let opts = acms_index::IndexOptions::new(f.dir.path());
+    let report = acms_index::index_repo(f.dir.path(), &opts).unwrap();
+    let derived =
+        acms_retrieve::update_derived(&opts.index_dir, &report.changes, &Default::default(), None)
+            .unwrap();
+    assert!(!derived.keyword_rebuilt, "{derived:?}");
+    let r = f.retriever();
+    assert!(
+        relevance(&r, "zoo.pens") > 0.5,
+        "{}",
+        relevance(&r, "zoo.pens")
+    );
+    assert_eq!(relevance(&r, "zoo.feed"), 0.0);
 }
 
 #[test]
