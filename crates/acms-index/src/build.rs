@@ -16,7 +16,8 @@ use serde::{Deserialize, Serialize};
 use crate::analyze::{Analyzer, ParseLimits, analyzer_for, detect_language, file_stem, strip_ext};
 use crate::model::{Language, NodeKind, ParsedFile, RefKind, Warning};
 use crate::store::{
-    EdgeKind, EdgeRecord, FileRecord, FileRows, Meta, NodeRecord, NodeRow, Store, StoredEdge, Tx,
+    EdgeKind, EdgeRecord, FileRecord, FileRows, Meta, NodeRecord, NodeRow, SkippedFile, Store,
+    StoredEdge, Tx,
 };
 use crate::walk::{Deny, WalkEntry, Walked, git_commit_times, walk};
 use crate::{Error, Result};
@@ -121,7 +122,9 @@ enum Outcome {
     Skipped(Warning),
     /// The file could not be read this time: what the index holds for it stays as it is.
     Kept(Warning),
-    Ignored,
+    /// Not a file acms indexes, by its content: binary or empty (with the warning), or of a
+    /// kind acms does not read (none).
+    Unindexable(Option<Warning>),
 }
 
 struct ChangedFile {
@@ -211,7 +214,7 @@ struct Before {
     /// Every file is parsed again, changed or not.
     recount: bool,
     files: HashMap<String, FileRecord>,
-    skipped: BTreeMap<String, (u64, i64)>,
+    skipped: BTreeMap<String, SkippedFile>,
 }
 
 impl Before {
@@ -234,7 +237,7 @@ impl Before {
             .into_iter()
             .map(|f| (f.path.clone(), f))
             .collect();
-        let skipped = store.skipped()?;
+        let skipped = store.skipped_files()?;
         Ok(Before {
             meta,
             recount,
@@ -249,7 +252,7 @@ struct Found {
     warnings: Vec<Warning>,
     /// Files the index does not hold, by stat: the change check before an assembly compares
     /// with these, so a file that is not indexed is not taken for a new one on every check.
-    skipped: BTreeMap<String, (u64, i64)>,
+    skipped: BTreeMap<String, SkippedFile>,
     /// Directories whose listing failed.
     unreadable: Vec<String>,
 }
@@ -264,7 +267,7 @@ fn find_files(repo: &Path, opts: &IndexOptions<'_>) -> (Vec<WalkEntry>, Found) {
     };
     let (entries, mut warnings) = (walked.entries, walked.warnings);
     warnings.extend(deny_warnings);
-    let mut skipped: BTreeMap<String, (u64, i64)> = BTreeMap::new();
+    let mut skipped: BTreeMap<String, SkippedFile> = BTreeMap::new();
     for (entry, rule) in &walked.held_back {
         warnings.push(Warning::new(
             &entry.rel,
@@ -273,11 +276,15 @@ fn find_files(repo: &Path, opts: &IndexOptions<'_>) -> (Vec<WalkEntry>, Found) {
                  files; `context.file.deny` and `.acmsignore` add rules)"
             ),
         ));
-        skipped.insert(entry.rel.clone(), (entry.size, entry.mtime));
+        skipped.insert(entry.rel.clone(), skipped_file(entry, None));
     }
     let (entries, capped, size_warnings) = over_max_size(entries, &opts.config);
     warnings.extend(size_warnings);
-    skipped.extend(capped.into_iter().map(|e| (e.rel, (e.size, e.mtime))));
+    skipped.extend(
+        capped
+            .iter()
+            .map(|e| (e.rel.clone(), skipped_file(e, None))),
+    );
     let found = Found {
         warnings,
         skipped,
@@ -323,6 +330,9 @@ fn look_at_all<'e>(
             .map(|entry| {
                 let old = look.before.files.get(&entry.rel);
                 let old = old.filter(|_| !look.before.recount);
+                if let Some(out) = repeated_verdict(entry, look.before) {
+                    return out;
+                }
                 let modified = look.commit_times.get(&entry.rel).copied();
                 let modified = modified.unwrap_or(entry.mtime);
                 let out = look_at(
@@ -368,7 +378,7 @@ fn look_at_all<'e>(
 struct Merged {
     report: IndexReport,
     warnings: Vec<Warning>,
-    skipped: BTreeMap<String, (u64, i64)>,
+    skipped: BTreeMap<String, SkippedFile>,
     /// Indexed files kept as they are.
     keep: HashSet<String>,
     /// Changed files not yet written (all of them while they are few enough for the
@@ -452,16 +462,20 @@ impl Merged {
                 self.left_out.files += 1;
                 self.left_out.bytes += entry.size;
                 self.skipped
-                    .insert(entry.rel.clone(), (entry.size, entry.mtime));
+                    .insert(entry.rel.clone(), skipped_file(entry, None));
                 return Ok(());
             }
             self.indexed_bytes += entry.size;
         }
-        if matches!(out, Outcome::Skipped(_) | Outcome::Ignored)
-            || matches!(&out, Outcome::Kept(_) if !before.files.contains_key(&entry.rel))
-        {
+        let verdict = match &out {
+            Outcome::Unindexable(w) => Some(Some(w.as_ref().map_or("", |w| &w.message))),
+            Outcome::Skipped(_) => Some(None),
+            Outcome::Kept(_) if !before.files.contains_key(&entry.rel) => Some(None),
+            _ => None,
+        };
+        if let Some(verdict) = verdict {
             self.skipped
-                .insert(entry.rel.clone(), (entry.size, entry.mtime));
+                .insert(entry.rel.clone(), skipped_file(entry, verdict));
         }
         match out {
             Outcome::Unchanged { path, mtime } => {
@@ -490,7 +504,7 @@ impl Merged {
                 }
                 self.warnings.push(warning);
             }
-            Outcome::Ignored => {}
+            Outcome::Unindexable(warning) => self.warnings.extend(warning),
         }
         Ok(())
     }
@@ -1393,7 +1407,8 @@ fn look_at(
         };
     }
     if let Some(kind) = unindexable_bytes(&bytes) {
-        return skipped(format!("skipped: {kind}"));
+        let why = Warning::new(&entry.rel, format!("skipped: {kind}"));
+        return Outcome::Unindexable(Some(why));
     }
     let mut warnings = Vec::new();
     let content = match String::from_utf8(bytes) {
@@ -1408,7 +1423,7 @@ fn look_at(
     };
     let Some(language) = detect_language(&entry.rel, &content) else {
         // A kind of file acms does not index (lock files, data): not a problem to report.
-        return Outcome::Ignored;
+        return Outcome::Unindexable(None);
     };
     // Secret values never enter the index: they are replaced (line breaks kept, so every line
     // keeps its number) before anything is parsed, counted or stored.
@@ -1467,6 +1482,29 @@ fn unindexable_bytes(bytes: &[u8]) -> Option<&'static str> {
 pub fn indexable(rel: &str, bytes: &[u8]) -> bool {
     unindexable_bytes(bytes).is_none()
         && detect_language(rel, &String::from_utf8_lossy(bytes)).is_some()
+}
+
+/// The row of a file walked and not indexed.
+fn skipped_file(entry: &WalkEntry, verdict: Option<&str>) -> SkippedFile {
+    SkippedFile {
+        size: entry.size,
+        mtime: entry.mtime,
+        verdict: verdict.map(str::to_string),
+    }
+}
+
+/// The last run's verdict on a file it did not index by its content, while the file's stat
+/// is as that run saw it and the analyzers are the same: a monorepo's thousands of data files
+/// are not read again by every run (a refresh before each assembly among them).
+fn repeated_verdict(entry: &WalkEntry, before: &Before) -> Option<Outcome> {
+    let last = before.skipped.get(&entry.rel)?;
+    let verdict = last.verdict.as_deref()?;
+    let same = !before.recount
+        && !before.files.contains_key(&entry.rel)
+        && (last.size, last.mtime) == (entry.size, entry.mtime);
+    same.then(|| {
+        Outcome::Unindexable((!verdict.is_empty()).then(|| Warning::new(&entry.rel, verdict)))
+    })
 }
 
 /// A file that exists but cannot be read: its previous index entry (if any) is kept.

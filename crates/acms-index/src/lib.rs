@@ -15,8 +15,9 @@ pub mod store;
 pub mod walk;
 
 /// The version of what the analyzers extract. Bump it when a change makes an existing index
-/// stale (a new kind of node, a rendering that changed): the next `acms index` then re-parses
-/// every file instead of only the changed ones. 2: sections of crate docs. 3: Python
+/// stale (a new kind of node, a rendering that changed, a kind of file read that was not):
+/// the next `acms index` then re-parses every file instead of only the changed ones, and
+/// reads again the files it did not index. 2: sections of crate docs. 3: Python
 /// module-level constants. 6: members passed as arguments are references (4 and 5 were
 /// measured and not kept). 7: TypeScript functions behind a cast (`(() => {…}) as any`).
 /// 8: Go, C, C++, C#, Ruby, PHP, Bash, Kotlin, Swift, Scala. 9: Java on its query (an

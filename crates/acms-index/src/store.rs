@@ -62,7 +62,7 @@ CREATE INDEX IF NOT EXISTS refs_src ON refs(src);
 CREATE TABLE IF NOT EXISTS imports (path TEXT NOT NULL, module TEXT NOT NULL, names TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS imports_path ON imports(path);
 CREATE TABLE IF NOT EXISTS edges (src INTEGER NOT NULL, dst INTEGER NOT NULL, kind TEXT NOT NULL, confidence REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime INTEGER NOT NULL, verdict TEXT);
 ";
 
 /// Indexes an incremental run looks rows up by (reference names for edge resolution, edges
@@ -77,6 +77,18 @@ CREATE INDEX IF NOT EXISTS refs_name ON refs(name);
 CREATE INDEX IF NOT EXISTS edges_src ON edges(src);
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
 ";
+
+/// A file a run walked and did not index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SkippedFile {
+    pub size: u64,
+    pub mtime: i64,
+    /// Why, when that follows from its content alone (binary, empty, a kind acms does not
+    /// read: the warning, `""` for none): while its stat stays, the next run repeats the
+    /// verdict without reading the file. `None` for everything else (held back, over a cap,
+    /// unreadable), which each run judges again.
+    pub verdict: Option<String>,
+}
 
 /// `PRAGMA application_id` of every store acms writes (`ACMS` in ASCII), so a database acms
 /// did not write is recognized and left alone.
@@ -546,7 +558,28 @@ impl Store {
             .conn
             .execute_batch(LOOKUP_INDEXES)
             .map_err(|e| store.err(e))?;
+        store.add_verdicts()?;
         Ok(store)
+    }
+
+    /// Gives a store written before the `skipped.verdict` column the column (its rows have
+    /// none, so their files are read once more). Readers never ask for it, and a build
+    /// without it writes rows without verdicts: the store's format is unchanged.
+    fn add_verdicts(&self) -> Result<()> {
+        let has: bool = self
+            .conn
+            .query_row(
+                "SELECT COUNT(*) > 0 FROM pragma_table_info('skipped') WHERE name = 'verdict'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))?;
+        if !has {
+            self.conn
+                .execute("ALTER TABLE skipped ADD COLUMN verdict TEXT", [])
+                .map_err(|e| self.err(e))?;
+        }
+        Ok(())
     }
 
     /// Seals the folder for the repository this store was opened for, when its seal names
@@ -768,15 +801,35 @@ impl Store {
     /// The files the last run walked but did not index (held back, over a cap, binary, of a
     /// kind acms does not read, unreadable), with the size and mtime it saw.
     pub fn skipped(&self) -> Result<std::collections::BTreeMap<String, (u64, i64)>> {
+        Ok(self
+            .skipped_rows("NULL")?
+            .into_iter()
+            .map(|(path, f)| (path, (f.size, f.mtime)))
+            .collect())
+    }
+
+    /// [`Store::skipped`] with each file's verdict (a store opened for writing only).
+    pub(crate) fn skipped_files(&self) -> Result<std::collections::BTreeMap<String, SkippedFile>> {
+        self.skipped_rows("verdict")
+    }
+
+    fn skipped_rows(
+        &self,
+        verdict: &str,
+    ) -> Result<std::collections::BTreeMap<String, SkippedFile>> {
         let mut stmt = self
             .conn
-            .prepare("SELECT path, size, mtime FROM skipped")
+            .prepare(&format!("SELECT path, size, mtime, {verdict} FROM skipped"))
             .map_err(|e| self.err(e))?;
         let rows = stmt
             .query_map([], |r| {
                 Ok((
                     r.get::<_, String>(0)?,
-                    (r.get::<_, i64>(1)? as u64, r.get(2)?),
+                    SkippedFile {
+                        size: r.get::<_, i64>(1)? as u64,
+                        mtime: r.get(2)?,
+                        verdict: r.get(3)?,
+                    },
                 ))
             })
             .map_err(|e| self.err(e))?;
@@ -1266,18 +1319,20 @@ impl Tx<'_> {
     /// Replaces the list of files walked but not indexed (see [`Store::skipped`]).
     pub(crate) fn replace_skipped(
         &self,
-        skipped: &std::collections::BTreeMap<String, (u64, i64)>,
+        skipped: &std::collections::BTreeMap<String, SkippedFile>,
     ) -> Result<()> {
         self.tx
             .execute("DELETE FROM skipped", [])
             .map_err(|e| self.err(e))?;
         let mut insert = self
             .tx
-            .prepare_cached("INSERT INTO skipped(path, size, mtime) VALUES (?1, ?2, ?3)")
+            .prepare_cached(
+                "INSERT INTO skipped(path, size, mtime, verdict) VALUES (?1, ?2, ?3, ?4)",
+            )
             .map_err(|e| self.err(e))?;
-        for (path, (size, mtime)) in skipped {
+        for (path, f) in skipped {
             insert
-                .execute(params![path, *size as i64, mtime])
+                .execute(params![path, f.size as i64, f.mtime, f.verdict])
                 .map_err(|e| self.err(e))?;
         }
         Ok(())

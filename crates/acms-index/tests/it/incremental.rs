@@ -3,7 +3,7 @@
 use acms_core::Depth;
 use acms_index::EdgeKind;
 
-use crate::{APP_PY, HELPERS_PY, index, open, write_repo};
+use crate::{APP_PY, HELPERS_PY, index, open, warnings_for, write_repo};
 
 #[test]
 fn reindex_parses_only_changed_files_and_drops_deleted_ones() {
@@ -331,6 +331,91 @@ fn an_index_of_older_analyzers_is_parsed_again() {
         open(repo).meta().unwrap().analyzers,
         acms_index::ANALYZERS_VERSION
     );
+}
+
+/// A file left out for its content is not read again while its stat stays (a monorepo's
+/// data files cost every refresh a read), and the run says the same about it: read again
+/// once its stat moves, once the analyzers change, and once on a store written before
+/// verdicts were kept.
+#[test]
+fn a_file_left_out_for_its_content_is_not_read_again_until_its_stat_moves() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    let binary = [b'\0'; 40];
+    let text = b"def blob():\n    return 'forty bytes...'\n";
+    assert_eq!(text.len(), binary.len());
+    write_repo(
+        repo,
+        &[("pkg/app.py", APP_PY.as_bytes()), ("pkg/blob.py", &binary)],
+    );
+    let first = index(repo);
+    assert_eq!(
+        warnings_for(&first, "pkg/blob.py"),
+        ["skipped: binary file"]
+    );
+    let blob = repo.join("pkg/blob.py");
+    // Text of the same size behind the same modification time: only a read would tell.
+    let swap_keeping_stat = || {
+        let mtime = std::fs::metadata(&blob).unwrap().modified().unwrap();
+        std::fs::write(&blob, text).unwrap();
+        let f = std::fs::File::options().write(true).open(&blob).unwrap();
+        f.set_modified(mtime).unwrap();
+    };
+    swap_keeping_stat();
+    let second = index(repo);
+    assert_eq!(
+        warnings_for(&second, "pkg/blob.py"),
+        ["skipped: binary file"]
+    );
+    assert_eq!(second.parsed, 0);
+
+    // A store written before verdicts were kept has no column for them: it gets one, and
+    // the file is read once.
+    let db_path = repo.join(".acms").join(acms_index::DB_FILE);
+    let db = rusqlite::Connection::open(&db_path).unwrap();
+    db.execute("ALTER TABLE skipped DROP COLUMN verdict", [])
+        .unwrap();
+    drop(db);
+    let third = index(repo);
+    assert!(warnings_for(&third, "pkg/blob.py").is_empty(), "{third:#?}");
+    assert_eq!(third.parsed, 1);
+    assert!(open(repo).nodes().unwrap().iter().any(|n| n.name == "blob"));
+
+    // Binary again (a later mtime: the stat is compared in whole seconds), then the swap.
+    std::fs::write(&blob, binary).unwrap();
+    set_mtime(&blob, 10);
+    let fourth = index(repo);
+    assert_eq!(
+        warnings_for(&fourth, "pkg/blob.py"),
+        ["skipped: binary file"]
+    );
+    swap_keeping_stat();
+    assert_eq!(index(repo).parsed, 0);
+    // Older analyzers: every file is read again.
+    let db = rusqlite::Connection::open(&db_path).unwrap();
+    db.execute("UPDATE meta SET value = '1' WHERE key = 'analyzers'", [])
+        .unwrap();
+    drop(db);
+    let fifth = index(repo);
+    assert!(warnings_for(&fifth, "pkg/blob.py").is_empty(), "{fifth:#?}");
+    assert_eq!(fifth.parsed, 2);
+
+    // Binary, then text of the same size later: the moved stat is read.
+    std::fs::write(&blob, binary).unwrap();
+    set_mtime(&blob, 20);
+    index(repo);
+    std::fs::write(&blob, text).unwrap();
+    set_mtime(&blob, 30);
+    let sixth = index(repo);
+    assert!(warnings_for(&sixth, "pkg/blob.py").is_empty(), "{sixth:#?}");
+    assert_eq!(sixth.parsed, 1);
+}
+
+/// Sets `path`'s modification time `secs` seconds from now.
+fn set_mtime(path: &std::path::Path, secs: u64) {
+    let f = std::fs::File::options().write(true).open(path).unwrap();
+    f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(secs))
+        .unwrap();
 }
 
 /// Ids of the nodes of the files `keep` says yes to.
