@@ -59,7 +59,7 @@ class Server:
 
 def refresh_ms(notes):
     for n in notes:
-        m = re.match(r"refreshed (\d+) files before assembly \((\d+) checked, (\d+) ms\)", n)
+        m = re.match(r"refreshed (\d+) files before assembly \((\d+) checked, (\d+) ms[):]", n)
         if m:
             return int(m.group(1)), int(m.group(2)), int(m.group(3))
     raise SystemExit(f"no refresh note in {notes}")

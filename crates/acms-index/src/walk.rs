@@ -97,6 +97,27 @@ pub struct WalkEntry {
     pub mtime: i64,
 }
 
+impl WalkEntry {
+    /// Renews the size and modification time of a file a walk found (through its link, as
+    /// the walk does): an error when it is gone or no longer a file.
+    pub fn restat(&mut self) -> std::io::Result<()> {
+        let md = std::fs::metadata(&self.abs)?;
+        if !md.is_file() {
+            return Err(std::io::Error::other("no longer a file"));
+        }
+        (self.size, self.mtime) = (md.len(), mtime_secs(&md));
+        Ok(())
+    }
+}
+
+/// A file's modification time in whole seconds (0 when the system has none).
+fn mtime_secs(md: &std::fs::Metadata) -> i64 {
+    md.modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
 /// What a walk found.
 #[derive(Debug, Default, Clone)]
 pub struct Walked {
@@ -110,6 +131,9 @@ pub struct Walked {
     /// The directories the walk entered (absolute, the root first, then in path order): what a
     /// file watcher watches so that it sees exactly what the next walk would.
     pub dirs: Vec<PathBuf>,
+    /// The resolved targets of the links the walk followed (sorted): a file under one of
+    /// them is also found under another path.
+    pub links: Vec<PathBuf>,
 }
 
 /// Lists the files under `repo` (canonical) in path order, with a warning for each entry it
@@ -124,8 +148,10 @@ pub fn walk(repo: &Path, index_dir: &Path, deny: &Deny) -> Walked {
     // a refresh a fifth of its time (an lstat and a readlink per path component).
     let index_ino = std::fs::metadata(&index_dir).ok().map(|m| m.ino());
     let refused: Arc<Mutex<Vec<Warning>>> = Arc::default();
+    let followed: Arc<Mutex<Vec<PathBuf>>> = Arc::default();
     let parallel = {
         let refused = Arc::clone(&refused);
+        let followed = Arc::clone(&followed);
         let root = repo.to_path_buf();
         let index_dir = index_dir.clone();
         ignore::WalkBuilder::new(repo)
@@ -141,6 +167,9 @@ pub fn walk(repo: &Path, index_dir: &Path, deny: &Deny) -> Walked {
                         return true;
                     };
                     let Some(why) = escape(&root, &index_dir, &target) else {
+                        if let Ok(mut f) = followed.lock() {
+                            f.push(target);
+                        }
                         return true;
                     };
                     if let Ok(mut w) = refused.lock() {
@@ -173,6 +202,11 @@ pub fn walk(repo: &Path, index_dir: &Path, deny: &Deny) -> Walked {
     if let Ok(mut w) = refused.lock() {
         walked.warnings.append(&mut w);
     }
+    if let Ok(mut f) = followed.lock() {
+        walked.links.append(&mut f);
+    }
+    walked.links.sort();
+    walked.links.dedup();
     walked.entries.sort_by(|a, b| a.rel.cmp(&b.rel));
     walked.entries.dedup_by(|a, b| a.rel == b.rel);
     walked.held_back.sort_by(|a, b| a.0.rel.cmp(&b.0.rel));
@@ -257,11 +291,7 @@ impl ignore::ParallelVisitor for Visitor<'_> {
             rel,
             abs: entry.path().to_path_buf(),
             size: md.len(),
-            mtime: md
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_secs() as i64),
+            mtime: mtime_secs(&md),
         };
         // A link is judged by its target's name too: `notes.txt -> id_rsa` holds a key.
         let target = entry

@@ -11,8 +11,9 @@
 //! new since the last run — news when the indexer would index it.
 //!
 //! A long-lived process can [`watch`](ChangeTracker::watch) as well: then a scan walks only
-//! when a file event (or a directory it has not watched yet) says something may have changed,
-//! so a warm call costs nothing per file ([`crate::watch`]).
+//! when a file event (or a directory it has not watched yet) says the files a walk finds may
+//! have changed, so a warm call costs nothing per file; after edits of files the last walk
+//! found, it looks at those files alone, in that walk ([`crate::watch`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -20,7 +21,11 @@ use std::path::{Path, PathBuf};
 use acms_core::{ContentHash, ContextConfig};
 use acms_index::{Deny, Store, WalkEntry};
 
-use crate::watch::Watch;
+use crate::watch::{News, Watch};
+
+/// Files named by the watch that are looked at alone; more (a checkout, a formatter run)
+/// walk, which then costs little more than looking them up.
+const MAX_NAMED_FILES: usize = 256;
 
 /// What the tracker remembers of one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,6 +43,8 @@ pub struct Scan {
     pub files: usize,
     /// Whether the file watch said nothing changed, so nothing was walked.
     pub unchanged_by_watch: bool,
+    /// Whether only the files the watch named were looked at (`files` of them).
+    pub named_by_watch: bool,
     /// Why a watch was asked for but every scan walks (none could be had, or it failed).
     pub watch_off: Option<String>,
     /// Files whose content was hashed because their stat moved.
@@ -56,6 +63,8 @@ pub struct ChangeTracker {
     watch: Option<Result<Watch, String>>,
     /// The walk of the last scan that found a change, for the index run it calls for.
     last_walk: Option<acms_index::Walked>,
+    /// With a watch: the last walk, kept in step with the files the watch names since.
+    walked: Option<acms_index::Walked>,
 }
 
 impl ChangeTracker {
@@ -77,6 +86,7 @@ impl ChangeTracker {
             known: HashMap::new(),
             watch: None,
             last_walk: None,
+            walked: None,
         };
         t.reload(store)?;
         Ok(t)
@@ -126,18 +136,23 @@ impl ChangeTracker {
     /// Files of the index (or of the walk) that changed since the last [`reload`](Self::reload).
     pub fn scan(&mut self) -> Scan {
         let mut scan = Scan::default();
+        self.last_walk = None;
         match &mut self.watch {
-            Some(Ok(w)) => {
-                if !w.take_dirty() {
+            Some(Ok(w)) => match w.take_news() {
+                News::Nothing => {
                     scan.unchanged_by_watch = true;
                     return scan;
                 }
-                scan.watch_off = w.broken();
-            }
+                News::Files(files) => {
+                    if let Some(scan) = self.scan_named(&files) {
+                        return scan;
+                    }
+                }
+                News::Anything => scan.watch_off = w.broken(),
+            },
             Some(Err(why)) => scan.watch_off = Some(why.clone()),
             None => {}
         }
-        self.last_walk = None;
         let walked = acms_index::walk(&self.repo, &self.index_dir, &self.deny);
         if let Some(Ok(w)) = &mut self.watch {
             w.follow(&walked.dirs);
@@ -149,14 +164,9 @@ impl ChangeTracker {
             present.insert(s.rel.clone());
             self.look_at(s, &mut scan);
         }
-        // Held back now: news only when the index still holds it (the run removes it).
         for (s, _) in &walked.held_back {
             present.insert(s.rel.clone());
-            if self.known.get(&s.rel).is_some_and(|k| k.hash.is_some()) {
-                scan.changed.push(s.rel.clone());
-            } else {
-                self.remember(s);
-            }
+            self.look_at_held(s, &mut scan);
         }
         let gone: Vec<String> = self
             .known
@@ -173,9 +183,49 @@ impl ChangeTracker {
         }
         scan.changed.sort();
         if !scan.changed.is_empty() {
-            self.last_walk = Some(walked);
+            self.last_walk = Some(walked.clone());
+        }
+        if self.watching() {
+            self.walked = Some(walked);
         }
         scan
+    }
+
+    /// Looks at `files` alone, the only files the watch says changed since the last scan: in
+    /// the last walk with their stat renewed. `None` (walk instead) when one of them is not a
+    /// file that walk found, lies under a link's target (its link is found too) or cannot
+    /// be stat'ed now, or when they are many.
+    fn scan_named(&mut self, files: &[PathBuf]) -> Option<Scan> {
+        let mut walked = self.walked.take()?;
+        if files.len() > MAX_NAMED_FILES
+            || files
+                .iter()
+                .any(|f| walked.links.iter().any(|l| f.starts_with(l)))
+        {
+            return None;
+        }
+        let mut scan = Scan {
+            files: files.len(),
+            named_by_watch: true,
+            ..Scan::default()
+        };
+        for f in files {
+            if let Some(entry) = walked.entries.iter_mut().find(|e| e.abs == *f) {
+                entry.restat().ok()?;
+                self.look_at(entry, &mut scan);
+                continue;
+            }
+            let (entry, _) = walked.held_back.iter_mut().find(|(e, _)| e.abs == *f)?;
+            entry.restat().ok()?;
+            self.look_at_held(entry, &mut scan);
+        }
+        scan.changed.sort();
+        scan.changed.dedup();
+        if !scan.changed.is_empty() {
+            self.last_walk = Some(walked.clone());
+        }
+        self.walked = Some(walked);
+        Some(scan)
     }
 
     /// The walk of the last scan, when it found a change: the index run it calls for need
@@ -221,6 +271,16 @@ impl ChangeTracker {
                     self.remember(s);
                 }
             }
+        }
+    }
+
+    /// A file the deny list holds back now: news only when the index still holds it (the
+    /// run removes it).
+    fn look_at_held(&mut self, s: &WalkEntry, scan: &mut Scan) {
+        if self.known.get(&s.rel).is_some_and(|k| k.hash.is_some()) {
+            scan.changed.push(s.rel.clone());
+        } else {
+            self.remember(s);
         }
     }
 

@@ -1,19 +1,35 @@
 //! [`Watch`]: file events for a long-lived process, so a call that follows no change skips
-//! the walk. It watches exactly the directories the last walk entered, not recursively (a
-//! recursive watch would also take `.git`, `node_modules` and `target`, and a monorepo's share
-//! of the kernel's watch limit), and only says "something may have changed": the walk still
-//! decides what did.
+//! the walk, and a call that follows only edits of known files looks at those files alone.
+//! It watches exactly the directories the last walk entered, not recursively (a recursive
+//! watch would also take `.git`, `node_modules` and `target`, and a monorepo's share of the
+//! kernel's watch limit). It says which files' contents may have changed ([`News::Files`])
+//! or that anything may have ([`News::Anything`]): then the walk decides what did.
 //!
 //! Events are read from the inotify descriptor by the call that asks, not by a thread: the
 //! kernel queues an event inside the write that causes it, so a change that finished before
 //! the call is always seen by it. Other systems have no watch here and walk every call.
 //!
-//! **Invariant:** a skipped walk is never wrong. The flag starts raised; it is lowered just
-//! before a walk (what happens during the walk raises it again); a walk that enters a
-//! directory not watched yet raises it (a file may have landed there before its watch did);
-//! and a queue overflow raises it, a failed watch for good.
+//! **Invariant:** a skipped walk is never wrong. What a walk finds changes only when a
+//! directory's listing, an ignore file or a directory's attributes do, and every such event
+//! asks for a walk; so does an event the watch cannot tie to one file of one directory (a
+//! directory reached by two paths), a queue overflow, and a failed watch (for good). The
+//! news starts as "anything"; it is taken just before the scan it decides on (what happens
+//! during a walk is news again); and a walk that enters a directory not watched yet asks for
+//! another (a file may have landed there before its watch did).
 
 use std::path::{Path, PathBuf};
+
+/// What may have changed since the news was last taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum News {
+    Nothing,
+    /// Only the contents (or stat) of these files, each in a watched directory: the files
+    /// the last walk found are still the files a walk would find, unless one of these is
+    /// not among them.
+    Files(Vec<PathBuf>),
+    /// Anything: walk.
+    Anything,
+}
 
 /// A watch over the directories of the last walk.
 pub(crate) struct Watch {
@@ -22,7 +38,7 @@ pub(crate) struct Watch {
 }
 
 impl Watch {
-    /// Watches nothing yet, with the flag raised: the first call walks, and
+    /// Watches nothing yet, with news of anything: the first call walks, and
     /// [`follow`](Self::follow) then watches what it walked. `index_dir`'s own writes are not
     /// news.
     pub(crate) fn start(index_dir: &Path) -> Result<Watch, String> {
@@ -37,13 +53,13 @@ impl Watch {
         }
     }
 
-    /// Whether anything may have changed since the last call, lowering the flag: call it
-    /// right before the walk it decides on.
-    pub(crate) fn take_dirty(&mut self) -> bool {
+    /// What may have changed since the last call: call it right before the scan it decides
+    /// on.
+    pub(crate) fn take_news(&mut self) -> News {
         #[cfg(target_os = "linux")]
-        return self.inner.take_dirty();
+        return self.inner.take_news();
         #[cfg(not(target_os = "linux"))]
-        true
+        News::Anything
     }
 
     /// Why events are not trusted (every call walks), once they are not.
@@ -66,11 +82,21 @@ impl Watch {
 
 #[cfg(target_os = "linux")]
 mod linux {
-    use std::collections::{HashMap, HashSet};
+    use std::collections::{BTreeSet, HashMap, HashSet};
     use std::ffi::OsStr;
     use std::path::{Path, PathBuf};
 
     use inotify::{EventMask, WatchDescriptor, WatchMask};
+
+    use super::News;
+
+    /// Files whose changes change what a walk finds: the ignore files it honours.
+    const IGNORE_FILES: [&str; 3] = [".gitignore", ".ignore", ".acmsignore"];
+
+    /// Events that change a file's content or stat but not a directory's listing.
+    fn content_only(mask: EventMask) -> bool {
+        (EventMask::MODIFY | EventMask::CLOSE_WRITE | EventMask::ATTRIB).contains(mask)
+    }
 
     /// What changes a directory's listing or a file's content; reads are not asked for.
     fn mask() -> WatchMask {
@@ -92,7 +118,13 @@ mod linux {
         index_dir: PathBuf,
         by_dir: HashMap<PathBuf, WatchDescriptor>,
         by_wd: HashMap<WatchDescriptor, PathBuf>,
-        dirty: bool,
+        /// Directories watched under two paths (a link inside the repository): an event
+        /// there names a file under one path only.
+        aliased: HashSet<WatchDescriptor>,
+        /// A walk is needed.
+        walk: bool,
+        /// Files whose contents may have changed (absolute, as the walk names them).
+        files: BTreeSet<PathBuf>,
         pub(super) broken: Option<String>,
     }
 
@@ -106,14 +138,23 @@ mod linux {
                     .unwrap_or_else(|_| index_dir.to_path_buf()),
                 by_dir: HashMap::new(),
                 by_wd: HashMap::new(),
-                dirty: true,
+                aliased: HashSet::new(),
+                walk: true,
+                files: BTreeSet::new(),
                 broken: None,
             })
         }
 
-        pub(super) fn take_dirty(&mut self) -> bool {
+        pub(super) fn take_news(&mut self) -> News {
             self.drain();
-            std::mem::take(&mut self.dirty) || self.broken.is_some()
+            let files = std::mem::take(&mut self.files);
+            if std::mem::take(&mut self.walk) || self.broken.is_some() {
+                News::Anything
+            } else if files.is_empty() {
+                News::Nothing
+            } else {
+                News::Files(files.into_iter().collect())
+            }
         }
 
         /// Reads every queued event without waiting.
@@ -137,10 +178,16 @@ mod linux {
                         if self.by_wd.remove(&e.wd).is_some() {
                             self.by_dir.retain(|_, wd| *wd != e.wd);
                         }
-                        self.dirty = true;
-                    } else if e.mask.contains(EventMask::Q_OVERFLOW) || !self.is_own(&e.wd, e.name)
-                    {
-                        self.dirty = true;
+                        self.walk = true;
+                    } else if e.mask.contains(EventMask::Q_OVERFLOW) {
+                        self.walk = true;
+                    } else if !self.is_own(&e.wd, e.name) {
+                        match self.edited_file(&e.wd, e.mask, e.name) {
+                            Some(file) => {
+                                self.files.insert(file);
+                            }
+                            None => self.walk = true,
+                        }
                     }
                 }
                 if !any {
@@ -157,9 +204,24 @@ mod linux {
             }
         }
 
+        /// The file an event names when it changes only that file's content or stat, in a
+        /// directory watched under one path.
+        fn edited_file(
+            &self,
+            wd: &WatchDescriptor,
+            mask: EventMask,
+            name: Option<&OsStr>,
+        ) -> Option<PathBuf> {
+            let (dir, name) = (self.by_wd.get(wd)?, name?);
+            let plain = content_only(mask)
+                && !self.aliased.contains(wd)
+                && !IGNORE_FILES.iter().any(|f| name == *f);
+            plain.then(|| dir.join(name))
+        }
+
         fn break_with(&mut self, why: String) {
             self.broken.get_or_insert(why);
-            self.dirty = true;
+            self.walk = true;
         }
 
         pub(super) fn follow(&mut self, dirs: &[PathBuf]) {
@@ -180,6 +242,7 @@ mod linux {
                 // Kept while another path (a link inside the repository) reaches it.
                 if !self.by_dir.values().any(|w| *w == wd) {
                     self.by_wd.remove(&wd);
+                    self.aliased.remove(&wd);
                     // Often gone with its directory already.
                     let _ = self.fd.watches().remove(wd);
                 }
@@ -192,9 +255,12 @@ mod linux {
                     Ok(wd) => {
                         // Two paths can be one directory (a link inside the repository): the
                         // kernel hands back the same descriptor for both.
+                        if self.by_wd.get(&wd).is_some_and(|first| first != d) {
+                            self.aliased.insert(wd.clone());
+                        }
                         self.by_wd.entry(wd.clone()).or_insert_with(|| d.clone());
                         self.by_dir.insert(d.clone(), wd);
-                        self.dirty = true;
+                        self.walk = true;
                     }
                     // Removed or replaced since the walk (ENOENT, ENOTDIR): the event on its
                     // parent raised the flag already.
@@ -202,7 +268,7 @@ mod linux {
                         if e.kind() == std::io::ErrorKind::NotFound
                             || e.raw_os_error() == Some(20) =>
                     {
-                        self.dirty = true
+                        self.walk = true
                     }
                     Err(e) => {
                         let why = if e.raw_os_error() == Some(28) {

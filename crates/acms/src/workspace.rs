@@ -116,6 +116,8 @@ pub struct RefreshReport {
     pub skipped: Option<String>,
     /// Nothing was walked: the file watch saw no change since the last check.
     pub watched: bool,
+    /// Nothing was walked: only the files the watch named (`checked` of them) were looked at.
+    pub named: bool,
     /// Why a watch was asked for but every call walks (the system's watch limit, …).
     pub watch_off: Option<String>,
 }
@@ -131,6 +133,15 @@ impl RefreshReport {
         std::iter::once(self.note()).chain(off).collect()
     }
 
+    /// What `checked` counts: every walked file, or only those the file watch named.
+    fn checked_what(&self) -> &'static str {
+        if self.named {
+            "named by the file watch and checked"
+        } else {
+            "checked"
+        }
+    }
+
     /// One line for diagnostics.
     pub fn note(&self) -> String {
         match &self.skipped {
@@ -138,11 +149,22 @@ impl RefreshReport {
             None if self.watched => {
                 "refreshed 0 files before assembly (the file watch saw no change)".into()
             }
+            None if self.refreshed == 0 => format!(
+                "refreshed 0 files before assembly ({} {}, {:.0} ms)",
+                self.checked,
+                self.checked_what(),
+                self.scan_ms
+            ),
             None => format!(
-                "refreshed {} files before assembly ({} checked, {:.0} ms)",
+                "refreshed {} files before assembly ({} {}, {:.0} ms: scan {:.0}, index \
+                 {:.0}, reopen {:.0})",
                 self.refreshed,
                 self.checked,
-                self.scan_ms + self.index_ms + self.reopen_ms
+                self.checked_what(),
+                self.scan_ms + self.index_ms + self.reopen_ms,
+                self.scan_ms,
+                self.index_ms,
+                self.reopen_ms
             ),
         }
     }
@@ -507,6 +529,7 @@ impl Workspace {
         report.checked = scan.files;
         report.hashed = scan.hashed;
         report.watched = scan.unchanged_by_watch;
+        report.named = scan.named_by_watch;
         report.watch_off = scan.watch_off;
         if scan.changed.is_empty() {
             return Ok((report, done));

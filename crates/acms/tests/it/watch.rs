@@ -62,7 +62,8 @@ fn a_warm_call_walks_nothing_and_says_so() {
     std::fs::write(&p, text + "\ndef gift_wrap(order):\n    return order\n").unwrap();
     let r = ws.refresh().unwrap();
     assert_eq!(r.paths, ["shop/pricing.py"]);
-    assert!(r.checked > 0);
+    // An edit of a known file: that file alone is looked at, nothing is walked.
+    assert!(r.named && r.checked == 1, "{r:?}");
     // The index run's own writes are not news.
     assert!(ws.refresh().unwrap().watched);
 }
@@ -80,14 +81,25 @@ fn watched_and_unwatched_workspaces_refresh_the_same_files() {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
     };
-    type Step<'a> = (&'a str, Box<dyn Fn() + 'a>);
+    let append = |rel: &str, text: &str| {
+        use std::io::Write;
+        let mut f = std::fs::File::options()
+            .append(true)
+            .open(root.join(rel))
+            .unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+    };
+    // What happened, whether the watch alone names what changed (`None`: either), the change.
+    type Step<'a> = (&'a str, Option<bool>, Box<dyn Fn() + 'a>);
     let steps: Vec<Step> = vec![
         (
             "edit",
+            Some(true),
             Box::new(|| write("shop/cart.py", "def emptied():\n    return []\n")),
         ),
         (
             "new file in a new directory tree",
+            Some(false),
             Box::new(|| {
                 write(
                     "shop/billing/refunds/refund.py",
@@ -97,6 +109,7 @@ fn watched_and_unwatched_workspaces_refresh_the_same_files() {
         ),
         (
             "edit inside the new directory",
+            None,
             Box::new(|| {
                 write(
                     "shop/billing/refunds/refund.py",
@@ -106,6 +119,7 @@ fn watched_and_unwatched_workspaces_refresh_the_same_files() {
         ),
         (
             "rename",
+            Some(false),
             Box::new(|| {
                 std::fs::rename(
                     root.join("shop/billing/refunds/refund.py"),
@@ -116,6 +130,7 @@ fn watched_and_unwatched_workspaces_refresh_the_same_files() {
         ),
         (
             "touch, same content",
+            Some(true),
             Box::new(|| {
                 let f = std::fs::File::options()
                     .write(true)
@@ -126,11 +141,45 @@ fn watched_and_unwatched_workspaces_refresh_the_same_files() {
             }),
         ),
         (
+            "append in place",
+            Some(true),
+            Box::new(|| append("shop/cart.py", "\ndef refilled():\n    return [1]\n")),
+        ),
+        (
+            "permissions changed",
+            Some(true),
+            Box::new(|| {
+                use std::os::unix::fs::PermissionsExt;
+                let p = root.join("shop/cart.py");
+                std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o600)).unwrap()
+            }),
+        ),
+        (
+            "a file of a kind acms does not read, edited",
+            None,
+            Box::new(|| write("shop/orders.log", "one order\n")),
+        ),
+        (
+            "a link to a file",
+            Some(false),
+            Box::new(|| {
+                std::os::unix::fs::symlink("pricing.py", root.join("shop/alias.py")).unwrap()
+            }),
+        ),
+        (
+            // Two paths name the edited file: the walk finds both.
+            "the link's target edited",
+            Some(false),
+            Box::new(|| append("shop/pricing.py", "\ndef rebate(order):\n    return 0\n")),
+        ),
+        (
             "an ignore rule",
+            Some(false),
             Box::new(|| write(".gitignore", "billing/\n")),
         ),
         (
             "a directory removed",
+            Some(false),
             Box::new(|| {
                 std::fs::remove_file(root.join(".gitignore")).unwrap();
                 std::fs::remove_dir_all(root.join("shop/billing")).unwrap()
@@ -138,6 +187,7 @@ fn watched_and_unwatched_workspaces_refresh_the_same_files() {
         ),
         (
             "a directory moved in",
+            Some(false),
             Box::new(|| {
                 let outside = tempfile::tempdir().unwrap();
                 let pkg = outside.path().join("loyalty");
@@ -150,13 +200,19 @@ fn watched_and_unwatched_workspaces_refresh_the_same_files() {
                 }
             }),
         ),
-        ("nothing", Box::new(|| {})),
+        ("nothing", None, Box::new(|| {})),
     ];
-    for (what, step) in steps {
+    for (what, named, step) in steps {
         step();
         let a = watched.refresh().unwrap();
         let b = walking.refresh().unwrap();
+        if let Some(named) = named {
+            assert_eq!(a.named, named, "after {what}: {a:?}");
+        }
         assert_eq!(a.paths, b.paths, "after {what}");
+        if what == "the link's target edited" {
+            assert_eq!(a.paths, ["shop/alias.py", "shop/pricing.py"]);
+        }
         assert_eq!(a.refreshed, b.refreshed, "after {what}");
         let q = |ws: &mut Workspace| {
             ws.context(Query::new("refund points cart"), BudgetSpec::tokens(1200))
