@@ -215,7 +215,8 @@ pub fn index_repository_with(
             model::Ensured::Failed(why) => fetch_failed = Some(why),
             model::Ensured::Fetched(f) => {
                 report.model_fetched = Some(format!(
-                    "model {} fetched on first use: {:.1} MB downloaded, {} files written,                      digests checked (`acms model verify` checks them again)",
+                    "model {} fetched on first use: {:.1} MB downloaded, {} files written, \
+                     digests checked (`acms model verify` checks them again)",
                     semantic.model,
                     f.downloaded_bytes as f64 / 1e6,
                     f.written.len()
