@@ -191,10 +191,11 @@ impl ChangeTracker {
         scan
     }
 
-    /// Looks at `files` alone, the only files the watch says changed since the last scan: in
-    /// the last walk with their stat renewed. `None` (walk instead) when one of them is not a
-    /// file that walk found, lies under a link's target (its link is found too) or cannot
-    /// be stat'ed now, or when they are many.
+    /// Looks at `files` alone, the only files the watch says changed, appeared or went since
+    /// the last scan: in the last walk with their stat renewed. A file that walk did not find
+    /// and that is gone now, or hidden (a walk skips it), is no news. `None` (walk instead)
+    /// when one of them is new to that walk, gone from it or now a link, lies under a link's
+    /// target (its link is found too), or when they are many.
     fn scan_named(&mut self, files: &[PathBuf]) -> Option<Scan> {
         let mut walked = self.walked.take()?;
         if files.len() > MAX_NAMED_FILES
@@ -210,14 +211,21 @@ impl ChangeTracker {
             ..Scan::default()
         };
         for f in files {
+            // An editor's save can put a link where a file was: the walk judges links.
+            let present = std::fs::symlink_metadata(f).ok();
+            if present.as_ref().is_some_and(|m| !m.is_file()) {
+                return None;
+            }
             if let Some(entry) = walked.entries.iter_mut().find(|e| e.abs == *f) {
                 entry.restat().ok()?;
                 self.look_at(entry, &mut scan);
-                continue;
+            } else if let Some((entry, _)) = walked.held_back.iter_mut().find(|(e, _)| e.abs == *f)
+            {
+                entry.restat().ok()?;
+                self.look_at_held(entry, &mut scan);
+            } else if present.is_some() && !is_hidden(f) {
+                return None;
             }
-            let (entry, _) = walked.held_back.iter_mut().find(|(e, _)| e.abs == *f)?;
-            entry.restat().ok()?;
-            self.look_at_held(entry, &mut scan);
         }
         scan.changed.sort();
         scan.changed.dedup();
@@ -295,4 +303,10 @@ impl ChangeTracker {
             },
         );
     }
+}
+
+/// Whether a walk skips `path` for its name (`.name`, as an editor's swap file is).
+fn is_hidden(path: &Path) -> bool {
+    path.file_name()
+        .is_some_and(|n| n.as_encoded_bytes().starts_with(b"."))
 }

@@ -1,18 +1,21 @@
 //! [`Watch`]: file events for a long-lived process, so a call that follows no change skips
-//! the walk, and a call that follows only edits of known files looks at those files alone.
-//! It watches exactly the directories the last walk entered, not recursively (a recursive
-//! watch would also take `.git`, `node_modules` and `target`, and a monorepo's share of the
-//! kernel's watch limit). It says which files' contents may have changed ([`News::Files`])
-//! or that anything may have ([`News::Anything`]): then the walk decides what did.
+//! the walk, and a call that follows only events on files looks at those files alone. It
+//! watches exactly the directories the last walk entered, not recursively (a recursive watch
+//! would also take `.git`, `node_modules` and `target`, and a monorepo's share of the
+//! kernel's watch limit). It says which files may have changed, appeared or gone
+//! ([`News::Files`]: the scan then decides whether a walk is needed after all) or that
+//! anything may have ([`News::Anything`]): then the walk decides what did.
 //!
 //! Events are read from the inotify descriptor by the call that asks, not by a thread: the
 //! kernel queues an event inside the write that causes it, so a change that finished before
 //! the call is always seen by it. Other systems have no watch here and walk every call.
 //!
-//! **Invariant:** a skipped walk is never wrong. What a walk finds changes only when a
-//! directory's listing, an ignore file or a directory's attributes do, and every such event
-//! asks for a walk; so does an event the watch cannot tie to one file of one directory (a
-//! directory reached by two paths), a queue overflow, and a failed watch (for good). The
+//! **Invariant:** a skipped walk is never wrong. What a walk finds changes only when a file
+//! appears or goes, an ignore file changes, or a directory changes: every event on a
+//! directory or an ignore file asks for a walk, and so does an event the watch cannot tie to
+//! one file of one directory (a directory reached by two paths), a queue overflow, and a
+//! failed watch (for good); a file that appeared or went is named, and the scan walks unless
+//! the walk could not have found it either way (an editor's hidden or renamed temporary). The
 //! news starts as "anything"; it is taken just before the scan it decides on (what happens
 //! during a walk is news again); and a walk that enters a directory not watched yet asks for
 //! another (a file may have landed there before its watch did).
@@ -23,9 +26,8 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum News {
     Nothing,
-    /// Only the contents (or stat) of these files, each in a watched directory: the files
-    /// the last walk found are still the files a walk would find, unless one of these is
-    /// not among them.
+    /// Only these files, each in a watched directory: their contents or stat, or whether
+    /// they exist. No directory and no ignore file changed.
     Files(Vec<PathBuf>),
     /// Anything: walk.
     Anything,
@@ -93,9 +95,17 @@ mod linux {
     /// Files whose changes change what a walk finds: the ignore files it honours.
     const IGNORE_FILES: [&str; 3] = [".gitignore", ".ignore", ".acmsignore"];
 
-    /// Events that change a file's content or stat but not a directory's listing.
-    fn content_only(mask: EventMask) -> bool {
-        (EventMask::MODIFY | EventMask::CLOSE_WRITE | EventMask::ATTRIB).contains(mask)
+    /// Events on one file of a directory (its content, stat or presence), not on the
+    /// directory itself nor on a directory in it.
+    fn on_a_file(mask: EventMask) -> bool {
+        let file_events = EventMask::MODIFY
+            | EventMask::CLOSE_WRITE
+            | EventMask::ATTRIB
+            | EventMask::CREATE
+            | EventMask::DELETE
+            | EventMask::MOVED_FROM
+            | EventMask::MOVED_TO;
+        file_events.contains(mask)
     }
 
     /// What changes a directory's listing or a file's content; reads are not asked for.
@@ -204,8 +214,8 @@ mod linux {
             }
         }
 
-        /// The file an event names when it changes only that file's content or stat, in a
-        /// directory watched under one path.
+        /// The file an event names when it is about that file alone, in a directory watched
+        /// under one path, and the file is no ignore file.
         fn edited_file(
             &self,
             wd: &WatchDescriptor,
@@ -213,7 +223,7 @@ mod linux {
             name: Option<&OsStr>,
         ) -> Option<PathBuf> {
             let (dir, name) = (self.by_wd.get(wd)?, name?);
-            let plain = content_only(mask)
+            let plain = on_a_file(mask)
                 && !self.aliased.contains(wd)
                 && !IGNORE_FILES.iter().any(|f| name == *f);
             plain.then(|| dir.join(name))

@@ -155,6 +155,37 @@ fn watched_and_unwatched_workspaces_refresh_the_same_files() {
             }),
         ),
         (
+            "a save through a temporary file renamed over the file",
+            Some(true),
+            Box::new(|| {
+                write("shop/.cart.py.tmp", "def emptied():\n    return ()\n");
+                std::fs::rename(root.join("shop/.cart.py.tmp"), root.join("shop/cart.py")).unwrap()
+            }),
+        ),
+        (
+            "an editor's hidden swap file, kept",
+            Some(true),
+            Box::new(|| write("shop/.pricing.py.swp", "swap")),
+        ),
+        (
+            "a file that came and went",
+            Some(true),
+            Box::new(|| {
+                write("shop/scratch.py", "def scratch():\n    return 1\n");
+                std::fs::remove_file(root.join("shop/scratch.py")).unwrap()
+            }),
+        ),
+        (
+            "a new file",
+            Some(false),
+            Box::new(|| write("shop/stock.py", "def in_stock(item):\n    return True\n")),
+        ),
+        (
+            "a file deleted",
+            Some(false),
+            Box::new(|| std::fs::remove_file(root.join("shop/stock.py")).unwrap()),
+        ),
+        (
             "a file of a kind acms does not read, edited",
             None,
             Box::new(|| write("shop/orders.log", "one order\n")),
@@ -171,6 +202,14 @@ fn watched_and_unwatched_workspaces_refresh_the_same_files() {
             "the link's target edited",
             Some(false),
             Box::new(|| append("shop/pricing.py", "\ndef rebate(order):\n    return 0\n")),
+        ),
+        (
+            "a file replaced by a link",
+            Some(false),
+            Box::new(|| {
+                std::os::unix::fs::symlink("cart.py", root.join("shop/.swap")).unwrap();
+                std::fs::rename(root.join("shop/.swap"), root.join("shop/alias.py")).unwrap()
+            }),
         ),
         (
             "an ignore rule",
