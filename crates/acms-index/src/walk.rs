@@ -406,14 +406,65 @@ fn rel_path(repo: &Path, path: &Path) -> String {
 /// Last commit time (unix seconds) of each repository-relative path, from `git log`, when
 /// `repo` is a git work tree and git is available; empty otherwise. Recency is a scoring
 /// signal, so a missing git is not an error.
-pub(crate) fn git_commit_times(repo: &Path) -> HashMap<String, i64> {
-    let mut times = HashMap::new();
+///
+/// Kept per repository and HEAD for the life of the process: the log of 5 000 commits costs
+/// sympy's every refresh 140 ms, and a long-lived server refreshes far more often than HEAD
+/// moves.
+pub(crate) fn git_commit_times(repo: &Path) -> Arc<HashMap<String, i64>> {
+    type Cached = (PathBuf, String, Arc<HashMap<String, i64>>);
+    /// Repositories remembered: a server has one, an evaluation a few at a time.
+    const KEPT: usize = 4;
+    static CACHE: Mutex<Vec<Cached>> = Mutex::new(Vec::new());
     if !repo.join(".git").exists() {
-        return times;
+        return Arc::default();
     }
-    // The repository is untrusted and so is its `.git/config`: no hook, filter, external diff
-    // or fsmonitor program it names may run, and no pager or prompt may wait.
-    let Ok(out) = Command::new("git")
+    let head = git(repo, &["rev-parse", "--verify", "--quiet", "HEAD"]);
+    let head = head.as_deref().map(str::trim).filter(|h| !h.is_empty());
+    if let Some(head) = head
+        && let Ok(cache) = CACHE.lock()
+        && let Some((_, _, times)) = cache.iter().find(|(r, h, _)| r == repo && h == head)
+    {
+        return Arc::clone(times);
+    }
+    let log = git(
+        repo,
+        &[
+            "log",
+            "--no-ext-diff",
+            "--no-textconv",
+            "-n",
+            "5000",
+            "--format=%x00%ct",
+            "--name-only",
+            "--no-renames",
+        ],
+    );
+    let mut times = HashMap::new();
+    let mut current = 0i64;
+    for line in log.as_deref().unwrap_or_default().lines() {
+        if let Some(ts) = line.strip_prefix('\0') {
+            current = ts.trim().parse().unwrap_or(0);
+        } else if !line.is_empty() {
+            // Newest commit first: keep the first time seen for a path.
+            times.entry(line.to_string()).or_insert(current);
+        }
+    }
+    let times = Arc::new(times);
+    if let (Some(head), Some(_), Ok(mut cache)) = (head, &log, CACHE.lock()) {
+        cache.retain(|(r, _, _)| r != repo);
+        if cache.len() == KEPT {
+            cache.remove(0);
+        }
+        cache.push((repo.to_path_buf(), head.to_string(), Arc::clone(&times)));
+    }
+    times
+}
+
+/// The output of `git ARGS` in `repo`, when it succeeds. The repository is untrusted and so
+/// is its `.git/config`: no hook, filter, external diff or fsmonitor program it names may
+/// run, and no pager or prompt may wait.
+fn git(repo: &Path, args: &[&str]) -> Option<String> {
+    let out = Command::new("git")
         .arg("-C")
         .arg(repo)
         .args([
@@ -424,34 +475,15 @@ pub(crate) fn git_commit_times(repo: &Path) -> HashMap<String, i64> {
             "-c",
             "diff.external=",
             "--no-pager",
-            "log",
-            "--no-ext-diff",
-            "--no-textconv",
-            "-n",
-            "5000",
-            "--format=%x00%ct",
-            "--name-only",
-            "--no-renames",
         ])
+        .args(args)
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
         .output()
-    else {
-        return times;
-    };
-    if !out.status.success() {
-        return times;
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut current = 0i64;
-    for line in text.lines() {
-        if let Some(ts) = line.strip_prefix('\0') {
-            current = ts.trim().parse().unwrap_or(0);
-        } else if !line.is_empty() {
-            // Newest commit first: keep the first time seen for a path.
-            times.entry(line.to_string()).or_insert(current);
-        }
-    }
-    times
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }

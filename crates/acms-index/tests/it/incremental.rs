@@ -411,6 +411,61 @@ fn a_file_left_out_for_its_content_is_not_read_again_until_its_stat_moves() {
     assert_eq!(sixth.parsed, 1);
 }
 
+/// Runs git in `repo` with fixed identities and commit dates.
+fn git(repo: &std::path::Path, date: &str, args: &[&str]) {
+    let ok = std::process::Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "a")
+        .env("GIT_AUTHOR_EMAIL", "a@example.com")
+        .env("GIT_COMMITTER_NAME", "a")
+        .env("GIT_COMMITTER_EMAIL", "a@example.com")
+        .env("GIT_AUTHOR_DATE", date)
+        .env("GIT_COMMITTER_DATE", date)
+        .output()
+        .unwrap()
+        .status
+        .success();
+    assert!(ok, "git {args:?}");
+}
+
+/// A file's recency is its last commit's time, and follows a new commit although the times
+/// are kept between runs.
+#[test]
+fn commit_times_follow_head() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    write_repo(repo, &[("pkg/app.py", APP_PY.as_bytes())]);
+    git(repo, "", &["init", "-q"]);
+    git(repo, "2020-01-01T00:00:00Z", &["add", "pkg/app.py"]);
+    git(repo, "2020-01-01T00:00:00Z", &["commit", "-q", "-m", "one"]);
+    let modified = |repo: &std::path::Path| {
+        let files = open(repo).files().unwrap();
+        files
+            .iter()
+            .find(|f| f.path == "pkg/app.py")
+            .unwrap()
+            .modified
+    };
+    index(repo);
+    assert_eq!(modified(repo), 1_577_836_800);
+
+    // A new commit (HEAD moves), the file unchanged on disk since: the run sees the new time.
+    write_repo(
+        repo,
+        &[("pkg/app.py", format!("{APP_PY}\n# two\n").as_bytes())],
+    );
+    index(repo);
+    git(
+        repo,
+        "2021-01-01T00:00:00Z",
+        &["commit", "-q", "-am", "two"],
+    );
+    index(repo);
+    assert_eq!(modified(repo), 1_609_459_200);
+}
+
 /// Sets `path`'s modification time `secs` seconds from now.
 fn set_mtime(path: &std::path::Path, secs: u64) {
     let f = std::fs::File::options().write(true).open(path).unwrap();
