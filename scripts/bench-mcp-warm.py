@@ -4,10 +4,11 @@ from spawn to the `initialize` answer, to the first `context` result, then the l
 
 With --edit FILE (repository-relative, a Python file) it then appends a function to FILE before
 each of --edits more calls and reports their latency (refresh of one file + assembly), and
-puts FILE back as it was at the end.
+puts FILE back as it was at the end. With --create as well, each of those calls follows a new
+file beside FILE instead (removed at the end).
 
 Usage: python3 scripts/bench-mcp-warm.py ACMS_BINARY REPO [--index DIR] [--calls N] [--budget T]
-                                         [--edit FILE] [--edits N]
+                                         [--edit FILE] [--edits N] [--create]
 """
 
 import argparse
@@ -37,6 +38,7 @@ def main():
     ap.add_argument("--budget", type=int, default=16000)
     ap.add_argument("--edit")
     ap.add_argument("--edits", type=int, default=5)
+    ap.add_argument("--create", action="store_true")
     a = ap.parse_args()
     cmd = [a.acms, "mcp", "--repo", a.repo] + (["--index", a.index] if a.index else [])
     t0 = time.monotonic()
@@ -72,10 +74,15 @@ def main():
     if a.edit:
         path = os.path.join(a.repo, a.edit)
         original = open(path, "rb").read()
+        created = []
         edited = []
         try:
             for n in range(a.edits):
-                with open(path, "a") as f:
+                target = path
+                if a.create:
+                    target = os.path.join(os.path.dirname(path), f"bench_new_{n}.py")
+                    created.append(target)
+                with open(target, "a") as f:
                     f.write(f"\n\ndef bench_edit_{n}(value):\n    return value + {n}\n")
                 s = time.monotonic()
                 msg = call(100 + n, "tools/call", {"name": "context", "arguments": {
@@ -89,7 +96,9 @@ def main():
                     raise SystemExit(f"edit {n}: refreshed {refreshed}, expected 1")
         finally:
             open(path, "wb").write(original)
-        print(f"{len(edited)} calls after one edited file each: p50 "
+            for c in created:
+                os.remove(c)
+        print(f"{len(edited)} calls after one {'new' if a.create else 'edited'} file each: p50 "
               f"{statistics.median(edited):.0f} ms, max {max(edited):.0f} ms "
               f"(in call order: {', '.join(f'{t:.0f}' for t in edited)})")
     p.stdin.close()

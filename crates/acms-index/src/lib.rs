@@ -41,7 +41,7 @@ pub use error::{Error, Result};
 pub use naming::{name_words, test_directory};
 pub use seal::{DB_FILE, Standing, default_index_dir, standing};
 pub use store::{APPLICATION_ID, EdgeKind, EdgeRecord, FileRecord, Meta, NodeRecord, Store};
-pub use walk::{Deny, WalkEntry, Walked, walk};
+pub use walk::{Deny, WalkEntry, Walked, rel_path, walk, walk_dir};
 
 pub use analyze::{
     Analyzer, Cost, GROWTH_PER_BYTE, GROWTH_SLACK, MAX_DEF_DEPTH, MAX_NAME_BYTES, ParseLimits,

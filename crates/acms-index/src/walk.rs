@@ -97,19 +97,6 @@ pub struct WalkEntry {
     pub mtime: i64,
 }
 
-impl WalkEntry {
-    /// Renews the size and modification time of a file a walk found (through its link, as
-    /// the walk does): an error when it is gone or no longer a file.
-    pub fn restat(&mut self) -> std::io::Result<()> {
-        let md = std::fs::metadata(&self.abs)?;
-        if !md.is_file() {
-            return Err(std::io::Error::other("no longer a file"));
-        }
-        (self.size, self.mtime) = (md.len(), mtime_secs(&md));
-        Ok(())
-    }
-}
-
 /// A file's modification time in whole seconds (0 when the system has none).
 fn mtime_secs(md: &std::fs::Metadata) -> i64 {
     md.modified()
@@ -141,6 +128,25 @@ pub struct Walked {
 /// all cores (a walk is one stat per file, a refresh runs one before every assembly); the
 /// result is sorted, so it does not depend on which thread saw what first.
 pub fn walk(repo: &Path, index_dir: &Path, deny: &Deny) -> Walked {
+    walk_under(repo, repo, None, index_dir, deny)
+}
+
+/// [`walk`] of the directory `dir` of `repo` alone, not of the directories in it: the files a
+/// walk of the repository finds there, under the same rules (the ignore files of `dir` and of
+/// its parents, hidden entries, links, the deny list), with repository-relative paths. A
+/// file watch's refresh lists again the directory of a file that appeared or went.
+pub fn walk_dir(repo: &Path, dir: &Path, index_dir: &Path, deny: &Deny) -> Walked {
+    walk_under(repo, dir, Some(1), index_dir, deny)
+}
+
+/// The walk of `root` (`repo` itself or a directory in it) down to `depth`.
+fn walk_under(
+    repo: &Path,
+    root: &Path,
+    depth: Option<usize>,
+    index_dir: &Path,
+    deny: &Deny,
+) -> Walked {
     let index_dir = index_dir
         .canonicalize()
         .unwrap_or_else(|_| index_dir.to_path_buf());
@@ -152,9 +158,10 @@ pub fn walk(repo: &Path, index_dir: &Path, deny: &Deny) -> Walked {
     let parallel = {
         let refused = Arc::clone(&refused);
         let followed = Arc::clone(&followed);
-        let root = repo.to_path_buf();
+        let repo_root = repo.to_path_buf();
         let index_dir = index_dir.clone();
-        ignore::WalkBuilder::new(repo)
+        ignore::WalkBuilder::new(root)
+            .max_depth(depth)
             .follow_links(true)
             .require_git(false)
             .add_custom_ignore_filename(".acmsignore")
@@ -166,7 +173,7 @@ pub fn walk(repo: &Path, index_dir: &Path, deny: &Deny) -> Walked {
                     let Ok(target) = e.path().canonicalize() else {
                         return true;
                     };
-                    let Some(why) = escape(&root, &index_dir, &target) else {
+                    let Some(why) = escape(&repo_root, &index_dir, &target) else {
                         if let Ok(mut f) = followed.lock() {
                             f.push(target);
                         }
@@ -174,7 +181,7 @@ pub fn walk(repo: &Path, index_dir: &Path, deny: &Deny) -> Walked {
                     };
                     if let Ok(mut w) = refused.lock() {
                         w.push(Warning::new(
-                            rel_path(&root, e.path()),
+                            rel_path(&repo_root, e.path()),
                             format!("skipped symlink: {why}"),
                         ));
                     }
@@ -395,7 +402,7 @@ fn short_walk_error(err: &ignore::Error) -> String {
 /// control character (or a line or paragraph separator) `\n`, `\r`, `\t` or `\u{..}`, and
 /// each byte of invalid UTF-8 `\xNN`. The mapping is injective, so distinct names stay
 /// distinct, and no stored path can break a line.
-fn rel_path(repo: &Path, path: &Path) -> String {
+pub fn rel_path(repo: &Path, path: &Path) -> String {
     let rel = path.strip_prefix(repo).unwrap_or(path);
     rel.components()
         .map(|c| escape_bytes(c.as_os_str().as_bytes()))

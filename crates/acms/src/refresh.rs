@@ -175,11 +175,7 @@ impl ChangeTracker {
             .cloned()
             .collect();
         for p in gone {
-            if self.known.get(&p).is_some_and(|k| k.hash.is_some()) {
-                scan.changed.push(p);
-            } else {
-                self.known.remove(&p);
-            }
+            self.forget(p, &mut scan);
         }
         scan.changed.sort();
         if !scan.changed.is_empty() {
@@ -192,18 +188,27 @@ impl ChangeTracker {
     }
 
     /// Looks at `files` alone, the only files the watch says changed, appeared or went since
-    /// the last scan: in the last walk with their stat renewed. A file that walk did not find
-    /// and that is gone now, or hidden (a walk skips it), is no news. `None` (walk instead)
-    /// when one of them is new to that walk, gone from it or now a link, lies under a link's
-    /// target (its link is found too), or when they are many.
+    /// the last scan: in the last walk, with their directories listed again under the walk's
+    /// rules ([`acms_index::walk_dir`]). `None` (walk instead) when one of them is a link now
+    /// or lies under a link's target (its link is found too), when a directory cannot be
+    /// listed, or when they are many.
     fn scan_named(&mut self, files: &[PathBuf]) -> Option<Scan> {
         let mut walked = self.walked.take()?;
-        if files.len() > MAX_NAMED_FILES
-            || files
-                .iter()
-                .any(|f| walked.links.iter().any(|l| f.starts_with(l)))
-        {
+        let linked = |f: &PathBuf| {
+            walked.links.iter().any(|l| f.starts_with(l))
+                || std::fs::symlink_metadata(f).is_ok_and(|m| !m.is_file())
+        };
+        if files.len() > MAX_NAMED_FILES || files.iter().any(linked) {
             return None;
+        }
+        let dirs: std::collections::BTreeSet<&Path> =
+            files.iter().filter_map(|f| f.parent()).collect();
+        for dir in dirs {
+            let listed = acms_index::walk_dir(&self.repo, dir, &self.index_dir, &self.deny);
+            if !listed.unreadable.is_empty() {
+                return None;
+            }
+            relist(&mut walked, &self.repo, dir, listed);
         }
         let mut scan = Scan {
             files: files.len(),
@@ -211,20 +216,12 @@ impl ChangeTracker {
             ..Scan::default()
         };
         for f in files {
-            // An editor's save can put a link where a file was: the walk judges links.
-            let present = std::fs::symlink_metadata(f).ok();
-            if present.as_ref().is_some_and(|m| !m.is_file()) {
-                return None;
-            }
-            if let Some(entry) = walked.entries.iter_mut().find(|e| e.abs == *f) {
-                entry.restat().ok()?;
+            if let Some(entry) = walked.entries.iter().find(|e| e.abs == *f) {
                 self.look_at(entry, &mut scan);
-            } else if let Some((entry, _)) = walked.held_back.iter_mut().find(|(e, _)| e.abs == *f)
-            {
-                entry.restat().ok()?;
+            } else if let Some((entry, _)) = walked.held_back.iter().find(|(e, _)| e.abs == *f) {
                 self.look_at_held(entry, &mut scan);
-            } else if present.is_some() && !is_hidden(f) {
-                return None;
+            } else {
+                self.forget(acms_index::rel_path(&self.repo, f), &mut scan);
             }
         }
         scan.changed.sort();
@@ -292,6 +289,18 @@ impl ChangeTracker {
         }
     }
 
+    /// A file a walk no longer finds: news when the index holds it (the run removes it),
+    /// otherwise forgotten.
+    fn forget(&mut self, rel: String, scan: &mut Scan) {
+        match self.known.get(&rel) {
+            Some(k) if k.hash.is_some() => scan.changed.push(rel),
+            Some(_) => {
+                self.known.remove(&rel);
+            }
+            None => {}
+        }
+    }
+
     /// Remembers a file the index does not hold, by stat.
     fn remember(&mut self, s: &WalkEntry) {
         self.known.insert(
@@ -305,8 +314,24 @@ impl ChangeTracker {
     }
 }
 
-/// Whether a walk skips `path` for its name (`.name`, as an editor's swap file is).
-fn is_hidden(path: &Path) -> bool {
-    path.file_name()
-        .is_some_and(|n| n.as_encoded_bytes().starts_with(b"."))
+/// Replaces what `walked` holds of the files directly in `dir` (entries, held back, the
+/// walk's warnings about them) with `listed`, a new listing of that directory.
+fn relist(walked: &mut acms_index::Walked, repo: &Path, dir: &Path, listed: acms_index::Walked) {
+    let in_dir = |abs: &Path| abs.parent() == Some(dir);
+    walked.entries.retain(|e| !in_dir(&e.abs));
+    walked.entries.extend(listed.entries);
+    walked.entries.sort_by(|a, b| a.rel.cmp(&b.rel));
+    walked.held_back.retain(|(e, _)| !in_dir(&e.abs));
+    walked.held_back.extend(listed.held_back);
+    walked.held_back.sort_by(|a, b| a.0.rel.cmp(&b.0.rel));
+    let dir_rel = acms_index::rel_path(repo, dir);
+    let rel_in_dir = |rel: &str| rel.rsplit_once('/').map_or("", |(parent, _)| parent) == dir_rel;
+    walked.warnings.retain(|w| !rel_in_dir(&w.path));
+    walked.warnings.extend(listed.warnings);
+    walked
+        .warnings
+        .sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
+    walked.links.extend(listed.links);
+    walked.links.sort();
+    walked.links.dedup();
 }

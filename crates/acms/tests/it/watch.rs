@@ -119,7 +119,7 @@ fn watched_and_unwatched_workspaces_refresh_the_same_files() {
         ),
         (
             "rename",
-            Some(false),
+            Some(true),
             Box::new(|| {
                 std::fs::rename(
                     root.join("shop/billing/refunds/refund.py"),
@@ -177,12 +177,12 @@ fn watched_and_unwatched_workspaces_refresh_the_same_files() {
         ),
         (
             "a new file",
-            Some(false),
+            Some(true),
             Box::new(|| write("shop/stock.py", "def in_stock(item):\n    return True\n")),
         ),
         (
             "a file deleted",
-            Some(false),
+            Some(true),
             Box::new(|| std::fs::remove_file(root.join("shop/stock.py")).unwrap()),
         ),
         (
@@ -214,7 +214,17 @@ fn watched_and_unwatched_workspaces_refresh_the_same_files() {
         (
             "an ignore rule",
             Some(false),
-            Box::new(|| write(".gitignore", "billing/\n")),
+            Box::new(|| write(".gitignore", "billing/\n*_scratch.py\n")),
+        ),
+        (
+            "a file an ignore rule leaves out, created in a watched directory",
+            Some(true),
+            Box::new(|| write("shop/tmp_scratch.py", "def scratched():\n    return 1\n")),
+        ),
+        (
+            "a file the deny list holds back, created",
+            Some(true),
+            Box::new(|| write("shop/id_rsa", "-----BEGIN OPENSSH PRIVATE KEY-----\n")),
         ),
         (
             "a directory removed",
