@@ -5,7 +5,9 @@
 //! error; only a missing repository or an unwritable index directory fails a run.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -296,7 +298,7 @@ fn find_files(repo: &Path, opts: &IndexOptions<'_>) -> (Vec<WalkEntry>, Found) {
 /// What looking at one file needs besides the file.
 struct Look<'a> {
     before: &'a Before,
-    commit_times: &'a HashMap<String, i64>,
+    commit_times: &'a std::collections::HashMap<String, i64>,
     repo: &'a Path,
     opts: &'a IndexOptions<'a>,
     counter: &'a dyn TokenCounter,
@@ -427,13 +429,13 @@ impl Merged {
             },
             warnings: found.warnings,
             skipped: found.skipped,
-            keep: HashSet::new(),
+            keep: HashSet::default(),
             changed: Vec::new(),
-            changed_paths: HashSet::new(),
+            changed_paths: HashSet::default(),
             streamed: None,
             touched: Vec::new(),
             gone: Vec::new(),
-            languages: HashMap::new(),
+            languages: HashMap::default(),
             left_out: LeftOut {
                 files: 0,
                 bytes: 0,
@@ -716,7 +718,7 @@ fn resolve_all(
     }
     let stored_nodes = store.nodes()?;
     let mut all_nodes: Vec<NodeRecord> = Vec::with_capacity(stored_nodes.len());
-    let mut stale_ids = HashSet::new();
+    let mut stale_ids = HashSet::default();
     for n in stored_nodes {
         if live(&n.path) {
             all_nodes.push(n);
@@ -846,7 +848,7 @@ impl Replaced {
         let mut replaced = Replaced {
             nodes: Vec::new(),
             edges: Vec::new(),
-            names: HashSet::new(),
+            names: HashSet::default(),
         };
         for f in changed {
             let old = store.file_nodes(&f.record.path)?;
@@ -939,7 +941,7 @@ impl<'s> Incremental<'s> {
                 .map(|f| (f.record.path.as_str(), f))
                 .collect(),
             languages,
-            candidates: HashMap::new(),
+            candidates: HashMap::default(),
             lookup: Lookup {
                 store,
                 roots: RefCell::default(),
@@ -947,7 +949,7 @@ impl<'s> Incremental<'s> {
                 failed: RefCell::default(),
             },
             source_sets: SourceSets::new(languages),
-            imported: HashMap::new(),
+            imported: HashMap::default(),
             wanted: EdgeSet::default(),
         }
     }
@@ -992,7 +994,7 @@ impl<'s> Incremental<'s> {
             let analyzer = analyzer_for(f.record.language);
             let exists = |p: &str| self.lookup.exists(p);
             let files_with_stem = |stem: &str| self.lookup.files_with_stem(stem);
-            let mut targets = HashSet::new();
+            let mut targets = HashSet::default();
             for imp in &f.rows.imports {
                 for target in import_targets(analyzer, path, &imp.module, &exists, &files_with_stem)
                 {
@@ -1017,7 +1019,7 @@ impl<'s> Incremental<'s> {
     /// The edges of the other files' references named like a changed symbol (`names`).
     /// Returns the nodes those references are made from.
     fn edges_of_namesakes(&mut self, names: &HashSet<String>) -> Result<HashSet<NodeId>> {
-        let mut sources: HashSet<NodeId> = HashSet::new();
+        let mut sources: HashSet<NodeId> = HashSet::default();
         let mut names_sorted: Vec<&String> = names.iter().collect();
         names_sorted.sort();
         for name in names_sorted {
@@ -1046,7 +1048,7 @@ impl<'s> Incremental<'s> {
         let analyzer = analyzer_for(*lang);
         let exists = |p: &str| self.lookup.exists(p);
         let files_with_stem = |stem: &str| self.lookup.files_with_stem(stem);
-        let mut targets = HashSet::new();
+        let mut targets = HashSet::default();
         for module in self.store.imports_of(path)? {
             targets.extend(import_targets(
                 analyzer,
@@ -1519,7 +1521,7 @@ fn cannot_read(entry: &WalkEntry, old: Option<&FileRecord>, e: &std::io::Error) 
 
 /// Assigns stable ids and exact token counts to an analyzer's output.
 fn to_rows(path: &str, content: &str, parsed: &ParsedFile, counter: &dyn TokenCounter) -> FileRows {
-    let mut ordinals: HashMap<(NodeKind, &str), u32> = HashMap::new();
+    let mut ordinals: HashMap<(NodeKind, &str), u32> = HashMap::default();
     let ids: Vec<NodeId> = parsed
         .nodes
         .iter()
@@ -1569,7 +1571,7 @@ fn to_rows(path: &str, content: &str, parsed: &ParsedFile, counter: &dyn TokenCo
             skeleton: n.skeleton.clone(),
         })
         .collect();
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     let refs = parsed
         .refs
         .iter()
@@ -1593,7 +1595,7 @@ fn resolve_edges(
 ) -> Vec<EdgeRecord> {
     let mut edges = EdgeSet::default();
     let by_id: HashMap<NodeId, &NodeRecord> = nodes.iter().map(|n| (n.id, n)).collect();
-    let mut module_of: HashMap<&str, NodeId> = HashMap::new();
+    let mut module_of: HashMap<&str, NodeId> = HashMap::default();
     for n in nodes {
         if let Some(p) = n.parent {
             edges.add(p, n.id, EdgeKind::Contains, 1.0);
@@ -1601,12 +1603,12 @@ fn resolve_edges(
             module_of.entry(n.path.as_str()).or_insert(n.id);
         }
     }
-    let mut dirs: HashSet<&str> = HashSet::new();
+    let mut dirs: HashSet<&str> = HashSet::default();
     for p in module_of.keys() {
         dirs.extend(p.match_indices('/').map(|(i, _)| &p[..=i]));
     }
     let exists = |p: &str| module_of.contains_key(p) || dirs.contains(p);
-    let mut by_stem: HashMap<&str, Vec<&str>> = HashMap::new();
+    let mut by_stem: HashMap<&str, Vec<&str>> = HashMap::default();
     for p in module_of.keys() {
         by_stem.entry(file_stem(p)).or_default().push(p);
     }
@@ -1617,7 +1619,7 @@ fn resolve_edges(
             .unwrap_or_default()
     };
     let source_sets = SourceSets::new(languages);
-    let mut targets: HashMap<&str, HashSet<String>> = HashMap::new();
+    let mut targets: HashMap<&str, HashSet<String>> = HashMap::default();
     for (path, module) in imports {
         let Some(lang) = languages.get(path) else {
             continue;
@@ -1632,7 +1634,7 @@ fn resolve_edges(
             targets.entry(path.as_str()).or_default().insert(target);
         }
     }
-    let mut imported: HashMap<&str, Visible> = HashMap::new();
+    let mut imported: HashMap<&str, Visible> = HashMap::default();
     for (path, lang) in languages {
         let analyzer = analyzer_for(*lang);
         let own = targets.remove(path.as_str());
@@ -1642,7 +1644,7 @@ fn resolve_edges(
             imported.insert(path.as_str(), seen);
         }
     }
-    let mut by_name: HashMap<&str, Vec<Candidate>> = HashMap::new();
+    let mut by_name: HashMap<&str, Vec<Candidate>> = HashMap::default();
     for n in nodes {
         if is_candidate(n.kind) {
             by_name
