@@ -12,8 +12,8 @@
 //!
 //! A long-lived process can [`watch`](ChangeTracker::watch) as well: then a scan walks only
 //! when a file event (or a directory it has not watched yet) says the files a walk finds may
-//! have changed, so a warm call costs nothing per file; after edits of files the last walk
-//! found, it looks at those files alone, in that walk ([`crate::watch`]).
+//! have changed, so a warm call costs nothing per file; after events on files alone, it looks
+//! at those files alone, their directories listed again, in that walk ([`crate::watch`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
