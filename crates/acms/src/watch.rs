@@ -14,8 +14,8 @@
 //! appears or goes, an ignore file changes, or a directory changes: every event on a
 //! directory or an ignore file asks for a walk, and so does an event the watch cannot tie to
 //! one file of one directory (a directory reached by two paths), a queue overflow, and a
-//! failed watch (for good); a file that appeared or went is named, and the scan walks unless
-//! the walk could not have found it either way (an editor's hidden or renamed temporary). The
+//! failed watch (for good); a file that appeared or went is named, and the scan lists its
+//! directory again under the walk's rules (`acms_index::walk_dir`). The
 //! news starts as "anything"; it is taken just before the scan it decides on (what happens
 //! during a walk is news again); and a walk that enters a directory not watched yet asks for
 //! another (a file may have landed there before its watch did).
@@ -133,7 +133,7 @@ mod linux {
         aliased: HashSet<WatchDescriptor>,
         /// A walk is needed.
         walk: bool,
-        /// Files whose contents may have changed (absolute, as the walk names them).
+        /// Files events named: changed, appeared or gone (absolute, as the walk names them).
         files: BTreeSet<PathBuf>,
         pub(super) broken: Option<String>,
     }
