@@ -59,7 +59,9 @@ class Server:
 
 def refresh_ms(notes):
     for n in notes:
-        m = re.match(r"refreshed (\d+) files before assembly \((\d+) checked, (\d+) ms[):]", n)
+        if n == "refreshed 0 files before assembly (the file watch saw no change)":
+            return 0, 0, 0
+        m = re.match(r"refreshed (\d+) files before assembly \((\d+) (?:named by the file watch and )?checked, (\d+) ms[):]", n)
         if m:
             return int(m.group(1)), int(m.group(2)), int(m.group(3))
     raise SystemExit(f"no refresh note in {notes}")
@@ -144,7 +146,7 @@ def main(binary, repo):
     db = os.path.join(repo, ".acms", "plans.sqlite")
     size = os.path.getsize(db) + (os.path.getsize(db + "-wal") if os.path.exists(db + "-wal") else 0)
     print(f"plan database after 500 decisions (+ the 41 phases above; 2000-token phases): "
-          f"{size / 1e6:.2f} MB; tiers hot/warm/cold {h['memory']['counts']}; "
+          f"{size / 1e6:.2f} MB; tiers hot/warm/cold {h['memory']['hot']}/{h['memory']['warm']}/{h['memory']['cold']}; "
           f"500 x (phase + decide) in {took:.0f} s")
 
 
