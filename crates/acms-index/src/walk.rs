@@ -97,14 +97,6 @@ pub struct WalkEntry {
     pub mtime: i64,
 }
 
-/// A file's modification time in whole seconds (0 when the system has none).
-fn mtime_secs(md: &std::fs::Metadata) -> i64 {
-    md.modified()
-        .ok()
-        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_secs() as i64)
-}
-
 /// What a walk found.
 #[derive(Debug, Default, Clone)]
 pub struct Walked {
@@ -298,7 +290,11 @@ impl ignore::ParallelVisitor for Visitor<'_> {
             rel,
             abs: entry.path().to_path_buf(),
             size: md.len(),
-            mtime: mtime_secs(&md),
+            mtime: md
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_secs() as i64),
         };
         // A link is judged by its target's name too: `notes.txt -> id_rsa` holds a key.
         let target = entry

@@ -192,7 +192,7 @@ mod linux {
                     } else if e.mask.contains(EventMask::Q_OVERFLOW) {
                         self.walk = true;
                     } else if !self.is_own(&e.wd, e.name) {
-                        match self.edited_file(&e.wd, e.mask, e.name) {
+                        match self.named_file(&e.wd, e.mask, e.name) {
                             Some(file) => {
                                 self.files.insert(file);
                             }
@@ -216,7 +216,7 @@ mod linux {
 
         /// The file an event names when it is about that file alone, in a directory watched
         /// under one path, and the file is no ignore file.
-        fn edited_file(
+        fn named_file(
             &self,
             wd: &WatchDescriptor,
             mask: EventMask,

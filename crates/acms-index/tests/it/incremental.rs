@@ -3,7 +3,7 @@
 use acms_core::Depth;
 use acms_index::EdgeKind;
 
-use crate::{APP_PY, HELPERS_PY, index, open, warnings_for, write_repo};
+use crate::{APP_PY, HELPERS_PY, alter_store, index, open, warnings_for, write_repo};
 
 #[test]
 fn reindex_parses_only_changed_files_and_drops_deleted_ones() {
@@ -321,10 +321,7 @@ fn an_index_of_older_analyzers_is_parsed_again() {
     assert_eq!(index(repo).parsed, 0);
 
     // What an acms with older analyzers left: nothing changed in the repository since.
-    let db = rusqlite::Connection::open(repo.join(".acms").join(acms_index::DB_FILE)).unwrap();
-    db.execute("UPDATE meta SET value = '1' WHERE key = 'analyzers'", [])
-        .unwrap();
-    drop(db);
+    alter_store(repo, "UPDATE meta SET value = '1' WHERE key = 'analyzers'");
     let again = index(repo);
     assert_eq!((again.parsed, again.unchanged), (1, 0), "{again:#?}");
     assert_eq!(
@@ -371,11 +368,7 @@ fn a_file_left_out_for_its_content_is_not_read_again_until_its_stat_moves() {
 
     // A store written before verdicts were kept has no column for them: it gets one, and
     // the file is read once.
-    let db_path = repo.join(".acms").join(acms_index::DB_FILE);
-    let db = rusqlite::Connection::open(&db_path).unwrap();
-    db.execute("ALTER TABLE skipped DROP COLUMN verdict", [])
-        .unwrap();
-    drop(db);
+    alter_store(repo, "ALTER TABLE skipped DROP COLUMN verdict");
     let third = index(repo);
     assert!(warnings_for(&third, "pkg/blob.py").is_empty(), "{third:#?}");
     assert_eq!(third.parsed, 1);
@@ -392,10 +385,7 @@ fn a_file_left_out_for_its_content_is_not_read_again_until_its_stat_moves() {
     swap_keeping_stat();
     assert_eq!(index(repo).parsed, 0);
     // Older analyzers: every file is read again.
-    let db = rusqlite::Connection::open(&db_path).unwrap();
-    db.execute("UPDATE meta SET value = '1' WHERE key = 'analyzers'", [])
-        .unwrap();
-    drop(db);
+    alter_store(repo, "UPDATE meta SET value = '1' WHERE key = 'analyzers'");
     let fifth = index(repo);
     assert!(warnings_for(&fifth, "pkg/blob.py").is_empty(), "{fifth:#?}");
     assert_eq!(fifth.parsed, 2);

@@ -35,6 +35,12 @@ pub fn warnings_for<'a>(report: &'a IndexReport, path: &str) -> Vec<&'a str> {
         .collect()
 }
 
+/// Runs `sql` on the store of `repo` behind acms's back (what another build or a user left).
+pub fn alter_store(repo: &Path, sql: &str) {
+    let db = rusqlite::Connection::open(repo.join(".acms").join(acms_index::DB_FILE)).unwrap();
+    db.execute_batch(sql).unwrap();
+}
+
 pub fn open(repo: &Path) -> Store {
     Store::open(&repo.join(".acms")).expect("open store")
 }
