@@ -4,7 +4,6 @@
 //! **Architecture Invariant:** a bad file is a [`Warning`] in the [`IndexReport`], never an
 //! error; only a missing repository or an unwritable index directory fails a run.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -15,11 +14,11 @@ use acms_core::{ContentHash, ContextConfig, NodeId, TokenCounter};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::analyze::{Analyzer, ParseLimits, analyzer_for, detect_language, file_stem, strip_ext};
+use crate::analyze::{ParseLimits, analyzer_for, detect_language};
 use crate::model::{Language, NodeKind, ParsedFile, RefKind, Warning};
+use crate::resolve::{EdgeDiff, Reparsed, RunChanges, incremental_edges, resolve_edges};
 use crate::store::{
-    EdgeKind, EdgeRecord, FileRecord, FileRows, Meta, NodeRecord, NodeRow, SkippedFile, Store,
-    StoredEdge, Tx,
+    EdgeRecord, FileRecord, FileRows, Meta, NodeRecord, NodeRow, SkippedFile, Store, Tx,
 };
 use crate::walk::{Deny, WalkEntry, Walked, git_commit_times, walk};
 use crate::{Error, Result};
@@ -592,9 +591,10 @@ impl Merged {
 
 /// Resolves the edges of the index after the run, and counts its nodes and edges.
 ///
-/// A few edited files (none added or removed, so every import resolves as before) change
-/// only the edges of their own nodes and of the references named like their symbols: those
-/// are resolved from indexed lookups. Anything else resolves every edge again.
+/// A few changed files (analyzed, new or gone) change only the edges of their own nodes, of
+/// the references named like their symbols, and of the files whose imports find or miss a
+/// file that came or went: those are resolved from indexed lookups
+/// ([`incremental_edges`]). Anything else resolves every edge again.
 fn resolve(
     store: &Store,
     before: &Before,
@@ -602,13 +602,27 @@ fn resolve(
 ) -> Result<(EdgeWrite, NodeChanges)> {
     let changed = &merged.changed;
     // Held files are few by construction: past `few_changed` they are written as they come.
-    let few = merged.streamed.is_none();
-    let only_edits = merged.gone.is_empty()
-        && changed
-            .iter()
-            .all(|f| before.files.contains_key(&f.record.path));
-    let diff = if !before.recount && before.meta.generation > 0 && few && only_edits {
-        incremental_edges(store, changed, &merged.languages)?
+    let few = merged.streamed.is_none()
+        && few_changed(changed.len() + merged.gone.len(), before.files.len());
+    let diff = if !before.recount && before.meta.generation > 0 && few {
+        let run = RunChanges {
+            reparsed: changed
+                .iter()
+                .map(|f| Reparsed {
+                    path: &f.record.path,
+                    language: f.record.language,
+                    rows: &f.rows,
+                    new: !before.files.contains_key(&f.record.path),
+                })
+                .collect(),
+            gone: merged
+                .gone
+                .iter()
+                .map(|p| (p.as_str(), before.files[p].language))
+                .collect(),
+            languages: &merged.languages,
+        };
+        incremental_edges(store, &run)?
     } else {
         None
     };
@@ -686,16 +700,6 @@ enum EdgeWrite {
     Diff(EdgeDiff),
 }
 
-/// The edge difference of an incremental run.
-struct EdgeDiff {
-    /// Rowids of edges that are no longer produced.
-    gone: Vec<i64>,
-    /// Edges produced now that the store does not hold.
-    added: Vec<EdgeRecord>,
-    /// Nodes of the changed files before the run.
-    removed_nodes: Vec<NodeId>,
-}
-
 /// The full path: every node, reference and import of the index after the run, and every
 /// edge resolved from them. Returns the number of nodes and the edges; fills `changes`.
 ///
@@ -755,586 +759,6 @@ fn resolve_all(
     let edges = resolve_edges(&all_nodes, &all_refs, &all_imports, &merged.languages);
     Ok((all_nodes.len(), edges))
 }
-
-/// A node a reference of `name` may resolve to: (id, path, kind).
-type Candidate = (NodeId, String, NodeKind);
-
-/// Edges keyed by (source, target, kind), each with its highest confidence.
-#[derive(Default)]
-struct EdgeSet(BTreeMap<(NodeId, NodeId, EdgeKind), f32>);
-
-impl EdgeSet {
-    /// Adds an edge, unless it points from a node to itself; an edge added again keeps the
-    /// highest confidence.
-    fn add(&mut self, src: NodeId, dst: NodeId, kind: EdgeKind, conf: f32) {
-        if src != dst {
-            let e = self.0.entry((src, dst, kind)).or_insert(conf);
-            *e = e.max(conf);
-        }
-    }
-
-    /// Takes `e` out of the set when the set holds it with the very same confidence.
-    fn take_same(&mut self, e: &EdgeRecord) -> bool {
-        let key = (e.src, e.dst, e.kind);
-        if self
-            .0
-            .get(&key)
-            .is_some_and(|c| c.to_bits() == e.confidence.to_bits())
-        {
-            self.0.remove(&key);
-            true
-        } else {
-            false
-        }
-    }
-
-    fn into_records(self) -> Vec<EdgeRecord> {
-        self.0.into_iter().map(edge_record).collect()
-    }
-}
-
-/// Resolves the edges a run over the edited files `changed` changes, reading only what they
-/// touch: the edges out of their nodes (structure, imports, references), and the edges of
-/// every other reference named like one of their symbols before or after the edit (whose
-/// candidates changed). Every other edge depends on nothing that changed, as long as the set of
-/// files and their module nodes stay the same (imports then resolve as before): when a
-/// changed file's module node is not the one it had, returns `None` (resolve everything).
-fn incremental_edges(
-    store: &Store,
-    changed: &[ChangedFile],
-    languages: &HashMap<String, Language>,
-) -> Result<Option<EdgeDiff>> {
-    let Some(replaced) = Replaced::read(store, changed)? else {
-        return Ok(None);
-    };
-    let mut run = Incremental::new(store, changed, languages);
-    run.edges_of_changed()?;
-    let sources = run.edges_of_namesakes(&replaced.names)?;
-    if let Some(e) = run.lookup.failed.into_inner() {
-        return Err(e);
-    }
-    let mut old_edges = replaced.edges;
-    old_edges.extend(namesake_edges(store, &sources, &replaced.names)?);
-
-    let mut wanted = run.wanted;
-    let mut gone = Vec::new();
-    for (rowid, edge, _) in old_edges {
-        if !edge.is_some_and(|e| wanted.take_same(&e)) {
-            gone.push(rowid);
-        }
-    }
-    let mut removed_nodes = replaced.nodes;
-    removed_nodes.sort();
-    Ok(Some(EdgeDiff {
-        gone,
-        added: wanted.into_records(),
-        removed_nodes,
-    }))
-}
-
-/// What the changed files held before the run.
-struct Replaced {
-    /// Their nodes.
-    nodes: Vec<NodeId>,
-    /// The stored edges out of their nodes.
-    edges: Vec<StoredEdge>,
-    /// Names whose candidate set may have changed: their symbols' names, before and after.
-    names: HashSet<String>,
-}
-
-impl Replaced {
-    /// `None` when a changed file's module node is not the one it had.
-    fn read(store: &Store, changed: &[ChangedFile]) -> Result<Option<Replaced>> {
-        let mut replaced = Replaced {
-            nodes: Vec::new(),
-            edges: Vec::new(),
-            names: HashSet::default(),
-        };
-        for f in changed {
-            let old = store.file_nodes(&f.record.path)?;
-            let old_root = old.iter().find(|n| n.3.is_none()).map(|n| n.0);
-            let new_root = f
-                .rows
-                .nodes
-                .iter()
-                .find(|n| n.record.parent.is_none())
-                .map(|n| n.record.id);
-            if old_root != new_root {
-                return Ok(None);
-            }
-            for (id, name, kind, _) in old {
-                if is_candidate(kind) {
-                    replaced.names.insert(name);
-                }
-                replaced.edges.extend(store.edges_from(id)?);
-                replaced.nodes.push(id);
-            }
-            for n in &f.rows.nodes {
-                if is_candidate(n.record.kind) {
-                    replaced.names.insert(n.record.name.clone());
-                }
-            }
-        }
-        Ok(Some(replaced))
-    }
-}
-
-/// The stored edges of the references of `sources` (other files' nodes) that name one of
-/// `names`: the edges their resolution replaces.
-fn namesake_edges(
-    store: &Store,
-    sources: &HashSet<NodeId>,
-    names: &HashSet<String>,
-) -> Result<Vec<StoredEdge>> {
-    let mut others: Vec<NodeId> = sources.iter().copied().collect();
-    others.sort();
-    let mut edges = Vec::new();
-    for &src in &others {
-        edges.extend(
-            store
-                .edges_from(src)?
-                .into_iter()
-                .filter(|(_, e, dst_name)| {
-                    match (e, dst_name) {
-                        (Some(e), Some(n)) => {
-                            matches!(e.kind, EdgeKind::Calls | EdgeKind::Inherits)
-                                && names.contains(n)
-                        }
-                        // Rows no resolution produces: replaced.
-                        _ => true,
-                    }
-                }),
-        );
-    }
-    Ok(edges)
-}
-
-/// One incremental resolution: the store lookups it makes (cached), and the edges it
-/// produces.
-struct Incremental<'s> {
-    store: &'s Store,
-    changed: &'s [ChangedFile],
-    /// The changed files by path.
-    edited: HashMap<&'s str, &'s ChangedFile>,
-    languages: &'s HashMap<String, Language>,
-    /// The candidates of each name looked up.
-    candidates: HashMap<String, Vec<Candidate>>,
-    lookup: Lookup<'s>,
-    source_sets: SourceSets<'s>,
-    /// What each file whose references are resolved imports, and sees without importing.
-    imported: HashMap<String, Visible>,
-    /// The edges produced for the sources the changed files affect.
-    wanted: EdgeSet,
-}
-
-impl<'s> Incremental<'s> {
-    fn new(
-        store: &'s Store,
-        changed: &'s [ChangedFile],
-        languages: &'s HashMap<String, Language>,
-    ) -> Self {
-        Incremental {
-            store,
-            changed,
-            edited: changed
-                .iter()
-                .map(|f| (f.record.path.as_str(), f))
-                .collect(),
-            languages,
-            candidates: HashMap::default(),
-            lookup: Lookup {
-                store,
-                roots: RefCell::default(),
-                stems: RefCell::default(),
-                failed: RefCell::default(),
-            },
-            source_sets: SourceSets::new(languages),
-            imported: HashMap::default(),
-            wanted: EdgeSet::default(),
-        }
-    }
-
-    /// The nodes a reference of `name` may resolve to after the run: the store's, outside
-    /// the changed files, and the changed files' own.
-    fn candidates_of(&mut self, name: &str) -> Result<Vec<Candidate>> {
-        if let Some(c) = self.candidates.get(name) {
-            return Ok(c.clone());
-        }
-        let mut c: Vec<Candidate> = self
-            .store
-            .nodes_named(name)?
-            .into_iter()
-            .filter(|(_, path, kind)| {
-                is_candidate(*kind) && !self.edited.contains_key(path.as_str())
-            })
-            .collect();
-        for f in self.changed {
-            c.extend(
-                f.rows
-                    .nodes
-                    .iter()
-                    .map(|n| &n.record)
-                    .filter(|n| n.name == name && is_candidate(n.kind))
-                    .map(|n| (n.id, n.path.clone(), n.kind)),
-            );
-        }
-        self.candidates.insert(name.to_string(), c.clone());
-        Ok(c)
-    }
-
-    /// The edges out of the changed files' nodes: containment, imports, references.
-    fn edges_of_changed(&mut self) -> Result<()> {
-        for f in self.changed {
-            let path = f.record.path.as_str();
-            for n in &f.rows.nodes {
-                if let Some(p) = n.record.parent {
-                    self.wanted.add(p, n.record.id, EdgeKind::Contains, 1.0);
-                }
-            }
-            let analyzer = analyzer_for(f.record.language);
-            let exists = |p: &str| self.lookup.exists(p);
-            let files_with_stem = |stem: &str| self.lookup.files_with_stem(stem);
-            let mut targets = HashSet::default();
-            for imp in &f.rows.imports {
-                for target in import_targets(analyzer, path, &imp.module, &exists, &files_with_stem)
-                {
-                    let roots = (self.lookup.root_of(path), self.lookup.root_of(&target));
-                    if let (Some(src), Some(dst)) = roots {
-                        self.wanted.add(src, dst, EdgeKind::Imports, 1.0);
-                    }
-                    targets.insert(target);
-                }
-            }
-            let seen = visible(analyzer, path, targets, &exists, &self.source_sets);
-            self.imported.insert(path.to_string(), seen);
-            for (src, name, kind) in &f.rows.refs {
-                let cands = self.candidates_of(name)?;
-                let imported = self.imported.get(path);
-                resolve_ref(*src, path, *kind, &cands, imported, &mut self.wanted);
-            }
-        }
-        Ok(())
-    }
-
-    /// The edges of the other files' references named like a changed symbol (`names`).
-    /// Returns the nodes those references are made from.
-    fn edges_of_namesakes(&mut self, names: &HashSet<String>) -> Result<HashSet<NodeId>> {
-        let mut sources: HashSet<NodeId> = HashSet::default();
-        let mut names_sorted: Vec<&String> = names.iter().collect();
-        names_sorted.sort();
-        for name in names_sorted {
-            let cands = self.candidates_of(name)?;
-            for (path, src, kind) in self.store.refs_named(name)? {
-                if self.edited.contains_key(path.as_str()) {
-                    continue;
-                }
-                if !self.imported.contains_key(&path) {
-                    let targets = self.stored_imports(&path)?;
-                    self.imported.insert(path.clone(), targets);
-                }
-                let imported = self.imported.get(&path);
-                resolve_ref(src, &path, kind, &cands, imported, &mut self.wanted);
-                sources.insert(src);
-            }
-        }
-        Ok(sources)
-    }
-
-    /// What the unchanged file `path` imports and sees, from its stored imports.
-    fn stored_imports(&self, path: &str) -> Result<Visible> {
-        let Some(lang) = self.languages.get(path) else {
-            return Ok(Visible::default());
-        };
-        let analyzer = analyzer_for(*lang);
-        let exists = |p: &str| self.lookup.exists(p);
-        let files_with_stem = |stem: &str| self.lookup.files_with_stem(stem);
-        let mut targets = HashSet::default();
-        for module in self.store.imports_of(path)? {
-            targets.extend(import_targets(
-                analyzer,
-                path,
-                &module,
-                &exists,
-                &files_with_stem,
-            ));
-        }
-        Ok(visible(analyzer, path, targets, &exists, &self.source_sets))
-    }
-}
-
-/// The store lookups an import resolver makes (it cannot be handed an error): cached, the first
-/// error kept for the caller.
-struct Lookup<'s> {
-    store: &'s Store,
-    /// The module node of each path looked up. Module nodes are the same before and after
-    /// the run (checked first), so the store says which paths have one.
-    roots: RefCell<HashMap<String, Option<NodeId>>>,
-    /// The files of each stem looked up: an unchanged file's external imports (`java.util`)
-    /// are asked again for every file a namesake sends the run to.
-    stems: RefCell<HashMap<String, Vec<String>>>,
-    /// The first store error met.
-    failed: RefCell<Option<Error>>,
-}
-
-impl Lookup<'_> {
-    fn root_of(&self, path: &str) -> Option<NodeId> {
-        if let Some(r) = self.roots.borrow().get(path) {
-            return *r;
-        }
-        let r = self.store.root_of(path).unwrap_or_else(|e| {
-            self.failed.borrow_mut().get_or_insert(e);
-            None
-        });
-        self.roots.borrow_mut().insert(path.to_string(), r);
-        r
-    }
-
-    /// The indexed files named `stem` plus an extension, found by their module nodes' names
-    /// (a module node is named after its file's stem, and names are indexed).
-    fn files_with_stem(&self, stem: &str) -> Vec<String> {
-        if let Some(paths) = self.stems.borrow().get(stem) {
-            return paths.clone();
-        }
-        let nodes = self.store.nodes_named(stem).unwrap_or_else(|e| {
-            self.failed.borrow_mut().get_or_insert(e);
-            Vec::new()
-        });
-        let mut paths: Vec<String> = nodes
-            .into_iter()
-            .filter(|(_, path, kind)| *kind == NodeKind::Module && file_stem(path) == stem)
-            .map(|(_, path, _)| path)
-            .collect();
-        paths.sort();
-        paths.dedup();
-        self.stems
-            .borrow_mut()
-            .insert(stem.to_string(), paths.clone());
-        paths
-    }
-
-    /// Whether the index holds the file (or, ending in `/`, the directory) `path`.
-    fn exists(&self, path: &str) -> bool {
-        if path.ends_with('/') {
-            self.store.has_dir(path).unwrap_or_else(|e| {
-                self.failed.borrow_mut().get_or_insert(e);
-                false
-            })
-        } else {
-            self.root_of(path).is_some()
-        }
-    }
-}
-
-/// The files and directories an import written in the file at `path` brings in: where the
-/// language's resolver finds it, else the files it names in another module's source root.
-fn import_targets(
-    analyzer: &dyn Analyzer,
-    path: &str,
-    module: &str,
-    exists: &dyn Fn(&str) -> bool,
-    files_with_stem: &dyn Fn(&str) -> Vec<String>,
-) -> Vec<String> {
-    match analyzer.resolve_import(path, module, exists) {
-        Some(target) => vec![target],
-        None => analyzer.resolve_import_elsewhere(module, files_with_stem),
-    }
-}
-
-/// What the file at `path` sees without qualifying a name, given what it imports (`targets`).
-#[derive(Default)]
-struct Visible {
-    /// What it imports, the implementations of the headers it includes, and its own package
-    /// directory.
-    near: HashSet<String>,
-    /// Its package's directories in the repository's other code source roots
-    /// ([`SourceSets`]): looked at when nothing near has the name (Kotlin's `jvmMain` sees its
-    /// own `actual` first, then `commonMain`'s declarations).
-    package: HashSet<String>,
-}
-
-/// What the file at `path`, which imports `targets`, sees (see [`Visible`]).
-fn visible(
-    analyzer: &dyn Analyzer,
-    path: &str,
-    mut targets: HashSet<String>,
-    exists: &dyn Fn(&str) -> bool,
-    source_sets: &SourceSets,
-) -> Visible {
-    let implementations: Vec<String> = targets
-        .iter()
-        .flat_map(|t| analyzer.implementations(t, exists))
-        .collect();
-    targets.extend(implementations);
-    targets.extend(analyzer.package_dir(path));
-    let package = source_sets
-        .package_dirs(analyzer, path, exists)
-        .into_iter()
-        .filter(|d| !targets.contains(d))
-        .collect();
-    Visible {
-        near: targets,
-        package,
-    }
-}
-
-/// The source roots of the repository's Gradle and Maven source sets, read off its files'
-/// paths once a file needs them, and the directories of each package looked up: a Java,
-/// Kotlin or Scala package is one namespace across the sets of code (Kotlin's `jvmMain` sees
-/// `commonMain`'s declarations of its package, a module's `main` another module's). Test sets
-/// are left out on both sides: code never sees a test's declarations, and a test's calls
-/// resolve as before (linked tighter to the code they test, tests took the graph walk's
-/// expansions and cost gson a task, docs/notes/2026-12-07-jvm-source-sets.md). Only paths
-/// decide, so an incremental run, whose files and directories are those of the run before,
-/// finds what a full run finds.
-struct SourceSets<'a> {
-    languages: &'a HashMap<String, Language>,
-    /// The roots of code (not test) source sets.
-    roots: std::cell::OnceCell<Vec<&'a str>>,
-    /// The directories of each package directory looked up.
-    packages: RefCell<HashMap<String, Vec<String>>>,
-}
-
-impl<'a> SourceSets<'a> {
-    fn new(languages: &'a HashMap<String, Language>) -> Self {
-        SourceSets {
-            languages,
-            roots: std::cell::OnceCell::new(),
-            packages: RefCell::default(),
-        }
-    }
-
-    /// The directories of the package of the file at `path` under every code source root,
-    /// its own among them; empty outside a source set and for tests.
-    fn package_dirs(
-        &self,
-        analyzer: &dyn Analyzer,
-        path: &str,
-        exists: &dyn Fn(&str) -> bool,
-    ) -> Vec<String> {
-        let Some((root, package)) = analyzer.source_set(path) else {
-            return Vec::new();
-        };
-        if is_test_set(root) {
-            return Vec::new();
-        }
-        if let Some(dirs) = self.packages.borrow().get(package) {
-            return dirs.clone();
-        }
-        let roots = self.roots.get_or_init(|| {
-            let mut roots: Vec<&str> = self
-                .languages
-                .iter()
-                .filter_map(|(p, l)| Some(analyzer_for(*l).source_set(p)?.0))
-                .filter(|r| !is_test_set(r))
-                .collect();
-            roots.sort_unstable();
-            roots.dedup();
-            roots
-        });
-        let dirs: Vec<String> = roots
-            .iter()
-            .map(|r| format!("{r}{package}"))
-            .filter(|d| exists(d))
-            .collect();
-        self.packages
-            .borrow_mut()
-            .insert(package.to_string(), dirs.clone());
-        dirs
-    }
-}
-
-/// Whether the source root `root` (`…/src/<set>/<lang>/`) holds tests (`test`, `jvmTest`,
-/// `androidTest`, `testFixtures`), by the rule retrieval's places use.
-fn is_test_set(root: &str) -> bool {
-    root.trim_end_matches('/')
-        .rsplit('/')
-        .nth(1)
-        .is_some_and(crate::test_directory)
-}
-
-/// The directory key (`a/b/`) of a file path, as [`Analyzer::package_dir`] and directory
-/// import targets spell it.
-fn dir_key(path: &str) -> String {
-    match path.rfind('/') {
-        Some(i) => path[..=i].to_string(),
-        None => String::from("/"),
-    }
-}
-
-/// Whether a node of `kind` can be what a name reference points at.
-fn is_candidate(kind: NodeKind) -> bool {
-    !matches!(kind, NodeKind::Module | NodeKind::Chunk | NodeKind::Section)
-}
-
-/// Adds the edges of one reference from `src` (in the file `src_path`) to `name`, given the
-/// candidates named `name` in the whole index and what `src_path` sees.
-///
-/// A reference prefers a same-named node in its own file, then in a file its file imports
-/// (or its package directory), then in its package's other code source roots, then a unique
-/// one anywhere; ambiguous names link to every candidate with split confidence, and names
-/// with more than [`MAX_CANDIDATES`] candidates are dropped as noise.
-fn resolve_ref(
-    src: NodeId,
-    src_path: &str,
-    kind: RefKind,
-    candidates: &[Candidate],
-    imported: Option<&Visible>,
-    edges: &mut EdgeSet,
-) {
-    let cands: Vec<&Candidate> = candidates
-        .iter()
-        .filter(|c| c.0 != src)
-        .filter(|c| {
-            kind != RefKind::Inherits
-                || matches!(
-                    c.2,
-                    NodeKind::Class | NodeKind::Interface | NodeKind::Trait | NodeKind::Struct
-                )
-        })
-        .collect();
-    let edge_kind = match kind {
-        RefKind::Call => EdgeKind::Calls,
-        RefKind::Inherits => EdgeKind::Inherits,
-    };
-    let same_file: Vec<_> = cands.iter().filter(|c| c.1 == src_path).collect();
-    if same_file.len() == 1 {
-        edges.add(src, same_file[0].0, edge_kind, 0.9);
-        return;
-    }
-    let seen_in = |set: &HashSet<String>| -> Vec<&&Candidate> {
-        cands
-            .iter()
-            .filter(|c| set.contains(&c.1) || set.contains(&dir_key(&c.1)))
-            .collect()
-    };
-    let mut via_import = imported.map(|v| seen_in(&v.near)).unwrap_or_default();
-    if via_import.is_empty() {
-        via_import = imported.map(|v| seen_in(&v.package)).unwrap_or_default();
-    }
-    // A declaration in a header and its definition next to it are one symbol to a reader.
-    let one_pair = via_import.len() > 1
-        && via_import.len() <= MAX_CANDIDATES
-        && via_import
-            .iter()
-            .all(|c| strip_ext(&c.1) == strip_ext(&via_import[0].1));
-    if via_import.len() == 1 {
-        edges.add(src, via_import[0].0, edge_kind, 0.8);
-    } else if one_pair {
-        for c in &via_import {
-            edges.add(src, c.0, edge_kind, 0.8 / via_import.len() as f32);
-        }
-    } else if cands.len() == 1 {
-        edges.add(src, cands[0].0, edge_kind, 0.6);
-    } else if !cands.is_empty() && cands.len() <= MAX_CANDIDATES {
-        let conf = 0.5 / cands.len() as f32;
-        for c in &cands {
-            edges.add(src, c.0, edge_kind, conf);
-        }
-    }
-}
-
-/// Names with more candidates than this are too common to link.
-const MAX_CANDIDATES: usize = 3;
 
 /// Drops files over `context.file.max-size`: returns the files kept, the files dropped, and
 /// the warnings.
@@ -1582,96 +1006,5 @@ fn to_rows(path: &str, content: &str, parsed: &ParsedFile, counter: &dyn TokenCo
         nodes,
         refs,
         imports: parsed.imports.clone(),
-    }
-}
-
-/// Builds the graph's edges from the nodes, raw references and imports of the whole index
-/// (references resolve as [`resolve_ref`] says).
-fn resolve_edges(
-    nodes: &[NodeRecord],
-    refs: &[(NodeId, String, RefKind)],
-    imports: &[(String, String)],
-    languages: &HashMap<String, Language>,
-) -> Vec<EdgeRecord> {
-    let mut edges = EdgeSet::default();
-    let by_id: HashMap<NodeId, &NodeRecord> = nodes.iter().map(|n| (n.id, n)).collect();
-    let mut module_of: HashMap<&str, NodeId> = HashMap::default();
-    for n in nodes {
-        if let Some(p) = n.parent {
-            edges.add(p, n.id, EdgeKind::Contains, 1.0);
-        } else {
-            module_of.entry(n.path.as_str()).or_insert(n.id);
-        }
-    }
-    let mut dirs: HashSet<&str> = HashSet::default();
-    for p in module_of.keys() {
-        dirs.extend(p.match_indices('/').map(|(i, _)| &p[..=i]));
-    }
-    let exists = |p: &str| module_of.contains_key(p) || dirs.contains(p);
-    let mut by_stem: HashMap<&str, Vec<&str>> = HashMap::default();
-    for p in module_of.keys() {
-        by_stem.entry(file_stem(p)).or_default().push(p);
-    }
-    let files_with_stem = |stem: &str| -> Vec<String> {
-        by_stem
-            .get(stem)
-            .map(|v| v.iter().map(|p| p.to_string()).collect())
-            .unwrap_or_default()
-    };
-    let source_sets = SourceSets::new(languages);
-    let mut targets: HashMap<&str, HashSet<String>> = HashMap::default();
-    for (path, module) in imports {
-        let Some(lang) = languages.get(path) else {
-            continue;
-        };
-        let analyzer = analyzer_for(*lang);
-        for target in import_targets(analyzer, path, module, &exists, &files_with_stem) {
-            if let (Some(&src), Some(&dst)) =
-                (module_of.get(path.as_str()), module_of.get(target.as_str()))
-            {
-                edges.add(src, dst, EdgeKind::Imports, 1.0);
-            }
-            targets.entry(path.as_str()).or_default().insert(target);
-        }
-    }
-    let mut imported: HashMap<&str, Visible> = HashMap::default();
-    for (path, lang) in languages {
-        let analyzer = analyzer_for(*lang);
-        let own = targets.remove(path.as_str());
-        if own.is_some() || analyzer.package_dir(path).is_some() {
-            let own = own.unwrap_or_default();
-            let seen = visible(analyzer, path, own, &exists, &source_sets);
-            imported.insert(path.as_str(), seen);
-        }
-    }
-    let mut by_name: HashMap<&str, Vec<Candidate>> = HashMap::default();
-    for n in nodes {
-        if is_candidate(n.kind) {
-            by_name
-                .entry(n.name.as_str())
-                .or_default()
-                .push((n.id, n.path.clone(), n.kind));
-        }
-    }
-    for (src, name, kind) in refs {
-        let Some(src_node) = by_id.get(src) else {
-            continue;
-        };
-        let Some(cands) = by_name.get(name.as_str()) else {
-            continue;
-        };
-        let path = src_node.path.as_str();
-        resolve_ref(*src, path, *kind, cands, imported.get(path), &mut edges);
-    }
-    edges.into_records()
-}
-
-/// An edge from its (source, target, kind) key and confidence.
-fn edge_record(((src, dst, kind), confidence): ((NodeId, NodeId, EdgeKind), f32)) -> EdgeRecord {
-    EdgeRecord {
-        src,
-        dst,
-        kind,
-        confidence,
     }
 }

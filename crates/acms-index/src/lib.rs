@@ -10,6 +10,7 @@ mod escape;
 pub mod model;
 mod naming;
 mod packed;
+mod resolve;
 pub mod seal;
 pub mod store;
 pub mod walk;

@@ -1122,6 +1122,45 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// The paths of the files that have a module node (a top-level node): what import
+    /// resolution calls the files of the index.
+    pub(crate) fn root_paths(&self) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT DISTINCT path FROM nodes WHERE parent IS NULL")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt.query_map([], |r| r.get(0)).map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The raw references made from the nodes of the file at `path`: (source node, name,
+    /// kind).
+    pub(crate) fn refs_of_file(
+        &self,
+        path: &str,
+    ) -> Result<Vec<(NodeId, String, crate::model::RefKind)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT r.src, r.name, r.kind FROM nodes n JOIN refs r ON r.src = n.id
+                 WHERE n.path = ?1",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![path], |r| {
+                let kind: String = r.get(2)?;
+                Ok((
+                    NodeId(r.get::<_, i64>(0)? as u64),
+                    r.get(1)?,
+                    ref_kind(&kind),
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
     /// The first top-level node of the file at `path` (its module node), if it has one.
     pub(crate) fn root_of(&self, path: &str) -> Result<Option<NodeId>> {
         self.conn

@@ -1,7 +1,7 @@
 //! Re-indexing parses only what changed, keeps ids stable and forgets deleted files.
 
 use acms_core::Depth;
-use acms_index::EdgeKind;
+use acms_index::{EdgeKind, IndexReport};
 
 use crate::{APP_PY, HELPERS_PY, alter_store, index, open, warnings_for, write_repo};
 
@@ -587,4 +587,244 @@ fn a_store_open_across_a_run_reads_the_new_text() {
         store.file_content("a.py").unwrap().unwrap(),
         "def f():\n    return 22\n"
     );
+}
+
+/// Files that are always there: every directory of [`OPTIONAL_FILES`] but one keeps a file,
+/// so most runs add and remove files in directories that stay.
+const ANCHOR_FILES: &[(&str, &str)] = &[
+    ("py/pkg/keep.py", "def anchor():\n    return 1\n"),
+    ("py/pkg/sub/keep.py", "def sub_anchor():\n    return 2\n"),
+    ("c/lib/keep.c", "int keep(void) { return 0; }\n"),
+    ("go/p/keep.go", "package p\n"),
+    ("go/q/keep.go", "package q\n"),
+    (
+        "j/m1/src/main/java/com/x/Keep.java",
+        "package com.x;\n\npublic class Keep {}\n",
+    ),
+    (
+        "j/m1/src/main/java/com/y/Keep3.java",
+        "package com.y;\n\npublic class Keep3 {}\n",
+    ),
+    (
+        "j/m2/src/main/java/com/x/Keep2.java",
+        "package com.x;\n\npublic class Keep2 {}\n",
+    ),
+    // Not code of the source set: what the set's package sees once the set has code.
+    (
+        "j/m3/src/main/java/com/x/notes.py",
+        "def bar():\n    return 3\n",
+    ),
+    ("ts/keep.ts", "export const keep = 1;\n"),
+    ("ts/util/keep.ts", "export const keepUtil = 1;\n"),
+    ("rs/src/keep.rs", "pub fn keep() -> i32 { 0 }\n"),
+    ("rs/src/a/keep.rs", "pub fn keep_a() -> i32 { 0 }\n"),
+];
+
+/// Files that come and go: each is found by other files' imports in the way of its language
+/// (Python packages and relative imports, C includes and the implementation beside a header,
+/// Go package directories, Java packages across source sets, TypeScript's `index` files,
+/// Rust's `mod`), and defines or calls names other files define or call.
+const OPTIONAL_FILES: &[(&str, &str)] = &[
+    (
+        "py/pkg/__init__.py",
+        "from .a import helper\n\n\ndef init_fn():\n    return helper()\n",
+    ),
+    (
+        "py/pkg/a.py",
+        "def helper():\n    return shared()\n\n\ndef shared():\n    return 0\n",
+    ),
+    // The only file of its directory: the directory comes and goes with it.
+    ("py/pkg/a/__init__.py", "def helper():\n    return 2\n"),
+    (
+        "py/pkg/b.py",
+        "from . import a\nfrom .a import helper\nimport pkg.c\n\n\ndef shared():\n    return helper()\n\n\ndef use_b():\n    return c_fn()\n",
+    ),
+    ("py/pkg/c.py", "def c_fn():\n    return shared()\n"),
+    (
+        "py/pkg/sub/d.py",
+        "from ..a import helper\nfrom ..c import c_fn\nfrom . import keep\n\n\ndef d_fn():\n    return helper() + c_fn() + anchor()\n",
+    ),
+    (
+        "py/pkg/sub/__init__.py",
+        "def sub_init():\n    return shared()\n",
+    ),
+    ("c/lib/x.h", "int xf(void);\n"),
+    (
+        "c/lib/x.c",
+        "#include \"x.h\"\nint xf(void) { return yf(); }\n",
+    ),
+    ("c/lib/y.h", "int yf(void);\n"),
+    (
+        "c/lib/y.c",
+        "#include \"x.h\"\nint yf(void) { return xf(); }\n",
+    ),
+    (
+        "c/main.c",
+        "#include \"lib/x.h\"\n#include \"lib/y.h\"\nint main(void) { return xf() + yf(); }\n",
+    ),
+    (
+        "go/p/a.go",
+        "package p\n\nfunc Alpha() int { return Beta() }\n",
+    ),
+    ("go/p/b.go", "package p\n\nfunc Beta() int { return 1 }\n"),
+    (
+        "go/q/main.go",
+        "package q\n\nimport (\n\t\"example.com/m/go/p\"\n\t\"example.com/m/go/r\"\n)\n\nfunc Main() int { return p.Alpha() + Beta() + r.Rfun() }\n",
+    ),
+    // The only file of its directory, a package another imports.
+    ("go/r/r.go", "package r\n\nfunc Rfun() int { return 1 }\n"),
+    (
+        "j/m1/src/main/java/com/x/Foo.java",
+        "package com.x;\n\npublic class Foo {\n  public int foo() { return new Bar().bar(); }\n}\n",
+    ),
+    (
+        "j/m2/src/main/java/com/x/Bar.java",
+        "package com.x;\n\npublic class Bar {\n  public int bar() { return 1; }\n}\n",
+    ),
+    (
+        "j/m1/src/main/java/com/y/Baz.java",
+        "package com.y;\n\nimport com.x.Foo;\nimport com.x.Bar;\n\npublic class Baz {\n  public int baz() { return new Foo().foo(); }\n}\n",
+    ),
+    // The first code of its source root: the root comes and goes with it.
+    (
+        "j/m3/src/main/java/com/x/Qux.java",
+        "package com.x;\n\npublic class Qux {\n  public int qux() { return new Bar().bar(); }\n}\n",
+    ),
+    (
+        "ts/util/index.ts",
+        "export function utilFn() { return 1; }\n",
+    ),
+    ("ts/util.ts", "export function utilFn() { return 2; }\n"),
+    (
+        "ts/app.ts",
+        "import { utilFn } from './util';\nimport { keep } from './keep';\nexport function app() { return utilFn() + keep; }\n",
+    ),
+    (
+        "rs/src/lib.rs",
+        "mod a;\npub fn lib_fn() -> i32 { a::a_fn() }\n",
+    ),
+    ("rs/src/a.rs", "pub fn a_fn() -> i32 { 1 }\n"),
+    ("rs/src/a/mod.rs", "pub fn a_fn() -> i32 { 2 }\n"),
+];
+
+/// Writes the anchors and the optional files `present` says are there, and removes the
+/// others.
+fn languages_repo(root: &std::path::Path, present: &[bool]) {
+    let anchors = ANCHOR_FILES.iter().map(|(p, t)| (*p, t.as_bytes()));
+    write_repo(root, &anchors.collect::<Vec<_>>());
+    for (&(path, text), &there) in OPTIONAL_FILES.iter().zip(present) {
+        let p = root.join(path);
+        if there {
+            write_repo(root, &[(path, text.as_bytes())]);
+        } else if p.exists() {
+            std::fs::remove_file(&p).unwrap();
+        }
+    }
+    for dir in ["py/pkg/a", "go/r"] {
+        let _ = std::fs::remove_dir(root.join(dir));
+    }
+}
+
+/// The edges and nodes of an index run over `before` then `after` must be those of a run
+/// from scratch over `after`: returns the incremental run's report.
+fn comes_and_goes(before: &[bool], after: &[bool]) -> IndexReport {
+    let dir = tempfile::tempdir().unwrap();
+    languages_repo(dir.path(), before);
+    index(dir.path());
+    languages_repo(dir.path(), after);
+    let report = index(dir.path());
+    let fresh = tempfile::tempdir().unwrap();
+    languages_repo(fresh.path(), after);
+    let fresh_report = index(fresh.path());
+    let changed: Vec<&str> = OPTIONAL_FILES
+        .iter()
+        .zip(before.iter().zip(after))
+        .filter(|(_, (b, a))| b != a)
+        .map(|(f, _)| f.0)
+        .collect();
+    assert_eq!(
+        edge_list(dir.path()),
+        edge_list(fresh.path()),
+        "files that came or went: {changed:?}"
+    );
+    assert_eq!(
+        node_list(dir.path()),
+        node_list(fresh.path()),
+        "{changed:?}"
+    );
+    assert_eq!(
+        (report.nodes, report.edges),
+        (fresh_report.nodes, fresh_report.edges),
+        "{changed:?}"
+    );
+    report
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config::with_cases(16))]
+
+    /// Files of every import style come and go, a few at a time or many: the index ends with
+    /// exactly the nodes and edges a run from scratch finds.
+    #[test]
+    fn files_that_come_and_go_leave_the_index_a_fresh_run_builds(
+        before in proptest::collection::vec(proptest::bool::ANY, OPTIONAL_FILES.len()),
+        flips in proptest::collection::vec(0..OPTIONAL_FILES.len(), 1..4),
+    ) {
+        let mut after = before.clone();
+        for i in flips {
+            after[i] = !after[i];
+        }
+        comes_and_goes(&before, &after);
+    }
+}
+
+/// Index of the optional file at `path`.
+fn optional(path: &str) -> usize {
+    OPTIONAL_FILES.iter().position(|f| f.0 == path).unwrap()
+}
+
+/// A file that appears in a directory that stays, or goes from it, is resolved from lookups,
+/// imports that now find or miss it included; one that brings its directory resolves every
+/// edge again. Each case alone, against a run from scratch.
+#[test]
+fn one_file_that_comes_or_goes_is_resolved_incrementally() {
+    let all = vec![true; OPTIONAL_FILES.len()];
+    for path in [
+        "py/pkg/c.py",
+        "py/pkg/__init__.py",
+        "c/lib/x.c",
+        "c/lib/y.h",
+        "go/p/b.go",
+        "j/m2/src/main/java/com/x/Bar.java",
+        "ts/util.ts",
+        "rs/src/a.rs",
+    ] {
+        let mut without = all.clone();
+        without[optional(path)] = false;
+        let added = comes_and_goes(&without, &all);
+        assert!(added.edges_incremental, "{path} added: resolved every edge");
+        let removed = comes_and_goes(&all, &without);
+        assert!(
+            removed.edges_incremental,
+            "{path} removed: resolved every edge"
+        );
+    }
+    for path in [
+        "py/pkg/a/__init__.py",
+        "go/r/r.go",
+        "j/m3/src/main/java/com/x/Qux.java",
+    ] {
+        let mut without = all.clone();
+        without[optional(path)] = false;
+        let added = comes_and_goes(&without, &all);
+        assert!(
+            !added.edges_incremental,
+            "{path} brings a directory or a source root"
+        );
+        let removed = comes_and_goes(&all, &without);
+        assert!(
+            !removed.edges_incremental,
+            "{path} takes a directory or a source root"
+        );
+    }
 }
