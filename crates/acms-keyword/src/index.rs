@@ -491,10 +491,13 @@ impl KeywordIndex {
     }
 
     /// Merges all segments into one when deleted documents make up more than
-    /// [`MAX_DELETED_PERCENT`] of them or there are more than [`MAX_SEGMENTS`]. Incremental runs replace a few files' documents at a
-    /// time, and tantivy's background merges die with the short-lived `acms index` process,
-    /// so without this the index grows with every run (seen: 16× its size after 70 runs)
-    /// and every search walks the deleted documents.
+    /// [`MAX_DELETED_PERCENT`] of them; past [`MAX_SEGMENTS`] alone, merges the small
+    /// segments (under an eighth of the documents each) among themselves. Incremental runs replace a few
+    /// files' documents at a time, and tantivy's background merges die with the short-lived
+    /// `acms index` process, so without this the index grows with every run (seen: 16× its
+    /// size after 70 runs) and every search walks the deleted documents. Folding the large
+    /// segments in on the count alone rewrote the whole index every few edits (5 s on a
+    /// monorepo, one refresh in four).
     fn compact_if_fragmented(&mut self) -> Result<()> {
         let metas = self
             .index
@@ -506,7 +509,11 @@ impl KeywordIndex {
         if metas.len() < 2 || !(fragmented || metas.len() > MAX_SEGMENTS) {
             return Ok(());
         }
-        let ids: Vec<_> = metas.iter().map(|m| m.id()).collect();
+        let small = |m: &&tantivy::SegmentMeta| u64::from(m.max_doc()) * 8 < max_doc;
+        let mut ids: Vec<_> = metas.iter().filter(small).map(|m| m.id()).collect();
+        if fragmented || ids.len() < 2 {
+            ids = metas.iter().map(|m| m.id()).collect();
+        }
         // A segment's files count as living while anything holds its meta — this list, the
         // reader's searcher — so both let go before the collection (a batched rebuild left
         // its 14 merged-away segments behind otherwise: 100 MB).

@@ -188,3 +188,57 @@ fn repeated_replacements_do_not_pile_up_deleted_documents() {
     assert_eq!(index.num_docs(), 12);
     assert_eq!(ids(&index, "get_user_name", 1), [4]);
 }
+
+/// The segments tantivy's last commit lists: (id, documents, deleted documents).
+fn segments(dir: &std::path::Path) -> Vec<(String, u64, u64)> {
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("meta.json")).unwrap()).unwrap();
+    let segments = meta["segments"].as_array().unwrap();
+    segments
+        .iter()
+        .map(|s| {
+            let deletes = s["deletes"]["num_deleted_docs"].as_u64().unwrap_or(0);
+            let id = s["segment_id"].as_str().unwrap().to_string();
+            (id, s["max_doc"].as_u64().unwrap(), deletes)
+        })
+        .collect()
+}
+
+/// One replaced document per apply, as an edit makes: the segments stay few, and the large
+/// segments that hold the documents are not rewritten for their count alone (a whole-index
+/// merge every few edits), only once deletes make up a large share of them.
+#[test]
+fn edits_merge_their_small_segments_and_leave_the_large_one() {
+    let base = docs();
+    let many: Vec<KeywordDoc> = (0..400u64)
+        .map(|i| {
+            let mut d = base[(i % base.len() as u64) as usize].clone();
+            d.id = 1000 + i;
+            d
+        })
+        .collect();
+    let (tmp, mut index) = crate::fixture::index_of(&many);
+    let dir = tmp.path().join("kw");
+    let large: Vec<String> = segments(&dir).into_iter().map(|s| s.0).collect();
+    let mut large_kept = true;
+    for i in 0..60u64 {
+        let mut d = many[(i % 400) as usize].clone();
+        d.signature = format!("{} // editmark{i}", d.signature);
+        index.apply(&[d.id], &[d]).unwrap();
+        let now = segments(&dir);
+        assert!(now.len() <= 9, "edit {i}: {} segments", now.len());
+        large_kept &= large.iter().all(|l| now.iter().any(|s| &s.0 == l));
+    }
+    assert!(
+        large_kept,
+        "a large segment was merged on the segment count alone"
+    );
+    assert_eq!(index.num_docs(), 400);
+    assert_eq!(ids(&index, "editmark59", 1), [1059]);
+    // Deletes past the share merge everything into one segment.
+    let replaced: Vec<KeywordDoc> = many.iter().take(200).cloned().collect();
+    let gone: Vec<u64> = replaced.iter().map(|d| d.id).collect();
+    index.apply(&gone, &replaced).unwrap();
+    assert_eq!(segments(&dir).len(), 1);
+    assert_eq!(index.num_docs(), 400);
+}
