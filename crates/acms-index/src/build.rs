@@ -15,6 +15,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::analyze::{ParseLimits, analyzer_for, detect_language};
+use crate::escape::controls_escaped;
 use crate::model::{Language, NodeKind, ParsedFile, RefKind, Warning};
 use crate::resolve::{EdgeDiff, Reparsed, RunChanges, incremental_edges, resolve_edges};
 use crate::store::{
@@ -216,6 +217,8 @@ struct Before {
     recount: bool,
     files: HashMap<String, FileRecord>,
     skipped: BTreeMap<String, SkippedFile>,
+    /// The warnings of the indexed files' analysis, repeated while a file is not read again.
+    warnings: std::collections::HashMap<String, Vec<String>>,
 }
 
 impl Before {
@@ -239,11 +242,13 @@ impl Before {
             .map(|f| (f.path.clone(), f))
             .collect();
         let skipped = store.skipped_files()?;
+        let warnings = store.file_warnings()?;
         Ok(Before {
             meta,
             recount,
             files,
             skipped,
+            warnings,
         })
     }
 }
@@ -481,6 +486,9 @@ impl Merged {
         match out {
             Outcome::Unchanged { path, mtime } => {
                 self.report.unchanged += 1;
+                let repeated = before.warnings.get(&path).into_iter().flatten();
+                self.warnings
+                    .extend(repeated.map(|m| Warning::new(path.as_str(), controls_escaped(m))));
                 let old = &before.files[&path];
                 let modified = look.commit_times.get(&path).copied().unwrap_or(mtime);
                 if old.mtime != mtime || old.modified != modified {
@@ -524,7 +532,7 @@ impl Merged {
         }
         let streamed = self.streamed.as_mut().expect("set above");
         for f in self.changed.drain(..) {
-            tx.put_file(&f.record, &f.content, &f.rows)?;
+            tx.put_file(&f.record, &f.content, &f.rows, &f.warnings)?;
             streamed
                 .upserted
                 .extend(f.rows.nodes.iter().map(|r| r.record.id));
@@ -667,7 +675,7 @@ fn commit(
         tx.touch_file(path, *mtime, *modified)?;
     }
     for f in &merged.changed {
-        tx.put_file(&f.record, &f.content, &f.rows)?;
+        tx.put_file(&f.record, &f.content, &f.rows, &f.warnings)?;
     }
     match edges {
         EdgeWrite::All(edges) => tx.replace_edges(edges)?,
@@ -929,7 +937,8 @@ fn repeated_verdict(entry: &WalkEntry, before: &Before) -> Option<Outcome> {
         && !before.files.contains_key(&entry.rel)
         && (last.size, last.mtime) == (entry.size, entry.mtime);
     same.then(|| {
-        Outcome::Unindexable((!verdict.is_empty()).then(|| Warning::new(&entry.rel, verdict)))
+        let verdict = (!verdict.is_empty()).then(|| controls_escaped(verdict));
+        Outcome::Unindexable(verdict.map(|v| Warning::new(&entry.rel, v)))
     })
 }
 

@@ -28,3 +28,17 @@ pub(crate) fn push_escaped(out: &mut String, s: &str) {
         }
     }
 }
+
+/// `s` with control and line-breaking characters escaped, backslashes as they are: a message
+/// read back from the store prints as one line and moves no terminal's cursor.
+pub(crate) fn controls_escaped(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() || c == '\u{2028}' || c == '\u{2029}' {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}

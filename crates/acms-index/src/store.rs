@@ -65,6 +65,10 @@ CREATE TABLE IF NOT EXISTS edges (src INTEGER NOT NULL, dst INTEGER NOT NULL, ki
 CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime INTEGER NOT NULL, verdict TEXT);
 ";
 
+/// Also the warnings of the indexed files' analysis (`file_warnings`: a syntax error, a
+/// secret redacted), which a run repeats for the files it does not read again: the index
+/// holds what they describe. Readers never read it, so the format is unchanged.
+///
 /// Indexes an incremental run looks rows up by (reference names for edge resolution, edges
 /// by source, a file's root node; node names use `nodes_lname`), and the files' stats without their contents (`files_stat` covers
 /// [`Store::files`]: a scan of the table itself reads every file's text, 200 MB on a
@@ -76,6 +80,8 @@ DROP INDEX IF EXISTS nodes_name;
 CREATE INDEX IF NOT EXISTS refs_name ON refs(name);
 CREATE INDEX IF NOT EXISTS edges_src ON edges(src);
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
+CREATE TABLE IF NOT EXISTS file_warnings (path TEXT NOT NULL, message TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS file_warnings_path ON file_warnings(path);
 ";
 
 /// A file a run walked and did not index.
@@ -809,6 +815,23 @@ impl Store {
     }
 
     /// [`Store::skipped`] with each file's verdict (a store opened for writing only).
+    /// The warnings the indexed files' analysis gave, by path.
+    pub(crate) fn file_warnings(&self) -> Result<HashMap<String, Vec<String>>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT path, message FROM file_warnings ORDER BY rowid")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .map_err(|e| self.err(e))?;
+        let mut by_path: HashMap<String, Vec<String>> = HashMap::new();
+        for row in rows {
+            let (path, message) = row.map_err(|e| self.err(e))?;
+            by_path.entry(path).or_default().push(message);
+        }
+        Ok(by_path)
+    }
+
     pub(crate) fn skipped_files(&self) -> Result<std::collections::BTreeMap<String, SkippedFile>> {
         self.skipped_rows("verdict")
     }
@@ -1346,6 +1369,7 @@ impl Tx<'_> {
             "DELETE FROM files WHERE path = ?1",
             "DELETE FROM nodes WHERE path = ?1",
             "DELETE FROM imports WHERE path = ?1",
+            "DELETE FROM file_warnings WHERE path = ?1",
         ] {
             self.tx
                 .prepare_cached(sql)
@@ -1387,8 +1411,22 @@ impl Tx<'_> {
     }
 
     /// Writes a (new or changed) file with its rows, replacing what was stored for it.
-    pub(crate) fn put_file(&self, file: &FileRecord, content: &str, rows: &FileRows) -> Result<()> {
+    pub(crate) fn put_file(
+        &self,
+        file: &FileRecord,
+        content: &str,
+        rows: &FileRows,
+        warnings: &[crate::model::Warning],
+    ) -> Result<()> {
         self.remove_file(&file.path)?;
+        let mut warn = self
+            .tx
+            .prepare_cached("INSERT INTO file_warnings(path, message) VALUES (?1, ?2)")
+            .map_err(|e| self.err(e))?;
+        for w in warnings {
+            warn.execute(params![file.path, w.message])
+                .map_err(|e| self.err(e))?;
+        }
         self.tx
             .prepare_cached(
                 "INSERT INTO files(path, hash, language, size, mtime, modified, generated, content)

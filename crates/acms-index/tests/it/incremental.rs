@@ -828,3 +828,60 @@ fn one_file_that_comes_or_goes_is_resolved_incrementally() {
         );
     }
 }
+
+/// What the analysis of an indexed file warned about (a syntax error, invalid UTF-8) stays
+/// true while the file is not read again: every run says it, not only the run that read it.
+/// A warning read back from the store prints as one line and moves no cursor.
+#[test]
+fn warnings_of_indexed_files_are_repeated_until_they_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    write_repo(
+        repo,
+        &[
+            ("pkg/app.py", APP_PY.as_bytes()),
+            (
+                "pkg/broken.py",
+                b"def broken(:\n    return 1\n\n\ndef fine():\n    return 2\n",
+            ),
+            ("pkg/latin.py", b"def caf\xe9():\n    return 1\n"),
+        ],
+    );
+    let first = index(repo);
+    let broken = warnings_for(&first, "pkg/broken.py");
+    let latin = warnings_for(&first, "pkg/latin.py");
+    assert!(!broken.is_empty() && !latin.is_empty(), "{first:#?}");
+    let second = index(repo);
+    assert_eq!(second.parsed, 0);
+    assert_eq!(warnings_for(&second, "pkg/broken.py"), broken);
+    assert_eq!(warnings_for(&second, "pkg/latin.py"), latin);
+
+    // Mended: its warning goes, and stays gone; a deleted file's goes with it.
+    std::fs::write(repo.join("pkg/broken.py"), b"def broken():\n    return 1\n").unwrap();
+    std::fs::remove_file(repo.join("pkg/latin.py")).unwrap();
+    let third = index(repo);
+    assert!(
+        warnings_for(&third, "pkg/broken.py").is_empty(),
+        "{third:#?}"
+    );
+    assert!(
+        warnings_for(&third, "pkg/latin.py").is_empty(),
+        "{third:#?}"
+    );
+    assert!(index(repo).warnings.is_empty());
+
+    // A store that says more than the analysis did: its text is escaped.
+    alter_store(
+        repo,
+        "INSERT INTO file_warnings(path, message) VALUES ('pkg/app.py', 'x' || char(27) || '[2J' || char(10) || 'y')",
+    );
+    let fourth = index(repo);
+    assert_eq!(warnings_for(&fourth, "pkg/app.py"), ["x\\u{1b}[2J\\u{a}y"]);
+
+    // A store from before the warnings were kept: it gets the table, and runs on.
+    alter_store(repo, "DROP TABLE file_warnings");
+    assert!(index(repo).warnings.is_empty());
+    std::fs::write(repo.join("pkg/broken.py"), b"def broken(:\n").unwrap();
+    assert!(!warnings_for(&index(repo), "pkg/broken.py").is_empty());
+    assert!(!warnings_for(&index(repo), "pkg/broken.py").is_empty());
+}
