@@ -98,33 +98,31 @@ const MAX_IMPORTERS: usize = 256;
 ///   references);
 /// - the edges of every other reference named like one of their symbols before or after the
 ///   run (its candidates changed);
-/// - when a file appears or goes, every edge of the files whose imports ask about it (the
-///   importers). They are found by resolving every import of the index again in memory with
-///   the questions recorded: an import resolves from the answers alone.
+/// - when a file appears or goes, every edge of the files whose imports ask about it or about
+///   a directory that comes or goes with it (the importers). They are found by resolving
+///   every import of the index again in memory with the questions recorded: an import
+///   resolves from the answers alone.
 ///
 /// Every other edge depends on nothing that changed. Returns `None` (resolve everything)
-/// when a file's module node is not the one it had, when a directory or a source root
-/// appears or goes (what a package sees would change for files that ask nothing), or when
-/// the importers are too many.
+/// when a file's module node is not the one it had, when a JVM code source root appears or
+/// goes (every package would see another directory), or when the importers are too many.
 pub(crate) fn incremental_edges(store: &Store, run: &RunChanges) -> Result<Option<EdgeDiff>> {
     let Some(replaced) = Replaced::read(store, run)? else {
         return Ok(None);
     };
-    let importers = if replaced.appeared.is_empty() {
-        Vec::new()
+    let (importers, flipped) = if replaced.appeared.is_empty() {
+        (Vec::new(), Vec::new())
     } else {
-        let Some(after) = Paths::after(store, run, &replaced.appeared)? else {
-            return Ok(None);
-        };
         if !same_source_roots(run) {
             return Ok(None);
         }
+        let after = Paths::after(store, run, &replaced.appeared)?;
         match after.importers(store, run, &replaced.appeared)? {
-            Some(importers) => importers,
+            Some(importers) => (importers, after.flipped),
             None => return Ok(None),
         }
     };
-    let mut inc = Incremental::new(store, run, &importers);
+    let mut inc = Incremental::new(store, run, &importers, &flipped);
     inc.edges_of_reparsed()?;
     let mut old_edges = replaced.edges;
     old_edges.extend(inc.edges_of_importers(&importers)?);
@@ -222,11 +220,13 @@ struct Paths {
     files: HashSet<String>,
     dirs: HashSet<String>,
     by_stem: HashMap<String, Vec<String>>,
+    /// The directories that appear or go with the appearing or vanishing files.
+    flipped: Vec<String>,
 }
 
 impl Paths {
-    /// `None` when a directory of an appearing or vanishing file appears or goes with it.
-    fn after(store: &Store, run: &RunChanges, appeared: &[String]) -> Result<Option<Paths>> {
+    /// The index after the run, from the store's paths and the run's changes.
+    fn after(store: &Store, run: &RunChanges, appeared: &[String]) -> Result<Paths> {
         let before = store.root_paths()?;
         let mut asked: Vec<&str> = appeared.iter().flat_map(|p| ancestors(p)).collect();
         asked.sort_unstable();
@@ -256,29 +256,35 @@ impl Paths {
                 .or_default()
                 .push(p.clone());
         }
-        if asked
-            .iter()
-            .any(|d| dirs_before.contains(d) != dirs.contains(*d))
-        {
-            return Ok(None);
-        }
-        Ok(Some(Paths {
+        let flipped = asked
+            .into_iter()
+            .filter(|d| dirs_before.contains(d) != dirs.contains(*d))
+            .map(str::to_string)
+            .collect();
+        Ok(Paths {
             files,
             dirs,
             by_stem,
-        }))
+            flipped,
+        })
     }
 
-    /// The files whose imports ask about one of `appeared`, sorted; `None` past
-    /// [`MAX_IMPORTERS`]. What else a file sees changes only for candidates in `appeared`
-    /// (the implementation of a header it includes): references to those are namesakes.
+    /// The files whose imports ask about one of `appeared` or of the directories that
+    /// appear or go with them, sorted; `None` past [`MAX_IMPORTERS`]. What else a file sees
+    /// changes only for candidates in `appeared` (the implementation of a header it includes,
+    /// a package directory in another source set that came with its files): references to
+    /// those are namesakes.
     fn importers(
         &self,
         store: &Store,
         run: &RunChanges,
         appeared: &[String],
     ) -> Result<Option<Vec<String>>> {
-        let appeared_files: HashSet<&str> = appeared.iter().map(String::as_str).collect();
+        let appeared_files: HashSet<&str> = appeared
+            .iter()
+            .chain(&self.flipped)
+            .map(String::as_str)
+            .collect();
         let stems: HashSet<&str> = appeared.iter().map(|p| file_stem(p)).collect();
         // Whether the imports `modules` of the file at `path` ask about an appeared file.
         let asks = |path: &str, modules: &[(String, String)]| -> bool {
@@ -404,7 +410,12 @@ struct Incremental<'s> {
 }
 
 impl<'s> Incremental<'s> {
-    fn new(store: &'s Store, run: &'s RunChanges<'s>, importers: &'s [String]) -> Self {
+    fn new(
+        store: &'s Store,
+        run: &'s RunChanges<'s>,
+        importers: &'s [String],
+        flipped: &'s [String],
+    ) -> Self {
         let replaced = run.replaced();
         let mut redone = replaced.clone();
         redone.extend(importers.iter().map(String::as_str));
@@ -425,6 +436,7 @@ impl<'s> Incremental<'s> {
                 store,
                 reparsed: &run.reparsed,
                 replaced,
+                flipped: flipped.iter().map(String::as_str).collect(),
                 roots: RefCell::new(roots),
                 stems: RefCell::default(),
                 failed: RefCell::default(),
@@ -581,6 +593,8 @@ struct Lookup<'s> {
     reparsed: &'s [Reparsed<'s>],
     /// The files whose stored rows the run replaces (analyzed or gone).
     replaced: HashSet<&'s str>,
+    /// The directories that appear or go with the run's files.
+    flipped: HashSet<&'s str>,
     /// The module node of each path looked up, the replaced files' set first.
     roots: RefCell<HashMap<String, Option<NodeId>>>,
     /// The files of each stem looked up: an unchanged file's external imports (`java.util`)
@@ -634,14 +648,15 @@ impl Lookup<'_> {
         paths
     }
 
-    /// Whether the index holds the file (or, ending in `/`, the directory) `path`.
-    /// Directories are the same before and after the run (checked first).
+    /// Whether the index holds the file (or, ending in `/`, the directory) `path` after the
+    /// run.
     fn exists(&self, path: &str) -> bool {
         if path.ends_with('/') {
-            self.store.has_dir(path).unwrap_or_else(|e| {
+            let before = self.store.has_dir(path).unwrap_or_else(|e| {
                 self.failed.borrow_mut().get_or_insert(e);
                 false
-            })
+            });
+            before != self.flipped.contains(path)
         } else {
             self.root_of(path).is_some()
         }

@@ -589,7 +589,7 @@ fn a_store_open_across_a_run_reads_the_new_text() {
     );
 }
 
-/// Files that are always there: every directory of [`OPTIONAL_FILES`] but one keeps a file,
+/// Files that are always there: every directory of [`OPTIONAL_FILES`] but three keeps a file,
 /// so most runs add and remove files in directories that stay.
 const ANCHOR_FILES: &[(&str, &str)] = &[
     ("py/pkg/keep.py", "def anchor():\n    return 1\n"),
@@ -673,6 +673,11 @@ const OPTIONAL_FILES: &[(&str, &str)] = &[
     ),
     // The only file of its directory, a package another imports.
     ("go/r/r.go", "package r\n\nfunc Rfun() int { return 1 }\n"),
+    // A longer suffix of `go/q/main.go`'s import path: the package it finds moves here.
+    (
+        "m/go/p/x.go",
+        "package p\n\nfunc Gamma() int { return 3 }\n",
+    ),
     (
         "j/m1/src/main/java/com/x/Foo.java",
         "package com.x;\n\npublic class Foo {\n  public int foo() { return new Bar().bar(); }\n}\n",
@@ -720,7 +725,7 @@ fn languages_repo(root: &std::path::Path, present: &[bool]) {
             std::fs::remove_file(&p).unwrap();
         }
     }
-    for dir in ["py/pkg/a", "go/r"] {
+    for dir in ["py/pkg/a", "go/r", "m/go/p", "m/go", "m"] {
         let _ = std::fs::remove_dir(root.join(dir));
     }
 }
@@ -783,9 +788,9 @@ fn optional(path: &str) -> usize {
     OPTIONAL_FILES.iter().position(|f| f.0 == path).unwrap()
 }
 
-/// A file that appears in a directory that stays, or goes from it, is resolved from lookups,
-/// imports that now find or miss it included; one that brings its directory resolves every
-/// edge again. Each case alone, against a run from scratch.
+/// A file that appears or goes is resolved from lookups, imports that now find or miss it or
+/// its directory included; one that brings a JVM source root resolves every edge again. Each
+/// case alone, against a run from scratch.
 #[test]
 fn one_file_that_comes_or_goes_is_resolved_incrementally() {
     let all = vec![true; OPTIONAL_FILES.len()];
@@ -798,6 +803,9 @@ fn one_file_that_comes_or_goes_is_resolved_incrementally() {
         "j/m2/src/main/java/com/x/Bar.java",
         "ts/util.ts",
         "rs/src/a.rs",
+        "py/pkg/a/__init__.py",
+        "go/r/r.go",
+        "m/go/p/x.go",
     ] {
         let mut without = all.clone();
         without[optional(path)] = false;
@@ -809,24 +817,13 @@ fn one_file_that_comes_or_goes_is_resolved_incrementally() {
             "{path} removed: resolved every edge"
         );
     }
-    for path in [
-        "py/pkg/a/__init__.py",
-        "go/r/r.go",
-        "j/m3/src/main/java/com/x/Qux.java",
-    ] {
-        let mut without = all.clone();
-        without[optional(path)] = false;
-        let added = comes_and_goes(&without, &all);
-        assert!(
-            !added.edges_incremental,
-            "{path} brings a directory or a source root"
-        );
-        let removed = comes_and_goes(&all, &without);
-        assert!(
-            !removed.edges_incremental,
-            "{path} takes a directory or a source root"
-        );
-    }
+    let path = "j/m3/src/main/java/com/x/Qux.java";
+    let mut without = all.clone();
+    without[optional(path)] = false;
+    let added = comes_and_goes(&without, &all);
+    assert!(!added.edges_incremental, "{path} brings a source root");
+    let removed = comes_and_goes(&all, &without);
+    assert!(!removed.edges_incremental, "{path} takes a source root");
 }
 
 /// What the analysis of an indexed file warned about (a syntax error, invalid UTF-8) stays
