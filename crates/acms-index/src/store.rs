@@ -1096,16 +1096,7 @@ impl Store {
             .conn
             .prepare("SELECT src, name, kind FROM refs")
             .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([], |r| {
-                let kind: String = r.get(2)?;
-                Ok((
-                    NodeId(r.get::<_, i64>(0)? as u64),
-                    r.get(1)?,
-                    ref_kind(&kind),
-                ))
-            })
-            .map_err(|e| self.err(e))?;
+        let rows = stmt.query_map([], ref_row).map_err(|e| self.err(e))?;
         rows.collect::<rusqlite::Result<_>>()
             .map_err(|e| self.err(e))
     }
@@ -1171,14 +1162,7 @@ impl Store {
             )
             .map_err(|e| self.err(e))?;
         let rows = stmt
-            .query_map(params![path], |r| {
-                let kind: String = r.get(2)?;
-                Ok((
-                    NodeId(r.get::<_, i64>(0)? as u64),
-                    r.get(1)?,
-                    ref_kind(&kind),
-                ))
-            })
+            .query_map(params![path], ref_row)
             .map_err(|e| self.err(e))?;
         rows.collect::<rusqlite::Result<_>>()
             .map_err(|e| self.err(e))
@@ -1611,6 +1595,16 @@ fn edge_order(a: &EdgeRecord, b: &EdgeRecord) -> std::cmp::Ordering {
     (a.src.0 as i64, a.dst.0 as i64, a.kind.name())
         .cmp(&(b.src.0 as i64, b.dst.0 as i64, b.kind.name()))
         .then(a.confidence.total_cmp(&b.confidence))
+}
+
+/// A `refs` row selected as (src, name, kind).
+fn ref_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(NodeId, String, crate::model::RefKind)> {
+    let kind: String = r.get(2)?;
+    Ok((
+        NodeId(r.get::<_, i64>(0)? as u64),
+        r.get(1)?,
+        ref_kind(&kind),
+    ))
 }
 
 fn ref_kind(name: &str) -> crate::model::RefKind {
