@@ -280,20 +280,21 @@ impl Paths {
         run: &RunChanges,
         appeared: &[String],
     ) -> Result<Option<Vec<String>>> {
-        let appeared_files: HashSet<&str> = appeared
+        let questions: HashSet<&str> = appeared
             .iter()
             .chain(&self.flipped)
             .map(String::as_str)
             .collect();
         let stems: HashSet<&str> = appeared.iter().map(|p| file_stem(p)).collect();
-        // Whether the imports `modules` of the file at `path` ask about an appeared file.
+        // Whether the imports `modules` of the file at `path` ask about a file or directory
+        // that appeared or went.
         let asks = |path: &str, modules: &[(String, String)]| -> bool {
             let Some(lang) = run.languages.get(path) else {
                 return false;
             };
             let asked = Cell::new(false);
             let exists = |p: &str| {
-                asked.set(asked.get() || appeared_files.contains(p));
+                asked.set(asked.get() || questions.contains(p));
                 self.files.contains(p) || self.dirs.contains(p)
             };
             let files_with_stem = |stem: &str| {
