@@ -161,6 +161,14 @@ pub fn index_repo(repo: &Path, opts: &IndexOptions<'_>) -> Result<IndexReport> {
     let (edges, changes) = resolve(&store, &before, &mut merged)?;
     commit(tx, &before, &merged, &edges, counter.name())?;
     store.reseal(&opts.index_dir)?;
+    // Committed already: a compaction that fails costs space, not the run.
+    if let Err(e) = store.compact_if_loose(before.meta.generation == 0 || before.recount) {
+        let db = opts.index_dir.join(crate::seal::DB_FILE);
+        merged.warnings.push(Warning::new(
+            db.display().to_string(),
+            format!("the store was not compacted: {e}"),
+        ));
+    }
     // Closed first: closing may checkpoint the WAL into the database file.
     drop(store);
     crate::store::record_stamp(&opts.index_dir);

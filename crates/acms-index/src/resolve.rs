@@ -17,8 +17,8 @@ use crate::{Error, Result};
 
 /// The edge difference of an incremental run.
 pub(crate) struct EdgeDiff {
-    /// Rowids of edges that are no longer produced.
-    pub(crate) gone: Vec<i64>,
+    /// Keys of edges that are no longer produced.
+    pub(crate) gone: Vec<crate::store::EdgeKey>,
     /// Edges produced now that the store does not hold.
     pub(crate) added: Vec<EdgeRecord>,
     /// Nodes of the analyzed and the gone files before the run.
@@ -134,9 +134,9 @@ pub(crate) fn incremental_edges(store: &Store, run: &RunChanges) -> Result<Optio
 
     let mut wanted = inc.wanted;
     let mut gone = Vec::new();
-    for (rowid, edge, _) in old_edges {
+    for (key, edge, _) in old_edges {
         if !edge.is_some_and(|e| wanted.take_same(&e)) {
-            gone.push(rowid);
+            gone.push(key);
         }
     }
     let mut removed_nodes = replaced.nodes;

@@ -33,11 +33,19 @@ use crate::{Error, Result};
 /// monorepo's store; a version-3 store is read as it is and migrated by its next index run.
 /// 5: files' texts and the longer renderings are stored zstd-compressed (`packed`); the plain
 /// texts of a version-4 store are read as they are, and its next index run marks it 5.
-const FORMAT_VERSION: u32 = 5;
+/// 6: edges and references keyed by their columns (`WITHOUT ROWID`, no second index by
+/// source) with their kinds as small codes ([`EdgeKind::code`]), and a doc rendering equal to
+/// the signature stored empty: a tenth less store on a monorepo. Older stores are read as
+/// they are (kinds by name); their next index run migrates them.
+const FORMAT_VERSION: u32 = 6;
+/// The version before edges and references were keyed by their columns: readable as it is.
+const ROWID_EDGES: u32 = 5;
 /// The version before files' texts were packed: readable as it is.
 const PLAIN_TEXTS: u32 = 4;
 /// The version before `refs` lost its path column: readable (readers never read `refs`).
 const REFS_WITH_PATH: u32 = 3;
+/// The versions this build reads; an index run migrates the older ones.
+const READABLE: &[u32] = &[FORMAT_VERSION, ROWID_EDGES, PLAIN_TEXTS, REFS_WITH_PATH];
 
 use crate::seal::DB_FILE;
 
@@ -57,11 +65,12 @@ CREATE TABLE IF NOT EXISTS nodes (
 CREATE INDEX IF NOT EXISTS nodes_path ON nodes(path);
 CREATE INDEX IF NOT EXISTS nodes_lname ON nodes(lname);
 CREATE INDEX IF NOT EXISTS nodes_root ON nodes(path, id) WHERE parent IS NULL;
-CREATE TABLE IF NOT EXISTS refs (src INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS refs_src ON refs(src);
+CREATE TABLE IF NOT EXISTS refs (src INTEGER NOT NULL, name TEXT NOT NULL, kind INTEGER NOT NULL,
+    PRIMARY KEY (src, name, kind)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS imports (path TEXT NOT NULL, module TEXT NOT NULL, names TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS imports_path ON imports(path);
-CREATE TABLE IF NOT EXISTS edges (src INTEGER NOT NULL, dst INTEGER NOT NULL, kind TEXT NOT NULL, confidence REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS edges (src INTEGER NOT NULL, dst INTEGER NOT NULL, kind INTEGER NOT NULL,
+    confidence REAL NOT NULL, PRIMARY KEY (src, dst, kind)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime INTEGER NOT NULL, verdict TEXT);
 ";
 
@@ -70,15 +79,15 @@ CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, size INTEGER NOT NULL
 /// holds what they describe. Readers never read it, so the format is unchanged.
 ///
 /// Indexes an incremental run looks rows up by (reference names for edge resolution, edges
-/// by source, a file's root node; node names use `nodes_lname`), and the files' stats without their contents (`files_stat` covers
-/// [`Store::files`]: a scan of the table itself reads every file's text, 200 MB on a
-/// monorepo, for the change check before each assembly). Created on every open for writing,
-/// so a store written before them gets them on its next run; readers do not need them.
+/// by target; both tables are keyed by source; node names use `nodes_lname`), and the
+/// files' stats without their contents (`files_stat` covers [`Store::files`]: a scan of the
+/// table itself reads every file's text, 200 MB on a monorepo, for the change check before
+/// each assembly). Created on every open for writing, so a store written before them gets
+/// them on its next run.
 const LOOKUP_INDEXES: &str = "
 CREATE INDEX IF NOT EXISTS files_stat ON files(path, hash, language, size, mtime, modified, generated);
 DROP INDEX IF EXISTS nodes_name;
 CREATE INDEX IF NOT EXISTS refs_name ON refs(name);
-CREATE INDEX IF NOT EXISTS edges_src ON edges(src);
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
 CREATE TABLE IF NOT EXISTS file_warnings (path TEXT NOT NULL, message TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS file_warnings_path ON file_warnings(path);
@@ -251,6 +260,30 @@ impl EdgeKind {
         }
     }
 
+    /// The code a version-6 store holds; in the names' order, so rows sort the same.
+    fn code(self) -> i64 {
+        match self {
+            EdgeKind::Calls => 0,
+            EdgeKind::Contains => 1,
+            EdgeKind::Imports => 2,
+            EdgeKind::Inherits => 3,
+        }
+    }
+
+    /// The kind a stored value names: a code, or a name as stores before version 6 hold it.
+    /// `None` for a value no run writes.
+    fn from_stored(value: rusqlite::types::ValueRef<'_>) -> Option<EdgeKind> {
+        use rusqlite::types::ValueRef;
+        match value {
+            ValueRef::Integer(0) => Some(EdgeKind::Calls),
+            ValueRef::Integer(1) => Some(EdgeKind::Contains),
+            ValueRef::Integer(2) => Some(EdgeKind::Imports),
+            ValueRef::Integer(3) => Some(EdgeKind::Inherits),
+            ValueRef::Text(t) => std::str::from_utf8(t).ok().and_then(EdgeKind::from_name),
+            _ => None,
+        }
+    }
+
     fn from_name(s: &str) -> Option<EdgeKind> {
         Some(match s {
             "contains" => EdgeKind::Contains,
@@ -274,8 +307,11 @@ pub struct EdgeRecord {
 /// A node as [`Store::file_nodes`] reads it: (id, name, kind, parent).
 pub(crate) type NodeBrief = (NodeId, String, NodeKind, Option<NodeId>);
 
-/// An edge row as [`Store::edges_from`] reads it: (rowid, edge, target name).
-pub(crate) type StoredEdge = (i64, Option<EdgeRecord>, Option<String>);
+/// The key of an edge row: (source, target, kind code).
+pub(crate) type EdgeKey = (i64, i64, i64);
+
+/// An edge row as [`Store::edges_from`] reads it: (key, edge, target name).
+pub(crate) type StoredEdge = (EdgeKey, Option<EdgeRecord>, Option<String>);
 
 /// A stored file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -365,6 +401,8 @@ pub struct Store {
     repo: PathBuf,
     /// Files' texts unpacked lately.
     unpacked: Unpacked,
+    /// Migrated from an older format when opened: its old tables' pages are free.
+    migrated: bool,
 }
 
 /// The last [`Unpacked::FILES`] files' texts unpacked, by path and content hash (so a text
@@ -448,6 +486,28 @@ impl Store {
         }
     }
 
+    /// Rewrites the file compactly (`VACUUM`) when `rewritten` (a run that wrote every row:
+    /// rows arrive in hash-id order and leave pages a tenth empty), when it was migrated, or
+    /// when a quarter of its pages are free (a large deletion). Runs after the run's commit,
+    /// in its own transaction: a killed compaction leaves the committed store. Returns
+    /// whether it ran.
+    pub(crate) fn compact_if_loose(&self, rewritten: bool) -> Result<bool> {
+        let pragma = |name: &str| -> Result<i64> {
+            self.conn
+                .query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
+                .map_err(|e| self.err(e))
+        };
+        let loose = pragma("freelist_count")? * 4 > pragma("page_count")?;
+        if !(rewritten || self.migrated || loose) {
+            return Ok(false);
+        }
+        // The WAL then holds every page once more: folded back and truncated at once.
+        self.conn
+            .execute_batch("VACUUM; PRAGMA wal_checkpoint(TRUNCATE);")
+            .map_err(|e| self.err(e))?;
+        Ok(true)
+    }
+
     /// Opens an existing index read-only: a folder sealed as acms's own, a store carrying the
     /// sealed id, of this build's format version.
     pub fn open(index_dir: &Path) -> Result<Store> {
@@ -471,8 +531,9 @@ impl Store {
             path,
             repo,
             unpacked: Unpacked::default(),
+            migrated: false,
         };
-        store.check_version(index_dir, &[FORMAT_VERSION, PLAIN_TEXTS, REFS_WITH_PATH])?;
+        store.check_version(index_dir, READABLE)?;
         store.check_id(&store_id)?;
         Ok(store)
     }
@@ -516,11 +577,12 @@ impl Store {
             path: path.clone(),
             source,
         })?;
-        let store = Store {
+        let mut store = Store {
             conn,
             path,
             repo: repo.to_path_buf(),
             unpacked: Unpacked::default(),
+            migrated: false,
         };
         // Stamped before WAL mode, so the id reaches the file's header at once.
         store
@@ -544,20 +606,11 @@ impl Store {
                     .map_err(|e| store.err(e))?;
             }
         } else {
-            let found =
-                store.check_version(index_dir, &[FORMAT_VERSION, PLAIN_TEXTS, REFS_WITH_PATH])?;
+            let found = store.check_version(index_dir, READABLE)?;
             store.check_id(&store_id)?;
-            if found == REFS_WITH_PATH {
-                store.migrate_refs()?;
-            } else if found == PLAIN_TEXTS {
-                // Its plain texts stay readable; what this run writes is packed.
-                store
-                    .conn
-                    .execute(
-                        "UPDATE meta SET value = ?1 WHERE key = 'format_version'",
-                        params![FORMAT_VERSION.to_string()],
-                    )
-                    .map_err(|e| store.err(e))?;
+            if found != FORMAT_VERSION {
+                store.migrate()?;
+                store.migrated = true;
             }
         }
         store
@@ -623,25 +676,50 @@ impl Store {
         Ok(found)
     }
 
-    /// Version 3 → 4: the references without their path column, in one transaction (a
-    /// killed migration leaves version 3 as it was). The freed pages are reused by later
-    /// runs; the file shrinks only when rebuilt.
-    fn migrate_refs(&self) -> Result<()> {
-        self.conn
-            .execute_batch(&format!(
-                "BEGIN IMMEDIATE;
-                 CREATE TABLE refs_v4 (src INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL);
-                 INSERT INTO refs_v4 SELECT src, name, kind FROM refs;
-                 DROP TABLE refs;
-                 ALTER TABLE refs_v4 RENAME TO refs;
-                 CREATE INDEX refs_src ON refs(src);
-                 UPDATE meta SET value = '{FORMAT_VERSION}' WHERE key = 'format_version';
-                 COMMIT;"
-            ))
-            .map_err(|e| {
-                let _ = self.conn.execute_batch("ROLLBACK");
-                self.err(e)
-            })
+    /// Versions 3–5 → 6, in one transaction (a killed migration leaves the store as it was):
+    /// references without a path column (3), edges and references keyed by their columns
+    /// with their kinds as codes, and doc renderings equal to the signature stored empty.
+    /// Plain texts (3, 4) stay as they are: readers unpack either. The freed pages make the
+    /// file loose, so the run compacts it ([`Store::compact_if_loose`]).
+    fn migrate(&self) -> Result<()> {
+        let edge_code = |column: &str| -> String {
+            let arms: String = [
+                EdgeKind::Calls,
+                EdgeKind::Contains,
+                EdgeKind::Imports,
+                EdgeKind::Inherits,
+            ]
+            .iter()
+            .map(|k| format!(" WHEN '{}' THEN {}", k.name(), k.code()))
+            .collect();
+            format!("CASE {column}{arms} END")
+        };
+        let sql = format!(
+            "BEGIN IMMEDIATE;
+             CREATE TABLE refs_v6 (src INTEGER NOT NULL, name TEXT NOT NULL, kind INTEGER NOT NULL,
+                 PRIMARY KEY (src, name, kind)) WITHOUT ROWID;
+             INSERT OR IGNORE INTO refs_v6
+                 SELECT src, name, CASE kind WHEN 'inherits' THEN {inherits} ELSE {call} END FROM refs;
+             DROP TABLE refs;
+             ALTER TABLE refs_v6 RENAME TO refs;
+             CREATE TABLE edges_v6 (src INTEGER NOT NULL, dst INTEGER NOT NULL, kind INTEGER NOT NULL,
+                 confidence REAL NOT NULL, PRIMARY KEY (src, dst, kind)) WITHOUT ROWID;
+             INSERT OR REPLACE INTO edges_v6
+                 SELECT src, dst, {edge_kind}, confidence FROM edges WHERE {edge_kind} IS NOT NULL
+                 ORDER BY src, dst, kind, confidence;
+             DROP TABLE edges;
+             ALTER TABLE edges_v6 RENAME TO edges;
+             UPDATE nodes SET with_doc = '' WHERE with_doc = signature;
+             UPDATE meta SET value = '{FORMAT_VERSION}' WHERE key = 'format_version';
+             COMMIT;",
+            inherits = ref_kind_code(crate::model::RefKind::Inherits),
+            call = ref_kind_code(crate::model::RefKind::Call),
+            edge_kind = edge_code("kind"),
+        );
+        self.conn.execute_batch(&sql).map_err(|e| {
+            let _ = self.conn.execute_batch("ROLLBACK");
+            self.err(e)
+        })
     }
 
     fn meta_value(&self, key: &str) -> Result<Option<String>> {
@@ -782,11 +860,10 @@ impl Store {
             let mut stmt = self.conn.prepare_cached(sql).map_err(|e| self.err(e))?;
             let rows = stmt
                 .query_map(params![id.0 as i64], |r| {
-                    let kind: String = r.get(1)?;
                     Ok((
                         NodeId(r.get::<_, i64>(0)? as u64),
                         // As `Store::edges` reads a kind no run writes.
-                        EdgeKind::from_name(&kind).unwrap_or(EdgeKind::Calls),
+                        EdgeKind::from_stored(r.get_ref(1)?).unwrap_or(EdgeKind::Calls),
                         r.get::<_, f64>(2)? as f32,
                         outgoing,
                     ))
@@ -967,7 +1044,9 @@ impl Store {
         }
         let sql = match depth {
             Depth::Signature => "SELECT signature FROM nodes WHERE id = ?1",
-            Depth::Doc => "SELECT with_doc FROM nodes WHERE id = ?1",
+            Depth::Doc => {
+                "SELECT CASE WHEN with_doc = '' THEN signature ELSE with_doc END FROM nodes WHERE id = ?1"
+            }
             _ => "SELECT skeleton FROM nodes WHERE id = ?1",
         };
         // Outer `None`: a NULL; inner: a value that is no text.
@@ -1033,7 +1112,7 @@ impl Store {
             .prepare_cached(
                 "SELECT id, path, kind, name, qualified_name, parent, start_line, end_line,
                         start_byte, end_byte, signature, doc, tok0, tok2, tok4, tok9,
-                        with_doc, skeleton
+                        CASE WHEN with_doc = '' THEN signature ELSE with_doc END, skeleton
                  FROM nodes WHERE path = ?1 ORDER BY seq",
             )
             .map_err(|e| self.err(e))?;
@@ -1071,11 +1150,10 @@ impl Store {
             .map_err(|e| self.err(e))?;
         let rows = stmt
             .query_map([], |r| {
-                let kind: String = r.get(2)?;
                 Ok(EdgeRecord {
                     src: NodeId(r.get::<_, i64>(0)? as u64),
                     dst: NodeId(r.get::<_, i64>(1)? as u64),
-                    kind: EdgeKind::from_name(&kind).unwrap_or(EdgeKind::Calls),
+                    kind: EdgeKind::from_stored(r.get_ref(2)?).unwrap_or(EdgeKind::Calls),
                     confidence: r.get::<_, f64>(3)? as f32,
                 })
             })
@@ -1227,11 +1305,10 @@ impl Store {
             .map_err(|e| self.err(e))?;
         let rows = stmt
             .query_map(params![name], |r| {
-                let kind: String = r.get(2)?;
                 Ok((
                     r.get(0)?,
                     NodeId(r.get::<_, i64>(1)? as u64),
-                    ref_kind(&kind),
+                    ref_kind(r.get_ref(2)?),
                 ))
             })
             .map_err(|e| self.err(e))?;
@@ -1252,31 +1329,33 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// The stored edges out of `src`: (rowid, the edge, the name of its target). The edge is
+    /// The stored edges out of `src`: (key, the edge, the name of its target). The edge is
     /// `None` for a row whose kind this build does not know (it is never wanted), the name
-    /// `None` for a target no node has.
+    /// `None` for a target no node has. Only a store migrated to this version is written to,
+    /// so every kind is a code.
     pub(crate) fn edges_from(&self, src: NodeId) -> Result<Vec<StoredEdge>> {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT e.rowid, e.dst, e.kind, e.confidence, n.name
+                "SELECT e.dst, e.kind, e.confidence, n.name
                  FROM edges e LEFT JOIN nodes n ON n.id = e.dst WHERE e.src = ?1",
             )
             .map_err(|e| self.err(e))?;
         let rows = stmt
             .query_map(params![src.0 as i64], |r| {
-                let kind: String = r.get(2)?;
-                let dst = NodeId(r.get::<_, i64>(1)? as u64);
-                let confidence = r.get::<_, f64>(3)? as f32;
+                let raw_dst: i64 = r.get(0)?;
+                let code: i64 = r.get(1)?;
+                let dst = NodeId(raw_dst as u64);
+                let confidence = r.get::<_, f64>(2)? as f32;
                 Ok((
-                    r.get(0)?,
-                    EdgeKind::from_name(&kind).map(|kind| EdgeRecord {
+                    (src.0 as i64, raw_dst, code),
+                    EdgeKind::from_stored(r.get_ref(1)?).map(|kind| EdgeRecord {
                         src,
                         dst,
                         kind,
                         confidence,
                     }),
-                    r.get(4)?,
+                    r.get(3)?,
                 ))
             })
             .map_err(|e| self.err(e))?;
@@ -1455,7 +1534,12 @@ impl Tx<'_> {
                     n.end_byte as i64,
                     n.signature,
                     n.doc,
-                    crate::packed::pack_if_smaller(&row.with_doc),
+                    // Most symbols have no doc: their depth-2 rendering is the signature.
+                    if row.with_doc == n.signature {
+                        rusqlite::types::ToSqlOutput::from("")
+                    } else {
+                        crate::packed::pack_if_smaller(&row.with_doc)
+                    },
                     crate::packed::pack_if_smaller(&row.skeleton),
                     n.tokens[0],
                     n.tokens[1],
@@ -1468,15 +1552,11 @@ impl Tx<'_> {
         }
         let mut insert = self
             .tx
-            .prepare_cached("INSERT INTO refs(src, name, kind) VALUES (?1, ?2, ?3)")
+            .prepare_cached("INSERT OR IGNORE INTO refs(src, name, kind) VALUES (?1, ?2, ?3)")
             .map_err(|e| self.err(e))?;
         for (src, name, kind) in &rows.refs {
-            let kind = match kind {
-                crate::model::RefKind::Call => "call",
-                crate::model::RefKind::Inherits => "inherits",
-            };
             insert
-                .execute(params![src.0 as i64, name, kind])
+                .execute(params![src.0 as i64, name, ref_kind_code(*kind)])
                 .map_err(|e| self.err(e))?;
         }
         let mut insert = self
@@ -1491,48 +1571,33 @@ impl Tx<'_> {
         Ok(())
     }
 
-    /// Replaces every edge.
-    /// Makes the edges table hold exactly `edges`. A run that changed a few files changes a
-    /// few edges: only the difference is written (rows that went are deleted by rowid, new
-    /// ones inserted), not every edge again; a run that changed most of them rewrites all.
+    /// Makes the edges table hold exactly `edges` (one row per source, target and kind). A
+    /// run that changed a few files changes a few edges: only the difference is written (rows
+    /// that went are deleted by key, new ones inserted), not every edge again; a run that
+    /// changed most of them rewrites all.
     pub(crate) fn replace_edges(&self, edges: &[EdgeRecord]) -> Result<()> {
-        type Key = (i64, i64, &'static str, u32);
-        let key = |e: &EdgeRecord| -> Key {
-            (
-                e.src.0 as i64,
-                e.dst.0 as i64,
-                e.kind.name(),
-                e.confidence.to_bits(),
-            )
-        };
-        // How many copies of each edge are still to be written.
-        let mut wanted: HashMap<Key, usize> = HashMap::with_capacity(edges.len());
-        for e in edges {
-            *wanted.entry(key(e)).or_default() += 1;
-        }
-        let mut gone: Vec<i64> = Vec::new();
+        let mut wanted: HashMap<EdgeKey, u32> = edges
+            .iter()
+            .map(|e| (edge_key(e), e.confidence.to_bits()))
+            .collect();
+        let mut gone: Vec<EdgeKey> = Vec::new();
         {
             let mut stmt = self
                 .tx
-                .prepare("SELECT rowid, src, dst, kind, confidence FROM edges")
+                .prepare("SELECT src, dst, kind, confidence FROM edges")
                 .map_err(|e| self.err(e))?;
             let mut rows = stmt.query([]).map_err(|e| self.err(e))?;
             while let Some(r) = rows.next().map_err(|e| self.err(e))? {
-                let kind: String = r.get(3).map_err(|e| self.err(e))?;
-                let kind = EdgeKind::from_name(&kind).map(EdgeKind::name);
-                let confidence = r.get::<_, f64>(4).map_err(|e| self.err(e))? as f32;
-                let k = kind.map(|kind| -> Result<Key> {
-                    Ok((
-                        r.get(1).map_err(|e| self.err(e))?,
-                        r.get(2).map_err(|e| self.err(e))?,
-                        kind,
-                        confidence.to_bits(),
-                    ))
-                });
-                let k = k.transpose()?;
-                match k.and_then(|k| wanted.get_mut(&k)).filter(|n| **n > 0) {
-                    Some(n) => *n -= 1,
-                    None => gone.push(r.get(0).map_err(|e| self.err(e))?),
+                let key: EdgeKey = (
+                    r.get(0).map_err(|e| self.err(e))?,
+                    r.get(1).map_err(|e| self.err(e))?,
+                    r.get(2).map_err(|e| self.err(e))?,
+                );
+                let confidence = r.get::<_, f64>(3).map_err(|e| self.err(e))? as f32;
+                if wanted.get(&key) == Some(&confidence.to_bits()) {
+                    wanted.remove(&key);
+                } else {
+                    gone.push(key);
                 }
             }
         }
@@ -1545,37 +1610,34 @@ impl Tx<'_> {
         // In the order of `edges`, as a full rewrite writes them.
         let added: Vec<EdgeRecord> = edges
             .iter()
-            .filter(|e| {
-                let count = wanted.get_mut(&key(e)).filter(|n| **n > 0);
-                count.map(|n| *n -= 1).is_some()
-            })
+            .filter(|e| wanted.contains_key(&edge_key(e)))
             .cloned()
             .collect();
         self.edit_edges(&gone, &added)
     }
 
-    /// Deletes the edge rows `gone` (rowids) and inserts `added`: the edge difference an
-    /// incremental run computed for the few sources it touched.
-    pub(crate) fn edit_edges(&self, gone: &[i64], added: &[EdgeRecord]) -> Result<()> {
+    /// Deletes the edge rows `gone` and inserts (or, for a key deleted too, replaces) `added`:
+    /// the edge difference an incremental run computed for the few sources it touched.
+    pub(crate) fn edit_edges(&self, gone: &[EdgeKey], added: &[EdgeRecord]) -> Result<()> {
         let mut delete = self
             .tx
-            .prepare_cached("DELETE FROM edges WHERE rowid = ?1")
+            .prepare_cached("DELETE FROM edges WHERE src = ?1 AND dst = ?2 AND kind = ?3")
             .map_err(|e| self.err(e))?;
-        for rowid in gone {
-            delete.execute(params![rowid]).map_err(|e| self.err(e))?;
+        for (src, dst, kind) in gone {
+            delete
+                .execute(params![src, dst, kind])
+                .map_err(|e| self.err(e))?;
         }
         let mut insert = self
             .tx
-            .prepare_cached("INSERT INTO edges(src, dst, kind, confidence) VALUES (?1, ?2, ?3, ?4)")
+            .prepare_cached(
+                "INSERT OR REPLACE INTO edges(src, dst, kind, confidence) VALUES (?1, ?2, ?3, ?4)",
+            )
             .map_err(|e| self.err(e))?;
         for e in added {
+            let (src, dst, kind) = edge_key(e);
             insert
-                .execute(params![
-                    e.src.0 as i64,
-                    e.dst.0 as i64,
-                    e.kind.name(),
-                    e.confidence as f64
-                ])
+                .execute(params![src, dst, kind, e.confidence as f64])
                 .map_err(|err| self.err(err))?;
         }
         Ok(())
@@ -1589,29 +1651,42 @@ impl Tx<'_> {
     }
 }
 
+/// An edge's row key.
+fn edge_key(e: &EdgeRecord) -> EdgeKey {
+    (e.src.0 as i64, e.dst.0 as i64, e.kind.code())
+}
+
 /// The order [`Store::edges`] returns: the order `ORDER BY src, dst, kind` gave (ids compare
-/// as SQLite's signed integers), ties by confidence.
+/// as SQLite's signed integers; codes sort as names do), ties by confidence.
 fn edge_order(a: &EdgeRecord, b: &EdgeRecord) -> std::cmp::Ordering {
-    (a.src.0 as i64, a.dst.0 as i64, a.kind.name())
-        .cmp(&(b.src.0 as i64, b.dst.0 as i64, b.kind.name()))
+    edge_key(a)
+        .cmp(&edge_key(b))
         .then(a.confidence.total_cmp(&b.confidence))
 }
 
 /// A `refs` row selected as (src, name, kind).
 fn ref_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(NodeId, String, crate::model::RefKind)> {
-    let kind: String = r.get(2)?;
     Ok((
         NodeId(r.get::<_, i64>(0)? as u64),
         r.get(1)?,
-        ref_kind(&kind),
+        ref_kind(r.get_ref(2)?),
     ))
 }
 
-fn ref_kind(name: &str) -> crate::model::RefKind {
-    if name == "inherits" {
-        crate::model::RefKind::Inherits
-    } else {
-        crate::model::RefKind::Call
+/// The code a version-6 store holds for a reference's kind.
+fn ref_kind_code(kind: crate::model::RefKind) -> i64 {
+    match kind {
+        crate::model::RefKind::Call => 0,
+        crate::model::RefKind::Inherits => 1,
+    }
+}
+
+/// The kind a stored value names: a code, or a name as stores before version 6 hold it.
+fn ref_kind(value: rusqlite::types::ValueRef<'_>) -> crate::model::RefKind {
+    use rusqlite::types::ValueRef;
+    match value {
+        ValueRef::Integer(1) | ValueRef::Text(b"inherits") => crate::model::RefKind::Inherits,
+        _ => crate::model::RefKind::Call,
     }
 }
 

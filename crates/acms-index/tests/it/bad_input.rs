@@ -136,11 +136,136 @@ fn stored_format(conn: &rusqlite::Connection) -> String {
     .unwrap()
 }
 
-/// A version-4 store (files' texts stored plain) is read as it is; its next index run marks it
-/// version 5 and packs what it writes, and the plain texts it keeps still read the same.
+/// Rewrites a store as version 5 wrote it: edges and references in rowid tables indexed by
+/// source, their kinds by name, every doc rendering stored in full.
+fn as_version_5(repo: &std::path::Path) {
+    let conn = rusqlite::Connection::open(repo.join(".acms/index.sqlite")).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE e5 (src INTEGER NOT NULL, dst INTEGER NOT NULL, kind TEXT NOT NULL, confidence REAL NOT NULL);
+         INSERT INTO e5 SELECT src, dst, CASE kind WHEN 0 THEN 'calls' WHEN 1 THEN 'contains'
+             WHEN 2 THEN 'imports' WHEN 3 THEN 'inherits' END, confidence FROM edges;
+         DROP TABLE edges;
+         ALTER TABLE e5 RENAME TO edges;
+         CREATE INDEX edges_src ON edges(src);
+         CREATE INDEX edges_dst ON edges(dst);
+         CREATE TABLE r5 (src INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL);
+         INSERT INTO r5 SELECT src, name, CASE kind WHEN 1 THEN 'inherits' ELSE 'call' END FROM refs;
+         DROP TABLE refs;
+         ALTER TABLE r5 RENAME TO refs;
+         CREATE INDEX refs_src ON refs(src);
+         CREATE INDEX refs_name ON refs(name);
+         UPDATE nodes SET with_doc = signature WHERE with_doc = '';",
+    )
+    .unwrap();
+    drop(conn);
+    set_format(repo, 5);
+}
+
+/// Every rendering of every node, by path.
+fn all_texts(store: &acms_index::Store) -> Vec<(String, String)> {
+    use acms_core::Depth;
+    let mut out = Vec::new();
+    for n in store.nodes().unwrap() {
+        for depth in [Depth::Signature, Depth::Doc, Depth::Skeleton, Depth::Full] {
+            out.push((n.path.clone(), store.text(n.id, depth).unwrap()));
+        }
+    }
+    out
+}
+
+/// A version-5 store (edges and references with rowids and kind names, doc renderings in
+/// full) is read as it is; its next index run migrates it in place and compacts it: the same
+/// edges and texts as a store this version builds, kinds as codes, no full re-index.
+#[test]
+fn a_version_5_store_is_read_and_migrated() {
+    let dir = tempfile::tempdir().unwrap();
+    let files: &[(&str, &[u8])] = &[
+        (
+            "a.py",
+            b"class Base:\n    \"\"\"The base.\"\"\"\n\n    def run(self):\n        return helper(1)\n\n\ndef helper(x):\n    return x\n",
+        ),
+        (
+            "b.py",
+            b"from a import Base, helper\n\n\nclass Child(Base):\n    def go(self):\n        value = helper(2)\n        return value\n",
+        ),
+    ];
+    write_repo(dir.path(), files);
+    index(dir.path());
+    let db = dir.path().join(".acms/index.sqlite");
+    let built = open(dir.path());
+    let (edges, texts) = (built.edges().unwrap(), all_texts(&built));
+    drop(built);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let empty: i64 = conn
+        .query_row("SELECT count(*) FROM nodes WHERE with_doc = ''", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert!(
+        empty > 0,
+        "a doc rendering equal to the signature is stored empty"
+    );
+    drop(conn);
+    assert!(
+        edges
+            .iter()
+            .any(|e| e.kind == acms_index::EdgeKind::Inherits)
+    );
+
+    as_version_5(dir.path());
+    let old = open(dir.path());
+    assert_eq!(old.edges().unwrap(), edges, "readable as it is");
+    assert_eq!(all_texts(&old), texts);
+    drop(old);
+
+    std::fs::write(dir.path().join("c.py"), "X = 1\n").unwrap();
+    let report = index(dir.path());
+    assert_eq!(
+        (report.parsed, report.unchanged),
+        (1, 2),
+        "migrated, not rebuilt"
+    );
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    assert_eq!(stored_format(&conn), "6");
+    for table in ["edges", "refs"] {
+        let sql: String = conn
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE name = ?1",
+                [table],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert!(sql.contains("WITHOUT ROWID"), "{sql}");
+        let kinds: Vec<String> = conn
+            .prepare(&format!("SELECT DISTINCT typeof(kind) FROM {table}"))
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(kinds, ["integer"], "{table}");
+    }
+    let free: i64 = conn
+        .query_row("PRAGMA freelist_count", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(free, 0, "compacted after the migration");
+    drop(conn);
+    let migrated = open(dir.path());
+    assert_eq!(migrated.edges().unwrap(), edges);
+    assert_eq!(
+        all_texts(&migrated)
+            .into_iter()
+            .filter(|t| t.0 != "c.py")
+            .collect::<Vec<_>>(),
+        texts
+    );
+}
+
+/// A version-4 store (files' texts stored plain) is read as it is; its next index run migrates
+/// it (to version 6) and packs what it writes, and the plain texts it keeps still read the
+/// same.
 #[test]
 fn a_version_4_store_with_plain_texts_is_read_and_extended() {
-    use acms_core::Depth;
     let dir = tempfile::tempdir().unwrap();
     write_repo(
         dir.path(),
@@ -156,15 +281,8 @@ fn a_version_4_store_with_plain_texts_is_read_and_extended() {
         ],
     );
     index(dir.path());
-    let texts = |store: &acms_index::Store| -> Vec<(String, String)> {
-        let mut out = Vec::new();
-        for n in store.nodes().unwrap() {
-            for depth in [Depth::Signature, Depth::Doc, Depth::Skeleton, Depth::Full] {
-                out.push((n.path.clone(), store.text(n.id, depth).unwrap()));
-            }
-        }
-        out
-    };
+    let texts = all_texts;
+    as_version_5(dir.path());
     let packed = texts(&open(dir.path()));
     let db = dir.path().join(".acms/index.sqlite");
     {
@@ -207,7 +325,7 @@ fn a_version_4_store_with_plain_texts_is_read_and_extended() {
     assert_eq!((report.parsed, report.unchanged), (1, 1), "not rebuilt");
     assert_eq!(kinds(), ["a.py text", "b.py blob"]);
     let conn = rusqlite::Connection::open(&db).unwrap();
-    assert_eq!(stored_format(&conn), "5");
+    assert_eq!(stored_format(&conn), "6");
     let store = open(dir.path());
     assert_eq!(
         store.file_content("a.py").unwrap().unwrap(),
@@ -239,10 +357,15 @@ fn a_version_3_store_is_read_and_migrated() {
         ],
     );
     index(dir.path());
+    as_version_5(dir.path());
     let db = dir.path().join(".acms/index.sqlite");
+    // Kinds as version 5 names them, and as codes after the migration.
     let refs = |conn: &rusqlite::Connection| -> Vec<(i64, String, String)> {
         let mut stmt = conn
-            .prepare("SELECT src, name, kind FROM refs ORDER BY src, name")
+            .prepare(
+                "SELECT src, name, CASE kind WHEN 1 THEN 'inherits' WHEN 0 THEN 'call' ELSE kind END
+                 FROM refs ORDER BY src, name",
+            )
             .unwrap();
         stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
             .unwrap()
@@ -280,7 +403,7 @@ fn a_version_3_store_is_read_and_migrated() {
         "migrated, not rebuilt"
     );
     let conn = rusqlite::Connection::open(&db).unwrap();
-    assert_eq!(stored_format(&conn), "5");
+    assert_eq!(stored_format(&conn), "6");
     let cols: Vec<String> = conn
         .prepare("SELECT name FROM pragma_table_info('refs')")
         .unwrap()
@@ -289,7 +412,7 @@ fn a_version_3_store_is_read_and_migrated() {
         .collect::<rusqlite::Result<_>>()
         .unwrap();
     assert_eq!(cols, ["src", "name", "kind"]);
-    assert_eq!(refs(&conn).len(), before.len());
+    assert_eq!(refs(&conn), before);
     let store = acms_index::Store::open(&dir.path().join(".acms")).unwrap();
     assert_eq!(store.edges().unwrap().len(), edges.len());
 }

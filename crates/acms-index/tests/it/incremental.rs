@@ -882,3 +882,43 @@ fn warnings_of_indexed_files_are_repeated_until_they_change() {
     assert!(!warnings_for(&index(repo), "pkg/broken.py").is_empty());
     assert!(!warnings_for(&index(repo), "pkg/broken.py").is_empty());
 }
+
+/// A run that deletes most of the index leaves most pages free: it compacts the store, so
+/// the file shrinks with what it holds.
+#[test]
+fn a_run_that_frees_most_pages_compacts_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    let body: String = (0..40)
+        .map(|i| {
+            format!("def f{i}(x):\n    \"\"\"Returns x plus {i}.\"\"\"\n    return x + {i}\n\n\n")
+        })
+        .collect();
+    let files: Vec<(String, Vec<u8>)> = (0..60)
+        .map(|i| (format!("m{i}.py"), body.clone().into_bytes()))
+        .collect();
+    let refs: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(p, b)| (p.as_str(), b.as_slice()))
+        .collect();
+    write_repo(repo, &refs);
+    index(repo);
+    let db = repo.join(".acms/index.sqlite");
+    let pages = || -> (i64, i64) {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let count = |p: &str| -> i64 { conn.query_row(p, [], |r| r.get(0)).unwrap() };
+        (count("PRAGMA page_count"), count("PRAGMA freelist_count"))
+    };
+    let (full, _) = pages();
+
+    for i in 1..55 {
+        std::fs::remove_file(repo.join(format!("m{i}.py"))).unwrap();
+    }
+    let report = index(repo);
+    assert_eq!(report.removed, 54);
+    let (left, free) = pages();
+    assert_eq!(free, 0, "compacted");
+    assert!(left * 4 < full, "{left} pages of {full}");
+    let store = open(repo);
+    assert_eq!(store.files().unwrap().len(), 6);
+}
