@@ -75,3 +75,25 @@ pub fn json(args: &[&str]) -> serde_json::Value {
         )
     })
 }
+
+/// Garbles the root page of `table` in the store at `db` from byte 64 through its end (a
+/// page's cells fill it from the end), as a disk error would: a page every check reads,
+/// wherever the store's layout puts it.
+pub fn garble_table_page(db: &std::path::Path, table: &str) {
+    let root: i64 = rusqlite::Connection::open(db)
+        .unwrap()
+        .query_row(
+            "SELECT rootpage FROM sqlite_master WHERE name = ?1",
+            [table],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let page = 4096;
+    let start = (root as usize - 1) * page;
+    let mut bytes = std::fs::read(db).unwrap();
+    assert!(bytes.len() >= start + page, "{} bytes", bytes.len());
+    for b in &mut bytes[start + 64..start + page] {
+        *b = 0xa5;
+    }
+    std::fs::write(db, &bytes).unwrap();
+}

@@ -131,17 +131,7 @@ fn a_garbled_store_is_refused_until_rebuilt() {
     let repo = fixture();
     let root = repo.path();
     index_ok(root, &[]);
-    let db = root.join(".acms/index.sqlite");
-    let mut bytes = std::fs::read(&db).unwrap();
-    let page = 4096;
-    assert!(bytes.len() >= 6 * page, "{} bytes", bytes.len());
-    let mid = bytes.len() / page / 2 * page;
-    // Through the page's end: a page's cells fill it from the end, so a nearly empty page
-    // (an index root with a few entries) garbled short of its last bytes would be intact.
-    for b in &mut bytes[mid + 64..mid + page] {
-        *b = 0xa5;
-    }
-    std::fs::write(&db, &bytes).unwrap();
+    crate::garble_table_page(&root.join(".acms/index.sqlite"), "nodes");
 
     let out = index(root, &[]);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
