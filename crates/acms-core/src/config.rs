@@ -173,7 +173,8 @@ defaults!(FileConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
 pub struct IndexConfig {
-    /// Per-file tree-sitter parse timeout; a file that hits it is chunked by lines.
+    /// Per-file analysis timeout, in the analysing thread's CPU time (so a busy machine
+    /// indexes a file as an idle one does); a file that hits it is chunked by lines.
     pub parse_timeout_ms: u64,
     /// Lines per chunk for files indexed without a parser.
     pub chunk_lines: usize,

@@ -6,7 +6,9 @@
 //! pieces lives in `walker`, and the per-language node-kind tables in the language modules.
 
 use std::collections::BTreeSet;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use cpu_time::ThreadTime;
 
 use tree_sitter::{Parser, Tree};
 
@@ -26,17 +28,20 @@ pub(crate) enum ParseFailure {
 pub(crate) fn parse(
     grammar: &tree_sitter::Language,
     source: &str,
-    deadline: Instant,
+    deadline: Deadline,
 ) -> Result<Tree, ParseFailure> {
     let mut parser = Parser::new();
     parser
         .set_language(grammar)
         .map_err(|_| ParseFailure::Grammar)?;
     let mut timed_out = false;
+    let mut calls = 0u32;
     // The callback returns true to cancel; tree-sitter calls it periodically while parsing,
     // so a pathological input cannot hold an indexing worker for longer than the budget.
+    // Reading a thread's CPU time is a system call: every eighth call is often enough.
     let mut progress = |_: &tree_sitter::ParseState| {
-        timed_out = Instant::now() >= deadline;
+        calls = calls.wrapping_add(1);
+        timed_out = timed_out || (calls.is_multiple_of(8) && deadline.passed());
         timed_out
     };
     let bytes = source.as_bytes();
@@ -54,29 +59,58 @@ pub(crate) fn parse(
     }
 }
 
-/// The instant a parse started now must be done by: parsing and the walk that follows share
-/// one `limits.timeout`.
-pub(crate) fn deadline(limits: &ParseLimits) -> Instant {
-    let now = Instant::now();
-    now.checked_add(limits.timeout)
-        .unwrap_or_else(|| now + std::time::Duration::from_secs(86_400))
+/// When a file's analysis must stop: `limits.timeout` of the analysing thread's CPU time, so
+/// other work on the same cores does not turn a file into line chunks that an idle machine
+/// parses (the index of a file depends on the file, not on the machine's load); wall-clock
+/// time where a thread's CPU time cannot be read. Checked on the thread that made it: the
+/// parse, the walk and the queries of one file run on one worker.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Deadline {
+    /// The thread's CPU time by which the analysis must be done.
+    Cpu(Duration),
+    Wall(Instant),
+}
+
+impl Deadline {
+    /// True once the budget is spent.
+    pub fn passed(&self) -> bool {
+        match self {
+            Deadline::Cpu(end) => ThreadTime::try_now().map_or(true, |t| t.as_duration() >= *end),
+            Deadline::Wall(end) => Instant::now() >= *end,
+        }
+    }
+}
+
+/// The deadline of an analysis starting now: parsing and the walk that follows share one
+/// `limits.timeout`.
+pub(crate) fn deadline(limits: &ParseLimits) -> Deadline {
+    match ThreadTime::try_now() {
+        Ok(t) => Deadline::Cpu(t.as_duration().saturating_add(limits.timeout)),
+        Err(_) => {
+            let now = Instant::now();
+            Deadline::Wall(
+                now.checked_add(limits.timeout)
+                    .unwrap_or_else(|| now + Duration::from_secs(86_400)),
+            )
+        }
+    }
 }
 
 /// Checks the deadline every 4096 calls: cheap enough for a per-node call in a walk.
 pub(crate) struct Clock {
-    deadline: Instant,
+    deadline: Deadline,
     ticks: u32,
 }
 
 impl Clock {
-    pub fn new(deadline: Instant) -> Clock {
+    pub fn new(deadline: Deadline) -> Clock {
         Clock { deadline, ticks: 0 }
     }
 
     /// True once the deadline has passed (checked on every 4096th call).
     pub fn expired(&mut self) -> bool {
         self.ticks = self.ticks.wrapping_add(1);
-        self.ticks.is_multiple_of(4096) && Instant::now() >= self.deadline
+        self.ticks.is_multiple_of(4096) && self.deadline.passed()
     }
 }
 

@@ -253,6 +253,24 @@ fn replacement_characters_are_not_syntax_errors() {
     assert!(f.warnings.is_empty(), "{:?}", f.warnings);
 }
 
+/// A loaded machine (the analysing thread waiting for a core) does not spend a file's parse
+/// budget: it counts the thread's CPU time, so the file is indexed as on an idle machine.
+#[test]
+fn the_parse_deadline_counts_the_threads_cpu_time() {
+    let limits = ParseLimits {
+        timeout: Duration::from_millis(40),
+        chunk_lines: 50,
+    };
+    let deadline = super::common::deadline(&limits);
+    std::thread::sleep(Duration::from_millis(120));
+    assert!(!deadline.passed(), "waiting is not working");
+    let mut spins = 0u64;
+    while !deadline.passed() {
+        spins = std::hint::black_box(spins.wrapping_add(1));
+    }
+    assert!(spins > 0);
+}
+
 #[test]
 fn timeout_falls_back_to_line_chunks() {
     let limits = ParseLimits {
