@@ -731,6 +731,20 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// Every row `sql` yields for `params`, each mapped by `row`, collected (a `Vec`, a map);
+    /// the statement is cached on the connection.
+    fn rows<T, C: FromIterator<T>>(
+        &self,
+        sql: &str,
+        params: impl rusqlite::Params,
+        row: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<C> {
+        let mut stmt = self.conn.prepare_cached(sql).map_err(|e| self.err(e))?;
+        let rows = stmt.query_map(params, row).map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<C>>()
+            .map_err(|e| self.err(e))
+    }
+
     /// Store-level facts; an index that never completed a run has generation 0.
     pub fn meta(&self) -> Result<Meta> {
         Ok(Meta {
@@ -749,13 +763,11 @@ impl Store {
 
     /// All files.
     pub fn files(&self) -> Result<Vec<FileRecord>> {
-        let mut stmt = self
-            .conn
-            .prepare(&format!("SELECT {FILE_COLUMNS} FROM files ORDER BY path"))
-            .map_err(|e| self.err(e))?;
-        let rows = stmt.query_map([], file_row).map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.err(e))
+        self.rows(
+            &format!("SELECT {FILE_COLUMNS} FROM files ORDER BY path"),
+            [],
+            file_row,
+        )
     }
 
     /// The file at `path`, if the index holds it.
@@ -917,12 +929,10 @@ impl Store {
         &self,
         verdict: &str,
     ) -> Result<std::collections::BTreeMap<String, SkippedFile>> {
-        let mut stmt = self
-            .conn
-            .prepare(&format!("SELECT path, size, mtime, {verdict} FROM skipped"))
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([], |r| {
+        self.rows(
+            &format!("SELECT path, size, mtime, {verdict} FROM skipped"),
+            [],
+            |r| {
                 Ok((
                     r.get::<_, String>(0)?,
                     SkippedFile {
@@ -931,10 +941,8 @@ impl Store {
                         verdict: r.get(3)?,
                     },
                 ))
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.err(e))
+            },
+        )
     }
 
     /// The stored text of the file at `path`.
@@ -998,15 +1006,9 @@ impl Store {
 
     /// Every node's id and path, in table order.
     pub(crate) fn node_paths(&self) -> Result<Vec<(NodeId, String)>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT id, path FROM nodes")
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([], |r| Ok((NodeId(r.get::<_, i64>(0)? as u64), r.get(1)?)))
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.err(e))
+        self.rows("SELECT id, path FROM nodes", [], |r| {
+            Ok((NodeId(r.get::<_, i64>(0)? as u64), r.get(1)?))
+        })
     }
 
     /// The nodes of `ids` that exist, in the order of `ids` (one primary-key lookup each:
@@ -1170,37 +1172,23 @@ impl Store {
 
     /// Raw references of all files: (source node, name, kind).
     pub(crate) fn refs(&self) -> Result<Vec<(NodeId, String, crate::model::RefKind)>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT src, name, kind FROM refs")
-            .map_err(|e| self.err(e))?;
-        let rows = stmt.query_map([], ref_row).map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.err(e))
+        self.rows("SELECT src, name, kind FROM refs", [], ref_row)
     }
 
     /// Raw imports of all files: (importing path, module as written).
     pub(crate) fn imports(&self) -> Result<Vec<(String, String)>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT path, module FROM imports")
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.err(e))
+        self.rows("SELECT path, module FROM imports", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
     }
 
     /// The nodes of the file at `path` in source order: (id, name, kind, parent), what an
     /// incremental run needs of a changed file's previous nodes.
     pub(crate) fn file_nodes(&self, path: &str) -> Result<Vec<NodeBrief>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT id, name, kind, parent FROM nodes WHERE path = ?1 ORDER BY seq")
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(params![path], |r| {
+        self.rows(
+            "SELECT id, name, kind, parent FROM nodes WHERE path = ?1 ORDER BY seq",
+            params![path],
+            |r| {
                 let kind: String = r.get(2)?;
                 Ok((
                     NodeId(r.get::<_, i64>(0)? as u64),
@@ -1208,22 +1196,18 @@ impl Store {
                     NodeKind::from_name(&kind).unwrap_or(NodeKind::Chunk),
                     r.get::<_, Option<i64>>(3)?.map(|p| NodeId(p as u64)),
                 ))
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.err(e))
+            },
+        )
     }
 
     /// The paths of the files that have a module node (a top-level node): what import
     /// resolution calls the files of the index.
     pub(crate) fn root_paths(&self) -> Result<Vec<String>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT DISTINCT path FROM nodes WHERE parent IS NULL")
-            .map_err(|e| self.err(e))?;
-        let rows = stmt.query_map([], |r| r.get(0)).map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.err(e))
+        self.rows(
+            "SELECT DISTINCT path FROM nodes WHERE parent IS NULL",
+            [],
+            |r| r.get(0),
+        )
     }
 
     /// The raw references made from the nodes of the file at `path`: (source node, name,
@@ -1232,18 +1216,12 @@ impl Store {
         &self,
         path: &str,
     ) -> Result<Vec<(NodeId, String, crate::model::RefKind)>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT r.src, r.name, r.kind FROM nodes n JOIN refs r ON r.src = n.id
+        self.rows(
+            "SELECT r.src, r.name, r.kind FROM nodes n JOIN refs r ON r.src = n.id
                  WHERE n.path = ?1",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(params![path], ref_row)
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.err(e))
+            params![path],
+            ref_row,
+        )
     }
 
     /// The first top-level node of the file at `path` (its module node), if it has one.
@@ -1273,22 +1251,18 @@ impl Store {
     /// Every node named `name`: (id, path, kind). Looked up by the lower-cased name's index
     /// (one index on names instead of two: 9 MB on a monorepo).
     pub(crate) fn nodes_named(&self, name: &str) -> Result<Vec<(NodeId, String, NodeKind)>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT id, path, kind FROM nodes WHERE lname = ?1 AND name = ?2")
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(params![name.to_lowercase(), name], |r| {
+        self.rows(
+            "SELECT id, path, kind FROM nodes WHERE lname = ?1 AND name = ?2",
+            params![name.to_lowercase(), name],
+            |r| {
                 let kind: String = r.get(2)?;
                 Ok((
                     NodeId(r.get::<_, i64>(0)? as u64),
                     r.get(1)?,
                     NodeKind::from_name(&kind).unwrap_or(NodeKind::Chunk),
                 ))
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.err(e))
+            },
+        )
     }
 
     /// Every raw reference to `name`: (path of the referring file, source node, kind).
@@ -1296,37 +1270,27 @@ impl Store {
         &self,
         name: &str,
     ) -> Result<Vec<(String, NodeId, crate::model::RefKind)>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT n.path, r.src, r.kind FROM refs r JOIN nodes n ON n.id = r.src
+        self.rows(
+            "SELECT n.path, r.src, r.kind FROM refs r JOIN nodes n ON n.id = r.src
                  WHERE r.name = ?1",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(params![name], |r| {
+            params![name],
+            |r| {
                 Ok((
                     r.get(0)?,
                     NodeId(r.get::<_, i64>(1)? as u64),
                     ref_kind(r.get_ref(2)?),
                 ))
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.err(e))
+            },
+        )
     }
 
     /// The modules the file at `path` imports, as written.
     pub fn imports_of(&self, path: &str) -> Result<Vec<String>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT module FROM imports WHERE path = ?1")
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(params![path], |r| r.get(0))
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.err(e))
+        self.rows(
+            "SELECT module FROM imports WHERE path = ?1",
+            params![path],
+            |r| r.get(0),
+        )
     }
 
     /// The stored edges out of `src`: (key, the edge, the name of its target). The edge is
@@ -1334,15 +1298,11 @@ impl Store {
     /// `None` for a target no node has. Only a store migrated to this version is written to,
     /// so every kind is a code.
     pub(crate) fn edges_from(&self, src: NodeId) -> Result<Vec<StoredEdge>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT e.dst, e.kind, e.confidence, n.name
+        self.rows(
+            "SELECT e.dst, e.kind, e.confidence, n.name
                  FROM edges e LEFT JOIN nodes n ON n.id = e.dst WHERE e.src = ?1",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(params![src.0 as i64], |r| {
+            params![src.0 as i64],
+            |r| {
                 let raw_dst: i64 = r.get(0)?;
                 let code: i64 = r.get(1)?;
                 let dst = NodeId(raw_dst as u64);
@@ -1357,10 +1317,8 @@ impl Store {
                     }),
                     r.get(3)?,
                 ))
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.err(e))
+            },
+        )
     }
 
     /// Rows in `table` (one of the store's tables).
